@@ -1,0 +1,33 @@
+"""hoodpy: Apache Hudi copy-on-write tables (table version 6) on PySpark, without the JVM bundle."""
+
+from sql_ext.errors import (
+    HoodieError,
+    InvalidConfigError,
+    InvalidInstantError,
+    InvalidRecordError,
+    MissingConfigError,
+    SchemaEvolutionError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+    UnsupportedTableVersionError,
+    WriteConflictError,
+)
+from sql_ext.table import HoodieTable
+from sql_ext.write.operation import WriteOperation
+from sql_ext.write.writer import CommitResult
+
+__all__ = [
+    "CommitResult",
+    "HoodieError",
+    "HoodieTable",
+    "InvalidConfigError",
+    "InvalidInstantError",
+    "InvalidRecordError",
+    "MissingConfigError",
+    "SchemaEvolutionError",
+    "TableAlreadyExistsError",
+    "TableNotFoundError",
+    "UnsupportedTableVersionError",
+    "WriteConflictError",
+    "WriteOperation",
+]

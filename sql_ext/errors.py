@@ -1,0 +1,98 @@
+"""hoodpy's error types: one base, one subclass per problem a user can hit.
+
+Messages are built from structured fields so that callers (the SQL layer, the dbt adapter) can both show
+them and act on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class HoodieError(Exception):
+    """Base class of every error hoodpy raises on purpose."""
+
+
+class TableNotFoundError(HoodieError):
+    def __init__(self, base_path: str, reason: str = "no .hoodie/hoodie.properties found"):
+        self.base_path = base_path
+        super().__init__(f"No hoodpy/Hudi table at {base_path!r}: {reason}")
+
+
+class TableAlreadyExistsError(HoodieError):
+    def __init__(self, base_path: str):
+        self.base_path = base_path
+        super().__init__(f"A Hudi table already exists at {base_path!r}")
+
+
+class UnsupportedTableVersionError(HoodieError):
+    def __init__(self, base_path: str, found: str, supported: str):
+        self.base_path, self.found, self.supported = base_path, found, supported
+        super().__init__(
+            f"Table at {base_path!r} has {found}; hoodpy reads and writes {supported} only"
+        )
+
+
+class InvalidConfigError(HoodieError):
+    def __init__(self, key: str, value: object, reason: str):
+        self.key, self.value, self.reason = key, value, reason
+        super().__init__(f"Invalid value {value!r} for {key}: {reason}")
+
+
+class MissingConfigError(HoodieError):
+    def __init__(self, key: str, reason: str = ""):
+        self.key = key
+        super().__init__(f"Missing required config {key}" + (f": {reason}" if reason else ""))
+
+
+class InvalidInstantError(HoodieError):
+    """A timeline file name or instant time that is not Hudi's format, or a corrupt instant file."""
+
+
+class IllegalInstantTransitionError(HoodieError):
+    def __init__(self, instant: object, reason: str):
+        self.instant = instant
+        super().__init__(f"Illegal transition of {instant}: {reason}")
+
+
+class SchemaEvolutionError(HoodieError):
+    """A batch whose schema cannot be written into the table (narrowing, dropped column, key change)."""
+
+    def __init__(self, problems: Iterable[str]):
+        self.problems = list(problems)
+        super().__init__(
+            "Incoming batch schema is not compatible with the table schema: " + "; ".join(self.problems)
+        )
+
+
+class InvalidRecordError(HoodieError):
+    """Records that cannot be written: null record keys, null ordering values, missing fields."""
+
+    def __init__(self, reason: str, *, examples: Iterable[object] = ()):
+        self.reason = reason
+        self.examples = list(examples)
+        tail = f" (e.g. {self.examples[:3]})" if self.examples else ""
+        super().__init__(reason + tail)
+
+
+class WriteConflictError(HoodieError):
+    def __init__(self, instant_time: str, conflicting_instant: str, file_ids: Iterable[str]):
+        self.instant_time = instant_time
+        self.conflicting_instant = conflicting_instant
+        self.file_ids = sorted(file_ids)
+        super().__init__(
+            f"Write {instant_time} conflicts with instant {conflicting_instant} on file groups "
+            f"{', '.join(self.file_ids)}"
+        )
+
+
+class PlanNotFoundError(HoodieError):
+    pass
+
+
+class HoodieIOError(HoodieError):
+    """A storage operation failed; names the path."""
+
+    def __init__(self, path: str, reason: str):
+        self.path = path
+        super().__init__(f"{reason}: {path}")

@@ -1,0 +1,87 @@
+"""BLOOM index: prune candidate files by footer key ranges, then check footer bloom filters and confirm
+against the file's keys (Hudi's HoodieBloomIndex with range pruning and key lookup)."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from sql_ext.config import HoodieConfig
+from sql_ext.config.index import IndexConfig
+from sql_ext.file_group.file_group import BaseFile
+from sql_ext.index.base import LOC_FILE_ID, LOC_PARTITION, LOCATED_DDL
+from sql_ext.index.bloom_filter import FOOTER_BLOOM_FILTER_KEY, FOOTER_MAX_RECORD_KEY, FOOTER_MIN_RECORD_KEY, BloomFilter
+from sql_ext.storage import Storage
+from sql_ext.write.merge import PARTITION_PATH, RECORD_KEY
+
+_FILES_DDL = "f_partition string, f_file_id string, f_path string, f_min string, f_max string"
+
+
+@lru_cache(maxsize=65536)
+def _key_range(base_uri: str, rel_path: str) -> tuple[str | None, str | None]:
+    # Base files never change once written, so their ranges can be cached by path.
+    storage = Storage(base_uri)
+    with storage.fs.open_input_file(storage.full_path(rel_path)) as f:
+        meta = pq.read_metadata(f).metadata or {}
+    lo, hi = meta.get(FOOTER_MIN_RECORD_KEY.encode()), meta.get(FOOTER_MAX_RECORD_KEY.encode())
+    return (lo.decode() if lo is not None else None, hi.decode() if hi is not None else None)
+
+
+def key_ranges(storage: Storage, base_files: list[BaseFile]) -> list[tuple[str | None, str | None]]:
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return list(pool.map(lambda bf: _key_range(storage.base_uri, bf.path), base_files))
+
+
+def _check_file(base_uri: str):
+    def check(candidates: pa.Table) -> pa.Table:
+        storage = Storage(base_uri)
+        path = candidates.column("f_path")[0].as_py()
+        keys = pc.unique(candidates.column(RECORD_KEY).combine_chunks())
+        with storage.fs.open_input_file(storage.full_path(path)) as f:
+            pf = pq.ParquetFile(f)
+            text = (pf.metadata.metadata or {}).get(FOOTER_BLOOM_FILTER_KEY.encode())
+            if text is not None:
+                bloom = BloomFilter.deserialize(text.decode())
+                keys = keys.filter(pa.array(bloom.might_contain_many(keys.to_pylist()), pa.bool_()))
+            if len(keys):
+                stored = pf.read(columns=[RECORD_KEY]).column(RECORD_KEY).combine_chunks()
+                keys = keys.filter(pc.is_in(keys, value_set=stored))
+        n = len(keys)
+        return pa.table({
+            RECORD_KEY: keys.cast(pa.string()),
+            LOC_PARTITION: pa.array([candidates.column("f_partition")[0].as_py()] * n, pa.string()),
+            LOC_FILE_ID: pa.array([candidates.column("f_file_id")[0].as_py()] * n, pa.string()),
+        })
+    return check
+
+
+class BloomIndex:
+    def __init__(self, config: HoodieConfig, *, is_global: bool):
+        self.is_global = is_global
+        self.prune_by_ranges = config.get(IndexConfig.BLOOM_PRUNE_BY_RANGES)
+
+    def locate(self, spark: SparkSession, records: DataFrame, storage: Storage,
+               base_files: list[BaseFile]) -> DataFrame:
+        if not base_files:
+            return spark.createDataFrame([], LOCATED_DDL)
+        ranges = key_ranges(storage, base_files) if self.prune_by_ranges else [(None, None)] * len(base_files)
+        files = spark.createDataFrame(
+            [(bf.partition_path, bf.file_id, bf.path, lo, hi) for bf, (lo, hi) in zip(base_files, ranges)],
+            _FILES_DDL,
+        )
+        keys = records.select(RECORD_KEY, PARTITION_PATH).distinct()
+        cond = F.lit(True)
+        if not self.is_global:
+            cond = cond & (F.col(PARTITION_PATH) == F.col("f_partition"))
+        if self.prune_by_ranges:
+            in_range = (F.col(RECORD_KEY) >= F.col("f_min")) & (F.col(RECORD_KEY) <= F.col("f_max"))
+            cond = cond & (F.col("f_min").isNull() | in_range)
+        candidates = keys.join(F.broadcast(files), cond, "inner").select(
+            RECORD_KEY, "f_partition", "f_file_id", "f_path")
+        return candidates.groupBy("f_path").applyInArrow(_check_file(storage.base_uri), LOCATED_DDL)

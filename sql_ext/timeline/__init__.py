@@ -1,0 +1,1 @@
+"""Hudi timeline: instants, their files and their metadata."""

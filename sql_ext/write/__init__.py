@@ -1,0 +1,1 @@
+"""The write path: operations, record preparation, file sizing, per-file-group merge, commit."""

@@ -1,0 +1,126 @@
+"""Incoming records in Spark: record keys, partition paths, delete flags, validation and combining."""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType, StructType
+
+from sql_ext.errors import InvalidRecordError
+from sql_ext.keygen import (
+    DEFAULT_PARTITION_PATH,
+    EMPTY_RECORDKEY_PLACEHOLDER,
+    NULL_RECORDKEY_PLACEHOLDER,
+    KeyGenerator,
+)
+from sql_ext.schema import IS_DELETED_COLUMN, META_COLUMNS
+from sql_ext.write.merge import OP, OP_DELETE, OP_UPSERT, PARTITION_PATH, RECORD_KEY
+
+_INVALID_KEY = "_hoodie_invalid_key"
+_BATCH_SEQ = "_hoodie_batch_seq"
+# Columns keyed_records adds in front of the data columns.
+WORKING_COLUMNS = (RECORD_KEY, PARTITION_PATH, OP, _INVALID_KEY)
+
+
+def _blank(c: Column) -> Column:
+    return c.isNull() | (c == F.lit(""))
+
+
+def record_key_column(keygen: KeyGenerator) -> tuple[Column, Column]:
+    """(record key, is-invalid) expressions: a null or empty simple key, or an all-null composite key."""
+    parts = [F.col(f).cast("string") for f in keygen.record_key_fields]
+    if not keygen.composite_record_key:
+        return parts[0], _blank(parts[0])
+    encoded = [
+        F.concat(F.lit(f"{name}:"),
+                 F.when(p.isNull(), F.lit(NULL_RECORDKEY_PLACEHOLDER))
+                 .when(p == F.lit(""), F.lit(EMPTY_RECORDKEY_PLACEHOLDER))
+                 .otherwise(p))
+        for name, p in zip(keygen.record_key_fields, parts, strict=True)
+    ]
+    all_blank = _blank(parts[0])
+    for p in parts[1:]:
+        all_blank = all_blank & _blank(p)
+    return F.concat_ws(",", *encoded), all_blank
+
+
+def partition_path_column(keygen: KeyGenerator) -> Column:
+    if not keygen.is_partitioned:
+        return F.lit("")
+    segments = []
+    for name in keygen.partition_fields:
+        value = F.col(name).cast("string")
+        value = F.when(_blank(value), F.lit(DEFAULT_PARTITION_PATH)).otherwise(value)
+        if keygen.url_encode_partitioning:
+            value = F.url_encode(value)
+        segments.append(F.concat(F.lit(f"{name}="), value) if keygen.hive_style_partitioning else value)
+    return F.concat_ws("/", *segments)
+
+
+def require_columns(schema: StructType, columns: list[str], what: str) -> None:
+    present = set(schema.fieldNames())
+    missing = [c for c in columns if c not in present]
+    if missing:
+        raise InvalidRecordError(
+            f"The batch lacks {what} column(s) {', '.join(missing)}; it has {', '.join(schema.fieldNames())}"
+        )
+
+
+def keyed_records(df: DataFrame, keygen: KeyGenerator, *, deletes: bool = False,
+                  with_partition: bool = True) -> DataFrame:
+    """``df`` minus any meta columns, plus record key, partition path and operation columns.
+
+    ``deletes`` marks every row a delete (the delete operation); otherwise rows whose
+    ``_hoodie_is_deleted`` is true are deletes. ``with_partition=False`` leaves the partition path null
+    (a delete by key alone, located through a global lookup).
+    """
+    data = df.drop(*[c for c in META_COLUMNS if c in df.columns])
+    key, invalid = record_key_column(keygen)
+    if deletes:
+        op = F.lit(OP_DELETE)
+    elif IS_DELETED_COLUMN in data.columns:
+        if not isinstance(data.schema[IS_DELETED_COLUMN].dataType, BooleanType):
+            raise InvalidRecordError(f"Column {IS_DELETED_COLUMN} must be boolean, "
+                                     f"not {data.schema[IS_DELETED_COLUMN].dataType.simpleString()}")
+        op = F.when(F.coalesce(F.col(IS_DELETED_COLUMN), F.lit(False)), F.lit(OP_DELETE)).otherwise(
+            F.lit(OP_UPSERT))
+    else:
+        op = F.lit(OP_UPSERT)
+    partition = partition_path_column(keygen) if with_partition else F.lit(None).cast("string")
+    out = data.select(
+        key.alias(RECORD_KEY), partition.alias(PARTITION_PATH), op.cast("int").alias(OP),
+        invalid.alias(_INVALID_KEY), *[F.col(c) for c in data.columns if c != IS_DELETED_COLUMN],
+    )
+    return out
+
+
+def validate(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None) -> None:
+    """Fail, naming the problem, on null record keys or null ordering values (one Spark job)."""
+    aggs = [F.sum(F.col(_INVALID_KEY).cast("long")).alias("bad_keys")]
+    if ordering_field is not None:
+        aggs.append(F.sum(F.when((F.col(OP) == OP_UPSERT) & F.col(ordering_field).isNull(), 1).otherwise(0))
+                    .alias("bad_ordering"))
+    row = records.agg(*aggs).collect()[0]
+    if row["bad_keys"]:
+        examples = [r.asDict() for r in records.filter(F.col(_INVALID_KEY))
+                    .select(*keygen.record_key_fields).limit(3).collect()]
+        raise InvalidRecordError(
+            f"{row['bad_keys']} record(s) have a null or empty record key "
+            f"(fields {', '.join(keygen.record_key_fields)})", examples=examples)
+    if ordering_field is not None and row["bad_ordering"]:
+        raise InvalidRecordError(
+            f"{row['bad_ordering']} record(s) have a null ordering (precombine) field {ordering_field!r}")
+
+
+def combine(records: DataFrame, ordering_field: str | None, *, by_partition: bool) -> DataFrame:
+    """One record per key: the largest ordering value wins; on ties (or no ordering) the last in the batch."""
+    keys = [RECORD_KEY, PARTITION_PATH] if by_partition else [RECORD_KEY]
+    seq = records.withColumn(_BATCH_SEQ, F.monotonically_increasing_id())
+    order = F.struct(*( [F.col(ordering_field)] if ordering_field else []), F.col(_BATCH_SEQ))
+    value_cols = [c for c in seq.columns if c not in keys]
+    best = seq.groupBy(*keys).agg(F.max_by(F.struct(*value_cols), order).alias("_r"))
+    return best.select(*keys, "_r.*").drop(_BATCH_SEQ)
+
+
+def drop_working_columns(records: DataFrame) -> DataFrame:
+    return records.drop(_INVALID_KEY)

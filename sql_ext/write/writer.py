@@ -1,0 +1,323 @@
+"""One write, start to finish: prepare and validate the batch, open an instant, locate keys, assign file
+groups, merge in executors, commit. Any failure after the instant opens removes what it wrote."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+
+from sql_ext.config import HoodieConfig
+from sql_ext.config.index import IndexConfig
+from sql_ext.config.storage import StorageConfig
+from sql_ext.config.table import TableConfig
+from sql_ext.config.write import COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING, WriteConfig
+from sql_ext.errors import InvalidRecordError
+from sql_ext.file_group.fs_view import FileSystemView
+from sql_ext.index.base import LOC_FILE_ID, LOC_PARTITION, index_for, tag
+from sql_ext.schema import avro_schema_from_arrow, avro_schema_to_json, evolve_schema
+from sql_ext.timeline import transitions
+from sql_ext.timeline.avro_models import AvroModel, serialize
+from sql_ext.timeline.instant import Instant, new_instant_time
+from sql_ext.timeline.metadata import CommitMetadata
+from sql_ext.timeline.timeline import Timeline
+from sql_ext.write import commit as commit_step
+from sql_ext.write import records as rec
+from sql_ext.write.base_file import BaseFileOptions
+from sql_ext.write.bulk_insert import BulkInsertContext, bulk_insert_partition
+from sql_ext.write.merge import (
+    OP,
+    OP_DELETE,
+    OP_UPSERT,
+    PARTITION_PATH,
+    RECORD_KEY,
+    TARGET_FILE_ID,
+    WRITE_STATS_DDL,
+    ExistingFile,
+    MergeContext,
+    merge_file_group,
+)
+from sql_ext.write.operation import WriteOperation
+from sql_ext.write.partitioner import (
+    HASH_SPACE,
+    SizingConfig,
+    average_record_size,
+    hash_ranges,
+    plan_insert_buckets,
+)
+
+if TYPE_CHECKING:
+    from sql_ext.table import HoodieTable
+
+
+@dataclass
+class CommitResult:
+    """What a write committed."""
+
+    instant_time: str
+    operation: WriteOperation
+    num_writes: int = 0
+    num_inserts: int = 0
+    num_update_writes: int = 0
+    num_deletes: int = 0
+    files_added: int = 0
+    files_updated: int = 0
+    files_replaced: int = 0
+    total_bytes_written: int = 0
+    partitions: list[str] = field(default_factory=list)
+    metadata: CommitMetadata | None = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, instant_time: str, operation: WriteOperation, metadata: CommitMetadata) -> CommitResult:
+        stats = metadata.write_stats
+        return cls(
+            instant_time=instant_time,
+            operation=operation,
+            num_writes=sum(s.num_writes for s in stats),
+            num_inserts=sum(s.num_inserts for s in stats),
+            num_update_writes=sum(s.num_update_writes for s in stats),
+            num_deletes=sum(s.num_deletes for s in stats),
+            files_added=sum(1 for s in stats if s.prev_commit == "null"),
+            files_updated=sum(1 for s in stats if s.prev_commit != "null"),
+            files_replaced=len(metadata.replaced_file_ids()),
+            total_bytes_written=sum(s.total_write_bytes for s in stats),
+            partitions=sorted(metadata.partition_to_write_stats),
+            metadata=metadata,
+        )
+
+
+class Writer:
+    """Runs one write operation against a table."""
+
+    def __init__(self, table: HoodieTable, options: Mapping[str, Any] | None = None):
+        self.table = table
+        self.spark = table.spark
+        self.storage = table.storage
+        self.config: HoodieConfig = table.config.with_options(options)
+        self.keygen = table.keygen
+        self.ordering_field: str | None = self.config.get(TableConfig.PRECOMBINE_FIELD)
+
+    # -- entry point -------------------------------------------------------------------------
+    def write(self, df: DataFrame, operation: WriteOperation) -> CommitResult:
+        timeline = Timeline.load(self.storage)
+        records, target_schema = self._prepare(df, operation, timeline)
+        instant_time = new_instant_time(after=timeline.latest_instant_time())
+        requested = transitions.create_requested(self.storage, instant_time, operation.action,
+                                                 self._requested_bytes(operation))
+        inflight = transitions.transition_to_inflight(self.storage, requested)
+        persisted = records.persist()
+        try:
+            metadata = self._run(persisted, operation, timeline, inflight, target_schema)
+            commit_step.commit(self.storage, inflight, metadata)
+        except BaseException:
+            commit_step.abort(self.storage, inflight)
+            raise
+        finally:
+            persisted.unpersist()
+        return CommitResult.of(instant_time, operation, metadata)
+
+    # -- preparation (no instant exists yet: a failure here leaves the table untouched) -----------
+    def _prepare(self, df: DataFrame, operation: WriteOperation, timeline: Timeline,
+                 ) -> tuple[DataFrame, pa.Schema]:
+        keygen = self.keygen
+        is_delete = operation == WriteOperation.DELETE
+        rec.require_columns(df.schema, list(keygen.record_key_fields), "record key")
+        has_partition = all(f in df.columns for f in keygen.partition_fields)
+        if not is_delete:
+            rec.require_columns(df.schema, list(keygen.partition_fields), "partition")
+            if self.ordering_field and self._combines(operation) | (operation == WriteOperation.UPSERT):
+                rec.require_columns(df.schema, [self.ordering_field], "ordering (precombine)")
+        records = rec.keyed_records(df, keygen, deletes=is_delete, with_partition=has_partition)
+
+        table_schema = self.table.arrow_schema(timeline)
+        if is_delete:
+            if table_schema is None:
+                raise InvalidRecordError("Cannot delete from a table that has no committed data")
+            target = table_schema
+        else:
+            data_cols = [c for c in records.columns if c not in rec.WORKING_COLUMNS]
+            batch_schema = to_arrow_schema(records.select(*data_cols).schema)
+            allow_missing = table_schema.names if (
+                table_schema is not None and self.config.get(WriteConfig.SCHEMA_ALLOW_COLUMN_DROP)) else ()
+            target = evolve_schema(table_schema, batch_schema, key_fields=keygen.record_key_fields,
+                                   partition_fields=keygen.partition_fields, allow_missing=allow_missing)
+        spark_target = from_arrow_schema(target, prefer_timestamp_ntz=True)
+        present = set(records.columns)
+        records = records.select(
+            *rec.WORKING_COLUMNS,
+            *[(F.col(f.name).cast(f.dataType) if f.name in present else F.lit(None).cast(f.dataType)).alias(f.name)
+              for f in spark_target.fields],
+        )
+        rec.validate(records, keygen, None if is_delete else self.ordering_field)
+        return rec.drop_working_columns(records), target
+
+    def _combines(self, operation: WriteOperation) -> bool:
+        if operation == WriteOperation.UPSERT:
+            return self.config.get(WriteConfig.COMBINE_BEFORE_UPSERT)
+        if operation == WriteOperation.DELETE:
+            return True
+        return self.config.get(WriteConfig.COMBINE_BEFORE_INSERT)
+
+    def _requested_bytes(self, operation: WriteOperation) -> bytes:
+        if not operation.is_overwrite:
+            return b""
+        return serialize(AvroModel.REQUESTED_REPLACE_METADATA,
+                         {"operationType": operation.operation_type, "clusteringPlan": None,
+                          "extraMetadata": {}, "version": 1})
+
+    # -- execution ---------------------------------------------------------------------------
+    def _run(self, records: DataFrame, operation: WriteOperation, timeline: Timeline, inflight: Instant,
+             target: pa.Schema) -> CommitMetadata:
+        schema_json = avro_schema_to_json(avro_schema_from_arrow(target, self.table.name))
+        merge_ctx = MergeContext(
+            base_uri=self.storage.base_uri,
+            instant_time=inflight.timestamp,
+            data_schema=target,
+            match_keys=operation.uses_index,
+            ordering_field=self.ordering_field if self._event_time_ordering() else None,
+            options=self._base_file_options(),
+        )
+        if self._combines(operation):
+            records = rec.combine(records, self.ordering_field,
+                                  by_partition=not self._global_lookup(records, operation))
+        if operation == WriteOperation.BULK_INSERT:
+            stats = self._bulk_insert(records, merge_ctx, timeline)
+            return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json)
+
+        partitions = self._batch_partitions(records)
+        view = FileSystemView.load(self.storage, timeline,
+                                   partitions=None if self._needs_all_partitions(records, operation)
+                                   else partitions)
+        replaced = None
+        if operation.uses_index:
+            merge_input = self._tag_and_assign(records, operation, view, timeline)
+        else:
+            inserts = records.filter(F.col(OP) == OP_UPSERT).withColumn(TARGET_FILE_ID, F.lit(None).cast("string"))
+            merge_input = self._assign_inserts(inserts, None, view if operation.packs_small_files else None,
+                                               timeline)
+            if operation.is_overwrite:
+                scope = None if operation == WriteOperation.INSERT_OVERWRITE_TABLE else partitions
+                replaced = {}
+                for fg in view.file_groups():
+                    if scope is None or fg.partition_path in scope:
+                        replaced.setdefault(fg.partition_path, []).append(fg.file_id)
+        merge_ctx.existing = {
+            (bf.partition_path, bf.file_id): ExistingFile(bf.path, bf.instant_time)
+            for bf in view.latest_base_files()
+        }
+        stats_rows = merge_input.groupBy(PARTITION_PATH, TARGET_FILE_ID).applyInArrow(
+            lambda t: merge_file_group(merge_ctx, t), WRITE_STATS_DDL).collect()
+        stats = commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
+        return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced)
+
+    def _event_time_ordering(self) -> bool:
+        mode = self.config.get(WriteConfig.RECORD_MERGE_MODE)
+        if mode is None:
+            mode = EVENT_TIME_ORDERING if self.ordering_field else COMMIT_TIME_ORDERING
+        return mode == EVENT_TIME_ORDERING and self.ordering_field is not None
+
+    def _base_file_options(self) -> BaseFileOptions:
+        c = self.config
+        return BaseFileOptions(
+            compression=c.get(StorageConfig.PARQUET_COMPRESSION_CODEC),
+            block_size=c.get(StorageConfig.PARQUET_BLOCK_SIZE),
+            bloom_num_entries=c.get(IndexConfig.BLOOM_NUM_ENTRIES),
+            bloom_fpp=c.get(IndexConfig.BLOOM_FPP),
+            bloom_max_entries=c.get(IndexConfig.BLOOM_MAX_ENTRIES),
+        )
+
+    def _sizing(self, timeline: Timeline) -> SizingConfig:
+        c = self.config
+        small = c.get(StorageConfig.PARQUET_SMALL_FILE_LIMIT)
+        record_size = average_record_size(timeline, c.get(StorageConfig.RECORD_SIZE_ESTIMATE), small,
+                                          c.get(StorageConfig.RECORD_SIZE_ESTIMATION_THRESHOLD))
+        return SizingConfig(
+            max_file_size=c.get(StorageConfig.PARQUET_MAX_FILE_SIZE), small_file_limit=small,
+            record_size=record_size, auto_split=c.get(StorageConfig.INSERT_AUTO_SPLIT),
+            insert_split_size=c.get(StorageConfig.INSERT_SPLIT_SIZE),
+        )
+
+    def _global_lookup(self, records: DataFrame, operation: WriteOperation) -> bool:
+        index_global = IndexConfig.is_global(self.config.get(IndexConfig.TYPE))
+        by_key_only = operation == WriteOperation.DELETE and self.keygen.is_partitioned and not all(
+            f in records.columns for f in self.keygen.partition_fields)
+        return index_global or by_key_only
+
+    def _needs_all_partitions(self, records: DataFrame, operation: WriteOperation) -> bool:
+        return operation == WriteOperation.INSERT_OVERWRITE_TABLE or (
+            operation.uses_index and self._global_lookup(records, operation))
+
+    def _batch_partitions(self, records: DataFrame) -> list[str]:
+        rows = records.select(PARTITION_PATH).distinct().collect()
+        return sorted(r[0] for r in rows if r[0] is not None)
+
+    def _tag_and_assign(self, records: DataFrame, operation: WriteOperation, view: FileSystemView,
+                        timeline: Timeline) -> DataFrame:
+        is_global = self._global_lookup(records, operation)
+        index = index_for(self.config, force_global=is_global)
+        located = index.locate(self.spark, records, self.storage, view.latest_base_files())
+        tagged = tag(records, located, by_partition=not is_global)
+        found = F.col(LOC_FILE_ID).isNotNull()
+        moved = found & F.col(PARTITION_PATH).isNotNull() & (F.col(PARTITION_PATH) != F.col(LOC_PARTITION))
+        if is_global and self._update_partition_path() and operation == WriteOperation.UPSERT:
+            # The key moved partitions: delete it where it was, insert it where it now belongs.
+            old_side = tagged.filter(moved).withColumn(OP, F.lit(OP_DELETE))
+            new_side = tagged.filter(moved).withColumn(LOC_FILE_ID, F.lit(None).cast("string"))
+            tagged = tagged.filter(~moved).unionByName(old_side).unionByName(new_side)
+        updates = tagged.filter(F.col(LOC_FILE_ID).isNotNull()).withColumn(
+            PARTITION_PATH, F.col(LOC_PARTITION)).withColumn(TARGET_FILE_ID, F.col(LOC_FILE_ID))
+        inserts = tagged.filter(F.col(LOC_FILE_ID).isNull() & (F.col(OP) == OP_UPSERT)).withColumn(
+            TARGET_FILE_ID, F.lit(None).cast("string"))
+        updates = updates.drop(LOC_FILE_ID, LOC_PARTITION)
+        inserts = inserts.drop(LOC_FILE_ID, LOC_PARTITION)
+        return self._assign_inserts(inserts, updates, view, timeline)
+
+    def _update_partition_path(self) -> bool:
+        from sql_ext.config.index import GLOBAL_BLOOM
+
+        if self.config.get(IndexConfig.TYPE) == GLOBAL_BLOOM:
+            return self.config.get(IndexConfig.BLOOM_UPDATE_PARTITION_PATH)
+        return self.config.get(IndexConfig.SIMPLE_UPDATE_PARTITION_PATH)
+
+    def _assign_inserts(self, inserts: DataFrame, updates: DataFrame | None, view: FileSystemView | None,
+                        timeline: Timeline) -> DataFrame:
+        """Give each insert a target file group (small files first, then new groups)."""
+        counts = {r[0]: r[1] for r in inserts.groupBy(PARTITION_PATH).count().collect()}
+        small: dict[str, list] = {}
+        if view is not None:
+            for bf in view.latest_base_files(counts):
+                small.setdefault(bf.partition_path, []).append(bf)
+        buckets = plan_insert_buckets(counts, small, self._sizing(timeline))
+        if buckets:
+            ranges = self.spark.createDataFrame(hash_ranges(buckets), "b_partition string, b_file_id string, "
+                                                "b_low long, b_high long")
+            h = F.pmod(F.xxhash64(F.col(RECORD_KEY)), F.lit(HASH_SPACE))
+            assigned = inserts.join(
+                F.broadcast(ranges),
+                (F.col(PARTITION_PATH) == F.col("b_partition")) & (h >= F.col("b_low")) & (h < F.col("b_high")),
+            ).withColumn(TARGET_FILE_ID, F.col("b_file_id")).drop("b_partition", "b_file_id", "b_low", "b_high")
+        else:
+            assigned = inserts.limit(0)
+        return assigned if updates is None else updates.unionByName(assigned)
+
+    def _bulk_insert(self, records: DataFrame, merge_ctx: MergeContext, timeline: Timeline) -> list:
+        sizing = self._sizing(timeline)
+        rows = records.filter(F.col(OP) == OP_UPSERT)
+        n_tasks = self._bulk_insert_parallelism(rows, sizing)
+        ordered = rows.repartitionByRange(n_tasks, PARTITION_PATH, RECORD_KEY).sortWithinPartitions(
+            PARTITION_PATH, RECORD_KEY)
+        ctx = BulkInsertContext(merge_ctx, sizing.records_per_new_file)
+        stats_rows = ordered.mapInArrow(lambda it: bulk_insert_partition(ctx, it), WRITE_STATS_DDL).collect()
+        return commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
+
+    def _bulk_insert_parallelism(self, rows: DataFrame, sizing: SizingConfig) -> int:
+        configured = self.config.get(WriteConfig.WRITE_PARALLELISM)
+        if configured > 0:
+            return configured
+        total = rows.count()
+        return max(1, -(-total // sizing.records_per_new_file))
