@@ -25,6 +25,7 @@ def spark(tmp_path_factory):
         SparkSession.builder.master("local[2]")
         .appName("hoodpy-tests")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.warehouse.dir", str(warehouse))

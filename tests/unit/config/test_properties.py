@@ -1,0 +1,40 @@
+from pathlib import Path
+
+import pytest
+
+from sql_ext.config import HoodieConfig
+from sql_ext.config.properties import format_properties, parse_properties, table_checksum
+from sql_ext.config.storage import StorageConfig
+from sql_ext.config.table import TableConfig
+from sql_ext.errors import InvalidConfigError, MissingConfigError
+from tests.conftest import unzip_sample
+
+
+@pytest.mark.parametrize("sample", ["v6_empty", "v6_nonpartitioned", "v6_complexkeygen_hivestyle"])
+def test_java_properties_parse_and_checksum_matches(sample, tmp_path):
+    base = unzip_sample(sample, tmp_path)
+    props = parse_properties((Path(base) / ".hoodie/hoodie.properties").read_text())
+    assert props["hoodie.table.name"] == sample
+    assert props["hoodie.table.create.schema"].startswith('{"type":"record"')  # '\:' unescaped
+    assert int(props["hoodie.table.checksum"]) == table_checksum(props["hoodie.database.name"], sample)
+
+
+def test_format_escapes_and_round_trips():
+    props = {"hoodie.table.name": "t", "hoodie.table.create.schema": '{"a":"b=c"}', "k": "line\nbreak",
+             "hoodie.table.checksum": "123"}
+    text = format_properties(props)
+    assert '{"a"\\:"b\\=c"}' in text
+    assert text.strip().splitlines()[-1] == "hoodie.table.checksum=123"
+    assert parse_properties(text) == props
+
+
+def test_config_reads_aliases_defaults_and_rejects_bad_values():
+    config = HoodieConfig.of({"hoodie.datasource.write.recordkey.field": "a, b"},
+                             {"hoodie.parquet.max.file.size": "1000"})
+    assert config.get(TableConfig.RECORD_KEY_FIELDS) == ("a", "b")
+    assert config.get(StorageConfig.PARQUET_MAX_FILE_SIZE) == 1000
+    assert config.get(StorageConfig.PARQUET_SMALL_FILE_LIMIT) == 104857600
+    with pytest.raises(InvalidConfigError, match="hoodie.parquet.max.file.size"):
+        HoodieConfig.of({"hoodie.parquet.max.file.size": "big"}).get(StorageConfig.PARQUET_MAX_FILE_SIZE)
+    with pytest.raises(MissingConfigError, match="hoodie.table.name"):
+        HoodieConfig().get(TableConfig.NAME)

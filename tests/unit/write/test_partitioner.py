@@ -1,0 +1,35 @@
+from sql_ext.file_group.file_group import BaseFile
+from sql_ext.file_group.naming import parse_base_file_name
+from sql_ext.write.partitioner import HASH_SPACE, SizingConfig, hash_ranges, plan_insert_buckets
+
+
+def _bf(partition, fid, size):
+    return BaseFile(partition, parse_base_file_name(f"{fid}_0-1-1_20240101000000001.parquet"), size)
+
+
+def test_small_files_fill_first_then_new_groups_at_max_size():
+    sizing = SizingConfig(max_file_size=1000, small_file_limit=600, record_size=10)
+    small = {"p": [_bf("p", "big-0", 900), _bf("p", "small-0", 500)]}
+    buckets = plan_insert_buckets({"p": 250}, small, sizing)
+    # small-0 takes (1000-500)/10 = 50; big-0 is above the small-file limit; 200 left -> 100 + 100.
+    assert [(b.file_id, b.records) for b in buckets][0] == ("small-0", 50)
+    assert [b.records for b in buckets[1:]] == [100, 100]
+    assert all(b.small_file is None for b in buckets[1:])
+
+
+def test_small_file_limit_zero_forces_new_groups():
+    sizing = SizingConfig(max_file_size=1000, small_file_limit=0, record_size=10)
+    buckets = plan_insert_buckets({"p": 30}, {"p": [_bf("p", "small-0", 10)]}, sizing)
+    assert len(buckets) == 1 and buckets[0].file_id != "small-0" and buckets[0].records == 30
+
+
+def test_hash_ranges_cover_the_space_per_partition_in_proportion():
+    sizing = SizingConfig(max_file_size=1000, small_file_limit=0, record_size=10)
+    buckets = plan_insert_buckets({"a": 150, "b": 10}, {}, sizing)
+    ranges = hash_ranges(buckets)
+    for partition in ("a", "b"):
+        mine = sorted((lo, hi) for p, _, lo, hi in ranges if p == partition)
+        assert mine[0][0] == 0 and mine[-1][1] == HASH_SPACE
+        assert all(a[1] == b[0] for a, b in zip(mine, mine[1:]))
+    a_sizes = [hi - lo for p, _, lo, hi in ranges if p == "a"]
+    assert abs(a_sizes[0] / HASH_SPACE - 100 / 150) < 0.01
