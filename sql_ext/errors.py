@@ -96,3 +96,20 @@ class HoodieIOError(HoodieError):
     def __init__(self, path: str, reason: str):
         self.path = path
         super().__init__(f"{reason}: {path}")
+
+
+class LockAcquisitionError(HoodieError):
+    def __init__(self, lock: str, waited_ms: int, holder: str | None = None):
+        self.lock, self.waited_ms, self.holder = lock, waited_ms, holder
+        held = f"; held by {holder}" if holder else ""
+        super().__init__(f"Could not acquire lock {lock} within {waited_ms} ms{held}")
+
+
+class LockLostError(HoodieError):
+    def __init__(self, lock: str, reason: str):
+        self.lock = lock
+        super().__init__(f"Lost lock {lock}: {reason}")
+
+
+class RollbackError(HoodieError):
+    """A rollback that cannot be planned or run (e.g. the instant is not the latest completed commit)."""

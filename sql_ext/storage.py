@@ -8,6 +8,7 @@ nothing here depends on driver-local state.
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from dataclasses import dataclass
 
@@ -82,6 +83,35 @@ class Storage:
         except Exception:
             self.fs.delete_file(tmp)
             raise
+
+    def create_exclusive(self, rel: str, data: bytes) -> bool:
+        """Create ``rel`` only if it does not exist (put-if-absent); False when it already existed.
+
+        Local files use O_CREAT|O_EXCL. Other file systems have no portable exclusive create in pyarrow,
+        so hoodpy refuses rather than pretend (object stores get conditional writes separately).
+        """
+        full = self.full_path(rel)
+        if not self.is_local:
+            raise HoodieIOError(full, "Exclusive create is not supported on this file system")
+        os.makedirs(full.rsplit("/", 1)[0], exist_ok=True)
+        try:
+            fd = os.open(full, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            return False
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return True
+
+    def modification_time_ns(self, rel: str) -> int | None:
+        info = self.fs.get_file_info(self.full_path(rel))
+        return None if info.type == pafs.FileType.NotFound else info.mtime_ns
+
+    def touch(self, rel: str) -> None:
+        """Refresh a file's modification time by rewriting it (heartbeats)."""
+        self.write_bytes(rel, str(time.time_ns()).encode())
 
     def mkdirs(self, rel: str) -> None:
         self.fs.create_dir(self.full_path(rel), recursive=True)

@@ -1,0 +1,1 @@
+"""Table services: rollback (and, with their issues, clustering and cleaning): plan, persist, execute."""

@@ -1,0 +1,1 @@
+"""Transactions: locks, heartbeats and optimistic conflict detection between concurrent writers."""

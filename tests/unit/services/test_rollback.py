@@ -1,0 +1,80 @@
+import pytest
+
+from sql_ext.errors import RollbackError
+from sql_ext.file_group.fs_view import FileSystemView
+from sql_ext.file_group.naming import new_file_id
+from sql_ext.services.rollback import (
+    execute_rollback,
+    finish_pending_rollbacks,
+    plan_rollback,
+    read_rollback_metadata,
+    rollback,
+)
+from sql_ext.storage import Storage
+from sql_ext.timeline import transitions
+from sql_ext.timeline.avro_models import AvroModel, deserialize
+from sql_ext.timeline.instant import Action, State
+from sql_ext.timeline.metadata import CommitMetadata, OperationType, WriteStat
+from sql_ext.timeline.timeline import Timeline
+
+
+@pytest.fixture
+def storage(tmp_path):
+    s = Storage(str(tmp_path))
+    s.mkdirs(".hoodie")
+    return s
+
+
+def _write(storage, t, fid, *, complete=True, partition="p"):
+    inflight = transitions.transition_to_inflight(storage, transitions.create_requested(storage, t, Action.COMMIT))
+    path = f"{partition}/{fid}_0-1-1_{t}.parquet"
+    storage.write_bytes(path, b"data")
+    if complete:
+        meta = CommitMetadata(OperationType.UPSERT)
+        meta.add_write_stat(WriteStat(fid, path, partition, num_writes=1))
+        transitions.complete(storage, inflight, meta.to_json_bytes())
+    return inflight, path
+
+
+def test_rollback_of_a_failed_write_removes_its_files_and_records_a_rollback(storage):
+    fid = new_file_id()
+    _write(storage, "20240101000000001", fid)
+    failed, failed_path = _write(storage, "20240101000000002", fid, complete=False)
+    done = rollback(storage, Timeline.load(storage), failed)
+    assert done.action == Action.ROLLBACK and done.is_completed
+    assert not storage.exists(failed_path)
+    tl = Timeline.load(storage)
+    assert [(i.timestamp, i.action, i.state) for i in tl.instants] == [
+        ("20240101000000001", Action.COMMIT, State.COMPLETED), (done.timestamp, Action.ROLLBACK, State.COMPLETED)]
+    meta = read_rollback_metadata(storage, done)
+    assert meta["commitsRollback"] == ["20240101000000002"] and meta["totalFilesDeleted"] == 1
+    assert meta["partitionMetadata"]["p"]["successDeleteFiles"] == [storage.full_path(failed_path)]
+    plan = deserialize(AvroModel.ROLLBACK_PLAN, storage.read_bytes(f".hoodie/{done.timestamp}.rollback.requested"))
+    assert plan["instantToRollback"] == {"commitTime": "20240101000000002", "action": "commit"}
+
+
+def test_rollback_to_latest_completed_commit_restores_previous_view(storage):
+    fid = new_file_id()
+    _write(storage, "20240101000000001", fid)
+    _, second = _write(storage, "20240101000000002", fid)
+    tl = Timeline.load(storage)
+    with pytest.raises(RollbackError, match="Only the latest completed commit"):
+        plan_rollback(storage, tl, tl.completed_commits()[0])
+    rollback(storage, tl, tl.completed_commits()[1])
+    view = FileSystemView.load(storage, Timeline.load(storage))
+    assert [b.instant_time for b in view.latest_base_files()] == ["20240101000000001"]
+    assert not storage.exists(second)
+
+
+def test_crashed_rollback_is_finished_from_its_plan(storage):
+    fid = new_file_id()
+    failed, path = _write(storage, "20240101000000003", fid, complete=False)
+    plan = plan_rollback(storage, Timeline.load(storage), failed)  # crash right after planning
+    assert storage.exists(path)
+    finished = finish_pending_rollbacks(storage, Timeline.load(storage))
+    assert [i.timestamp for i in finished] == [plan.instant_time]
+    assert not storage.exists(path)
+    assert Timeline.load(storage).pending_writes() == []
+    # Re-running a completed plan's execution is refused by the timeline, not silently repeated.
+    with pytest.raises(Exception):
+        execute_rollback(storage, plan)
