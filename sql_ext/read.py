@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from sql_ext.data_skipping import prune_by_column_stats
 from sql_ext.errors import InvalidConfigError
 from sql_ext.file_group.file_group import BaseFile
 from sql_ext.index.bloom import key_ranges
@@ -99,18 +101,40 @@ def prune_partitions(table: HoodieTable, files: list[BaseFile], filters: list[Fi
     return keep
 
 
+def _key_text_is_exact(value: Any, key_type: pa.DataType | None) -> bool:
+    """Whether str(value) is the stored record key of every row Spark's ``key = value`` matches.
+
+    Only same-kind literals qualify: 9.0 or '09' against an int key match id 9 in Spark, yet read '9.0'
+    and '09' as text, so they must not prune.
+    """
+    if key_type is None:
+        return False
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return pa.types.is_integer(key_type)
+    if isinstance(value, str):
+        return pa.types.is_string(key_type) or pa.types.is_large_string(key_type)
+    return False
+
+
 def prune_by_key_range(table: HoodieTable, files: list[BaseFile], filters: list[Filter]) -> list[BaseFile]:
     """Skip files whose footer [min, max] record key holds none of the keys an equality filter asks for."""
     keygen = table.keygen
-    if keygen.composite_record_key:
+    if keygen.composite_record_key or not files:
         return files
     field = keygen.record_key_fields[0]
+    schema = table.arrow_schema()
+    key_type = schema.field(field).type if schema is not None and field in schema.names else None
     wanted: set[str] | None = None
     for name, op, value in filters:
         if name == field and op in ("=", "==", "in"):
-            keys = {keygen.record_key_of({field: v}) for v in (value if op == "in" else [value])}
+            values = list(value) if op == "in" else [value]
+            if not all(_key_text_is_exact(v, key_type) for v in values):
+                continue
+            keys = {keygen.record_key_of({field: v}) for v in values}
             wanted = keys if wanted is None else wanted & keys
-    if wanted is None or not files:
+    if wanted is None:
         return files
     keep = []
     for bf, (lo, hi) in zip(files, key_ranges(table.storage, files), strict=True):
@@ -132,6 +156,7 @@ def snapshot(table: HoodieTable, *, as_of: str | None = None, filters: Sequence[
     checked = _check_filters(filters)
     files = table.file_system_view(as_of=as_of).latest_base_files()
     files = prune_by_key_range(table, prune_partitions(table, files, checked), checked)
+    files = prune_by_column_stats(table.storage, files, checked)
     df = read_base_files(table, files, as_of)
     for f in checked:
         df = df.filter(filter_column(f))

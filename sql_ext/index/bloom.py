@@ -75,7 +75,8 @@ class BloomIndex:
             [(bf.partition_path, bf.file_id, bf.path, lo, hi) for bf, (lo, hi) in zip(base_files, ranges)],
             _FILES_DDL,
         )
-        keys = records.select(RECORD_KEY, PARTITION_PATH).distinct()
+        # No distinct(): batches are usually combined already, and each file's check dedupes its keys.
+        keys = records.select(RECORD_KEY, PARTITION_PATH)
         cond = F.lit(True)
         if not self.is_global:
             cond = cond & (F.col(PARTITION_PATH) == F.col("f_partition"))

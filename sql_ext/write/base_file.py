@@ -55,14 +55,16 @@ def footer_metadata(keys: pa.Array, options: BaseFileOptions) -> dict[bytes, byt
 def write_base_file(storage: Storage, rel_path: str, table: pa.Table, options: BaseFileOptions) -> int:
     """Write ``table`` (meta columns first) to ``rel_path``; returns the file size in bytes."""
     assert tuple(table.schema.names[: len(META_COLUMNS)]) == META_COLUMNS, table.schema.names[:5]
-    schema = table.schema.with_metadata(footer_metadata(table.column(RECORD_KEY_COLUMN).combine_chunks(),
-                                                        options))
+    footer = footer_metadata(table.column(RECORD_KEY_COLUMN).combine_chunks(), options)
+    table = table.replace_schema_metadata(None)
     full = storage.full_path(rel_path)
     storage.fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
     rows_per_group = _rows_per_row_group(table, options.block_size)
     with storage.fs.open_output_stream(full) as sink:
-        with pq.ParquetWriter(sink, schema, compression=options.compression, store_schema=False) as writer:
-            writer.write_table(table.replace_schema_metadata(schema.metadata), row_group_size=rows_per_group)
+        with pq.ParquetWriter(sink, table.schema, compression=options.compression, store_schema=False) as writer:
+            writer.write_table(table, row_group_size=rows_per_group)
+            # With store_schema=False pyarrow drops the schema's metadata: add the footer entries explicitly.
+            writer.add_key_value_metadata(footer)
     return storage.fs.get_file_info(full).size
 
 

@@ -89,11 +89,30 @@ def add_meta_columns(data: pa.Table, keys: pa.Array, partition_path: str, instan
     return pa.Table.from_arrays(meta + list(data.columns), names=list(META_COLUMNS) + data.column_names)
 
 
+# Sequence numbers handed out by the running task: one task may write several files (groupBy assigns many
+# file groups to one Spark partition), and "<instant>_<partition>_<n>" must stay unique within a commit.
+_seq_counter: dict[int | None, int] = {}
+
+
+def claim_sequence_numbers(count: int) -> int:
+    """The first of ``count`` consecutive record sequence numbers, unique within the running task attempt."""
+    from pyspark import TaskContext
+
+    tc = TaskContext.get()
+    attempt = tc.taskAttemptId() if tc is not None else None
+    if attempt not in _seq_counter:
+        _seq_counter.clear()  # a Python worker runs one task at a time: forget finished attempts
+    first = _seq_counter.get(attempt, 0)
+    _seq_counter[attempt] = first + count
+    return first
+
+
 def finalize(rows: pa.Table, fresh: pa.Array, *, instant_time: str, file_name: str, task_partition: int,
              ) -> pa.Table:
     """Stamp the file name on every row and sequence numbers on the rows this write produced."""
     n = rows.num_rows
-    positions = pc.cast(pa.array(range(n), pa.int64()), pa.string())
+    first = claim_sequence_numbers(n)
+    positions = pc.cast(pa.array(range(first, first + n), pa.int64()), pa.string())
     new_seqno = pc.binary_join_element_wise(f"{instant_time}_{task_partition}", positions, "_")
     seqno = pc.if_else(fresh, new_seqno, rows.column(COMMIT_SEQNO).combine_chunks()) if n else new_seqno
     rows = rows.set_column(rows.schema.get_field_index(COMMIT_SEQNO), COMMIT_SEQNO, seqno)
@@ -113,7 +132,8 @@ def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
 
     is_delete = pc.equal(incoming.column(OP), OP_DELETE)
     upserts = incoming.filter(pc.invert(is_delete))
-    delete_keys = incoming.filter(is_delete).column(RECORD_KEY).combine_chunks()
+    deletes = incoming.filter(is_delete)
+    delete_keys = deletes.column(RECORD_KEY).combine_chunks()
     new_keys = upserts.column(RECORD_KEY).combine_chunks()
     new_rows = add_meta_columns(align(upserts, ctx.data_schema), new_keys, partition_path, ctx.instant_time)
 
@@ -134,7 +154,16 @@ def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
             stale = pc.fill_null(pc.greater(old_ord, new_ord), False)
             replaced = pc.and_(replaced, pc.invert(stale))
         replaced = pc.fill_null(replaced, False)
-        deleted = pc.and_(pc.is_in(old_keys, value_set=delete_keys), pc.invert(replaced))
+        deleted = pc.is_in(old_keys, value_set=delete_keys)
+        if ctx.ordering_field is not None and len(delete_keys):
+            # ... and survives a delete with a smaller ordering value (a late `_hoodie_is_deleted` event).
+            # Deletes without an ordering value (the delete operation) always apply.
+            del_match = pc.index_in(old_keys, value_set=delete_keys)
+            del_ord = align(deletes, ctx.data_schema).column(ctx.ordering_field).combine_chunks().take(del_match)
+            old_ord = old.column(ctx.ordering_field).combine_chunks()
+            stale_delete = pc.fill_null(pc.greater(old_ord, del_ord), False)
+            deleted = pc.and_(deleted, pc.invert(stale_delete))
+        deleted = pc.and_(deleted, pc.invert(replaced))
         matched_new = pc.is_in(new_keys, value_set=old_keys)
     else:
         match = pa.nulls(n_old, pa.int32())

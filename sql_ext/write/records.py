@@ -94,9 +94,11 @@ def keyed_records(df: DataFrame, keygen: KeyGenerator, *, deletes: bool = False,
     return out
 
 
-def validate(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None) -> None:
-    """Fail, naming the problem, on null record keys or null ordering values (one Spark job)."""
-    aggs = [F.sum(F.col(_INVALID_KEY).cast("long")).alias("bad_keys")]
+def validate(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None) -> list[str]:
+    """Fail, naming the problem, on null record keys or null ordering values; else return the batch's
+    partition paths, sorted (one Spark job for both)."""
+    aggs = [F.sum(F.col(_INVALID_KEY).cast("long")).alias("bad_keys"),
+            F.collect_set(F.col(PARTITION_PATH)).alias("partitions")]
     if ordering_field is not None:
         aggs.append(F.sum(F.when((F.col(OP) == OP_UPSERT) & F.col(ordering_field).isNull(), 1).otherwise(0))
                     .alias("bad_ordering"))
@@ -110,6 +112,7 @@ def validate(records: DataFrame, keygen: KeyGenerator, ordering_field: str | Non
     if ordering_field is not None and row["bad_ordering"]:
         raise InvalidRecordError(
             f"{row['bad_ordering']} record(s) have a null ordering (precombine) field {ordering_field!r}")
+    return sorted(row["partitions"])
 
 
 def combine(records: DataFrame, ordering_field: str | None, *, by_partition: bool) -> DataFrame:

@@ -12,20 +12,25 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
-from sql_ext.config import HoodieConfig
+from sql_ext.config import HoodieConfig, declared_keys
 from sql_ext.config.index import IndexConfig
 from sql_ext.config.storage import StorageConfig
 from sql_ext.config.table import TableConfig
 from sql_ext.config.write import COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING, WriteConfig
-from sql_ext.errors import InvalidRecordError
+from sql_ext.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
+from sql_ext.config.concurrency import ConcurrencyConfig
+from sql_ext.errors import ClusteringUpdateError, InvalidRecordError, WriteConflictError
 from sql_ext.file_group.fs_view import FileSystemView
 from sql_ext.index.base import LOC_FILE_ID, LOC_PARTITION, index_for, tag
 from sql_ext.schema import avro_schema_from_arrow, avro_schema_to_json, evolve_schema
+from sql_ext.services.clustering.plan import file_groups_in_pending_clustering
 from sql_ext.timeline import transitions
 from sql_ext.timeline.avro_models import AvroModel, serialize
 from sql_ext.timeline.instant import Instant, new_instant_time
 from sql_ext.timeline.metadata import CommitMetadata
 from sql_ext.timeline.timeline import Timeline
+from sql_ext.transaction.conflict import pending_clustering_file_groups
+from sql_ext.transaction.transaction import WriteTransaction
 from sql_ext.write import commit as commit_step
 from sql_ext.write import records as rec
 from sql_ext.write.base_file import BaseFileOptions
@@ -101,24 +106,46 @@ class Writer:
         self.config: HoodieConfig = table.config.with_options(options)
         self.keygen = table.keygen
         self.ordering_field: str | None = self.config.get(TableConfig.PRECOMBINE_FIELD)
+        # A delete whose batch lacks the partition fields: keys are looked up in every partition.
+        self._delete_by_key_only = False
+        self._cached: list[DataFrame] = []  # persisted for the life of one write
+        self._partitions: list[str] = []  # partition paths the batch names (none for deletes by key alone)
 
     # -- entry point -------------------------------------------------------------------------
     def write(self, df: DataFrame, operation: WriteOperation) -> CommitResult:
+        """Write once; on a write conflict, retry up to hoodie.write.num.retries.on.conflict.failures times."""
+        retries = self.config.get(ConcurrencyConfig.NUM_RETRIES_ON_CONFLICT)
+        for attempt in range(retries + 1):
+            try:
+                return self._write_once(df, operation)
+            except WriteConflictError:
+                if attempt == retries:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _write_once(self, df: DataFrame, operation: WriteOperation) -> CommitResult:
+        transaction = WriteTransaction(self.storage, self.config)
         timeline = Timeline.load(self.storage)
         records, target_schema = self._prepare(df, operation, timeline)
+        timeline = transaction.clean_failed_writes(timeline)
         instant_time = new_instant_time(after=timeline.latest_instant_time())
-        requested = transitions.create_requested(self.storage, instant_time, operation.action,
-                                                 self._requested_bytes(operation))
-        inflight = transitions.transition_to_inflight(self.storage, requested)
-        persisted = records.persist()
-        try:
-            metadata = self._run(persisted, operation, timeline, inflight, target_schema)
-            commit_step.commit(self.storage, inflight, metadata)
-        except BaseException:
-            commit_step.abort(self.storage, inflight)
-            raise
-        finally:
-            persisted.unpersist()
+        # The heartbeat exists before the instant does, so a concurrent LAZY cleaner never sees this
+        # write without one.
+        with transaction.heartbeat(instant_time):
+            requested = transitions.create_requested(self.storage, instant_time, operation.action,
+                                                     self._requested_bytes(operation))
+            inflight = transitions.transition_to_inflight(self.storage, requested)
+            persisted = records.persist()
+            try:
+                metadata = self._run(persisted, operation, timeline, inflight, target_schema)
+                transaction.commit(inflight, metadata, lambda: commit_step.commit(self.storage, inflight, metadata))
+            except BaseException:
+                commit_step.abort(self.storage, inflight)
+                raise
+            finally:
+                for cached in (persisted, *self._cached):
+                    cached.unpersist()
+                self._cached.clear()
         return CommitResult.of(instant_time, operation, metadata)
 
     # -- preparation (no instant exists yet: a failure here leaves the table untouched) -----------
@@ -126,8 +153,11 @@ class Writer:
                  ) -> tuple[DataFrame, pa.Schema]:
         keygen = self.keygen
         is_delete = operation == WriteOperation.DELETE
+        for key in (*declared_keys(WriteConfig), *declared_keys(IndexConfig), *declared_keys(StorageConfig)):
+            self.config.get(key)  # a bad option value fails here, before an instant exists
         rec.require_columns(df.schema, list(keygen.record_key_fields), "record key")
         has_partition = all(f in df.columns for f in keygen.partition_fields)
+        self._delete_by_key_only = is_delete and keygen.is_partitioned and not has_partition
         if not is_delete:
             rec.require_columns(df.schema, list(keygen.partition_fields), "partition")
             if self.ordering_field and self._combines(operation) | (operation == WriteOperation.UPSERT):
@@ -147,13 +177,15 @@ class Writer:
             target = evolve_schema(table_schema, batch_schema, key_fields=keygen.record_key_fields,
                                    partition_fields=keygen.partition_fields, allow_missing=allow_missing)
         spark_target = from_arrow_schema(target, prefer_timestamp_ntz=True)
-        present = set(records.columns)
+        # A delete needs only the key and partition path computed above: its other columns are never
+        # written, and an ordering value would make the delete conditional (the delete operation is not).
+        present = set() if is_delete else set(records.columns)
         records = records.select(
             *rec.WORKING_COLUMNS,
             *[(F.col(f.name).cast(f.dataType) if f.name in present else F.lit(None).cast(f.dataType)).alias(f.name)
               for f in spark_target.fields],
         )
-        rec.validate(records, keygen, None if is_delete else self.ordering_field)
+        self._partitions = rec.validate(records, keygen, None if is_delete else self.ordering_field)
         return rec.drop_working_columns(records), target
 
     def _combines(self, operation: WriteOperation) -> bool:
@@ -184,14 +216,14 @@ class Writer:
         )
         if self._combines(operation):
             records = rec.combine(records, self.ordering_field,
-                                  by_partition=not self._global_lookup(records, operation))
+                                  by_partition=not self._global_lookup(operation))
         if operation == WriteOperation.BULK_INSERT:
             stats = self._bulk_insert(records, merge_ctx, timeline)
             return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json)
 
-        partitions = self._batch_partitions(records)
+        partitions = self._partitions
         view = FileSystemView.load(self.storage, timeline,
-                                   partitions=None if self._needs_all_partitions(records, operation)
+                                   partitions=None if self._needs_all_partitions(operation)
                                    else partitions)
         replaced = None
         if operation.uses_index:
@@ -242,31 +274,33 @@ class Writer:
             insert_split_size=c.get(StorageConfig.INSERT_SPLIT_SIZE),
         )
 
-    def _global_lookup(self, records: DataFrame, operation: WriteOperation) -> bool:
+    def _global_lookup(self, operation: WriteOperation) -> bool:
+        # The prepared records always carry every table column (absent ones as nulls), so whether the
+        # batch named its partitions is decided in _prepare, from the caller's DataFrame.
         index_global = IndexConfig.is_global(self.config.get(IndexConfig.TYPE))
-        by_key_only = operation == WriteOperation.DELETE and self.keygen.is_partitioned and not all(
-            f in records.columns for f in self.keygen.partition_fields)
-        return index_global or by_key_only
+        return index_global or (operation == WriteOperation.DELETE and self._delete_by_key_only)
 
-    def _needs_all_partitions(self, records: DataFrame, operation: WriteOperation) -> bool:
+    def _needs_all_partitions(self, operation: WriteOperation) -> bool:
         return operation == WriteOperation.INSERT_OVERWRITE_TABLE or (
-            operation.uses_index and self._global_lookup(records, operation))
-
-    def _batch_partitions(self, records: DataFrame) -> list[str]:
-        rows = records.select(PARTITION_PATH).distinct().collect()
-        return sorted(r[0] for r in rows if r[0] is not None)
+            operation.uses_index and self._global_lookup(operation))
 
     def _tag_and_assign(self, records: DataFrame, operation: WriteOperation, view: FileSystemView,
                         timeline: Timeline) -> DataFrame:
-        is_global = self._global_lookup(records, operation)
+        is_global = self._global_lookup(operation)
         index = index_for(self.config, force_global=is_global)
         located = index.locate(self.spark, records, self.storage, view.latest_base_files())
-        tagged = tag(records, located, by_partition=not is_global)
+        # Persisted: planning the inserts and the merge both read it; the lookup should run once.
+        tagged = tag(records, located, by_partition=not is_global).persist()
+        self._cached.append(tagged)
         found = F.col(LOC_FILE_ID).isNotNull()
         moved = found & F.col(PARTITION_PATH).isNotNull() & (F.col(PARTITION_PATH) != F.col(LOC_PARTITION))
         if is_global and self._update_partition_path() and operation == WriteOperation.UPSERT:
             # The key moved partitions: delete it where it was, insert it where it now belongs.
             old_side = tagged.filter(moved).withColumn(OP, F.lit(OP_DELETE))
+            if self.ordering_field is not None:
+                # The old copy goes whatever its ordering value: merge only skips deletes that carry one.
+                old_side = old_side.withColumn(self.ordering_field, F.lit(None).cast(
+                    tagged.schema[self.ordering_field].dataType))
             new_side = tagged.filter(moved).withColumn(LOC_FILE_ID, F.lit(None).cast("string"))
             tagged = tagged.filter(~moved).unionByName(old_side).unionByName(new_side)
         updates = tagged.filter(F.col(LOC_FILE_ID).isNotNull()).withColumn(
@@ -275,7 +309,23 @@ class Writer:
             TARGET_FILE_ID, F.lit(None).cast("string"))
         updates = updates.drop(LOC_FILE_ID, LOC_PARTITION)
         inserts = inserts.drop(LOC_FILE_ID, LOC_PARTITION)
+        self._reject_updates_under_clustering(updates, timeline)
         return self._assign_inserts(inserts, updates, view, timeline)
+
+    def _reject_updates_under_clustering(self, updates: DataFrame, timeline: Timeline) -> None:
+        """Hudi's SparkRejectUpdateStrategy: updates and deletes may not touch a pending clustering's groups."""
+        if self.config.get(ClusteringConfig.UPDATES_STRATEGY) != REJECT_UPDATE_STRATEGY:
+            return
+        owner = {fg: t for t, fgs in pending_clustering_file_groups(self.storage, timeline).items() for fg in fgs}
+        if not owner:
+            return  # the common case costs no Spark job
+        pending = self.spark.createDataFrame(sorted(owner), "c_partition string, c_file_id string")
+        hits = (updates.select(PARTITION_PATH, TARGET_FILE_ID).distinct()
+                .join(F.broadcast(pending), (F.col(PARTITION_PATH) == F.col("c_partition"))
+                      & (F.col(TARGET_FILE_ID) == F.col("c_file_id")))
+                .select("c_partition", "c_file_id").limit(100).collect())
+        if hits:
+            raise ClusteringUpdateError(owner[(hits[0][0], hits[0][1])], [h[1] for h in hits])
 
     def _update_partition_path(self) -> bool:
         from sql_ext.config.index import GLOBAL_BLOOM
@@ -290,8 +340,11 @@ class Writer:
         counts = {r[0]: r[1] for r in inserts.groupBy(PARTITION_PATH).count().collect()}
         small: dict[str, list] = {}
         if view is not None:
+            # File groups under a pending clustering plan take no inserts (Hudi's UpsertPartitioner).
+            clustering = file_groups_in_pending_clustering(self.storage, timeline)
             for bf in view.latest_base_files(counts):
-                small.setdefault(bf.partition_path, []).append(bf)
+                if (bf.partition_path, bf.file_id) not in clustering:
+                    small.setdefault(bf.partition_path, []).append(bf)
         buckets = plan_insert_buckets(counts, small, self._sizing(timeline))
         if buckets:
             ranges = self.spark.createDataFrame(hash_ranges(buckets), "b_partition string, b_file_id string, "

@@ -1,0 +1,93 @@
+"""File sizing: small inserts are bin-packed into small file groups instead of one file per batch;
+small.file.limit=0 turns packing off; files at the limit stop receiving inserts; a large insert is cut
+into new file groups of max.file.size / record size estimate records."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from hoodpy_spark_helpers import SMALL_BLOOM, latest_files, read_base_file, rows
+
+from sql_ext.table import HoodieTable
+
+pytestmark = pytest.mark.spark
+
+DDL = "id int, ts long, v string"
+PACKED_BATCHES = 6
+BATCH = 10
+# Files here are a few KB (small bloom filters): all of them are "small" under a 512 KB limit.
+LIMITS = {"hoodie.parquet.max.file.size": str(1024 * 1024), "hoodie.parquet.small.file.limit": str(512 * 1024)}
+
+
+def _batch(spark, n):
+    return spark.createDataFrame([(n * BATCH + i, 1, f"b{n}") for i in range(BATCH)], DDL)
+
+
+@pytest.fixture(scope="module")
+def sized(spark, tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("sizing") / "t")
+    t = HoodieTable.create(spark, path, table_name="sizing_t", record_key_fields=["id"], precombine_field="ts",
+                           options={**SMALL_BLOOM, **LIMITS})
+    s = SimpleNamespace(t=t, packed=[], unpacked=[])
+    for n in range(PACKED_BATCHES):
+        s.packed.append(t.insert(_batch(spark, n)))
+    s.files_packed = latest_files(t)
+
+    for n in range(PACKED_BATCHES, PACKED_BATCHES + 2):
+        s.unpacked.append(t.insert(_batch(spark, n), options={"hoodie.parquet.small.file.limit": "0"}))
+    s.files_unpacked = latest_files(t)
+
+    # The packed file is at the limit (size >= limit): only the two 10-row files are still small.
+    (big,) = [bf for bf in t.file_system_view().latest_base_files() if bf.path in s.files_packed.values()]
+    s.big = big
+    s.limited = t.insert(_batch(spark, 99), options={"hoodie.parquet.small.file.limit": str(big.size)})
+    s.files_limited = latest_files(t)
+    s.total = rows(t.read(), "id")
+    return s
+
+
+def test_small_inserts_are_bin_packed_into_one_file_group(sized):
+    s = sized
+    assert len(s.files_packed) == 1
+    (path,) = s.files_packed.values()
+    assert read_base_file(s.t, path).num_rows == PACKED_BATCHES * BATCH
+    assert s.packed[0].files_added == 1
+    for k, (prev, result) in enumerate(zip(s.packed, s.packed[1:]), start=2):
+        assert (result.files_added, result.files_updated, result.num_inserts) == (0, 1, BATCH)
+        assert result.num_writes == k * BATCH  # the small file is rewritten with the new records
+        (stat,) = result.metadata.write_stats
+        assert stat.prev_commit == prev.instant_time
+
+
+def test_small_file_limit_zero_creates_a_file_group_per_batch(sized):
+    s = sized
+    for result in s.unpacked:
+        assert (result.files_added, result.files_updated, result.num_writes) == (1, 0, BATCH)
+    assert len(s.files_unpacked) == 3
+    assert set(s.files_packed.items()) <= set(s.files_unpacked.items())
+
+
+def test_file_at_the_small_file_limit_receives_no_inserts(sized):
+    s = sized
+    r = s.limited
+    assert (r.files_added, r.files_updated, r.num_inserts, r.num_writes) == (0, 1, BATCH, 2 * BATCH)
+    (stat,) = r.metadata.write_stats
+    assert stat.file_id != s.big.file_id
+    assert stat.file_id in {fid for (_, fid) in s.files_unpacked}
+    assert s.files_limited[("", s.big.file_id)] == s.big.path
+    assert len(s.files_limited) == 3
+    assert len(s.total) == (PACKED_BATCHES + 3) * BATCH
+
+
+def test_large_insert_is_cut_by_max_file_size_over_record_estimate(spark, tmp_path):
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="split_t", record_key_fields=["id"],
+                           options=SMALL_BLOOM)
+    r = t.insert(spark.createDataFrame([(i, 1, "x") for i in range(100)], DDL),
+                 options={"hoodie.parquet.max.file.size": str(25 * 1024),
+                          "hoodie.copyonwrite.record.size.estimate": "1024"})
+    assert (r.files_added, r.files_updated, r.num_inserts) == (4, 0, 100)  # 25 records per new file
+    counts = [read_base_file(t, p).num_rows for p in latest_files(t).values()]
+    assert sum(counts) == 100
+    # Records are spread over the planned file groups by a hash of the key, as Hudi does: near 25 each.
+    assert all(10 <= c <= 40 for c in counts), counts
