@@ -171,6 +171,13 @@ class HoodieTable:
         data = from_arrow_schema(arrow, prefer_timestamp_ntz=True).fields if arrow is not None else []
         return StructType(meta + list(data))
 
+    @property
+    def clustering(self):
+        """Clustering: ``schedule(...)`` a plan, ``execute(instant_time)`` it, or ``run(...)`` both."""
+        from sql_ext.services.clustering.service import ClusteringService
+
+        return ClusteringService(self)
+
     # -- writes ------------------------------------------------------------------------------
     def write(self, df: DataFrame, operation: str | WriteOperation | None = None, *,
               options: Mapping[str, Any] | None = None) -> CommitResult:
@@ -180,7 +187,12 @@ class HoodieTable:
         config = self.config.with_options(options)
         op = WriteOperation(operation if isinstance(operation, WriteOperation)
                             else (str(operation).lower() if operation else config.get(WriteConfig.OPERATION)))
-        return Writer(self, options).write(df, op)
+        from sql_ext.services.clustering.service import cluster_after_commit, resume_pending_clustering
+
+        resume_pending_clustering(self, options)
+        result = Writer(self, options).write(df, op)
+        cluster_after_commit(self, options)
+        return result
 
     def upsert(self, df: DataFrame, *, options: Mapping[str, Any] | None = None) -> CommitResult:
         return self.write(df, WriteOperation.UPSERT, options=options)
