@@ -12,6 +12,7 @@ from sql_ext.errors import (
     UnsupportedTableVersionError,
     WriteConflictError,
 )
+from sql_ext.sql import disable, enable
 from sql_ext.table import HoodieTable
 from sql_ext.write.operation import WriteOperation
 from sql_ext.write.writer import CommitResult
@@ -30,4 +31,6 @@ __all__ = [
     "UnsupportedTableVersionError",
     "WriteConflictError",
     "WriteOperation",
+    "disable",
+    "enable",
 ]

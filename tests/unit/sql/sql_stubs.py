@@ -1,0 +1,65 @@
+"""Stand-ins for a Spark session and the catalog bridge, so the SQL layer's routing runs without a JVM."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sql_ext.sql.catalog import TableName, split_name
+from sql_ext.sql.session import SqlLayer
+
+
+class Spy:
+    """Records every call; returns a fresh marker object per call."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.calls: list[tuple[tuple, dict]] = []
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls.append((args, kwargs))
+        return ("result", self.name, len(self.calls))
+
+
+@dataclass
+class StubTable:
+    base_path: str
+
+    def read(self, as_of: str | None = None) -> tuple:
+        return ("snapshot", self.base_path, as_of)
+
+
+@dataclass(frozen=True)
+class StubEntry:
+    name: TableName
+    base_path: str
+
+    def open(self, spark: Any, options: Any = None) -> StubTable:
+        return StubTable(self.base_path)
+
+
+@dataclass
+class StubCatalog:
+    """Knows a fixed set of hoodpy tables (database ``db`` is current)."""
+
+    hoodpy: set[str] = field(default_factory=set)
+    lookups: list[str] = field(default_factory=list)
+    invalidations: int = 0
+
+    def lookup(self, name: Any) -> StubEntry | None:
+        parts = split_name(name)
+        if parts is None:
+            return None
+        _, database, table = parts
+        qualified = TableName((database or "db").lower(), table.lower())
+        self.lookups.append(str(qualified))
+        return StubEntry(qualified, f"/lake/{qualified.table}") if str(qualified) in self.hoodpy else None
+
+    def invalidate(self, name: Any = None) -> None:
+        self.invalidations += 1
+
+
+def stub_layer(hoodpy: set[str] = frozenset()) -> tuple[SqlLayer, Spy]:
+    spy = Spy("sql")
+    layer = SqlLayer(object(), spy, Spy("table"), catalog=StubCatalog(set(hoodpy)))
+    return layer, spy
