@@ -113,3 +113,15 @@ class LockLostError(HoodieError):
 
 class RollbackError(HoodieError):
     """A rollback that cannot be planned or run (e.g. the instant is not the latest completed commit)."""
+
+
+class ClusteringUpdateError(WriteConflictError):
+    """An update or delete aimed at file groups that a pending clustering plan will rewrite."""
+
+    def __init__(self, plan_instant: str, file_ids):
+        HoodieError.__init__(
+            self, f"Not allowed to update the clustering file groups {', '.join(sorted(file_ids))}: they are "
+            f"in pending clustering plan {plan_instant}; run or roll back that clustering first")
+        self.instant_time = None
+        self.conflicting_instant = plan_instant
+        self.file_ids = sorted(file_ids)

@@ -1,0 +1,117 @@
+"""Writers killed with SIGKILL at many points: the table always reads exactly the last committed state,
+hudi-rs agrees, and the next write rolls the leftovers back and succeeds.
+
+CI runs a quick sample of the fault points; the `slow` tier runs 100 trials.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from sql_ext import HoodieTable
+from sql_ext.file_group.fs_view import list_base_files
+from sql_ext.timeline.instant import Action
+
+pytestmark = [pytest.mark.spark]
+
+WRITER = Path(__file__).with_name("crash_writer.py")
+SCHEMA = "id int, part string, ts long, val string"
+QUICK = ["after_files", "during_commit", "during_rollback", "after_requested", "none"]
+ALL = ["after_requested", "after_files", "during_commit", "during_rollback", "random", "none"]
+OPTIONS = {"hoodie.index.bloom.num_entries": "100"}
+
+
+def _snapshot(spark, path) -> dict[int, tuple]:
+    rows = HoodieTable.for_path(spark, path).read().select("id", "part", "ts", "val").collect()
+    return {r.id: (r.part, r.ts, r.val) for r in rows}
+
+
+def _hudi_rs(path) -> dict[int, tuple]:
+    from hudi import HudiTableBuilder
+
+    t = pa.Table.from_batches(HudiTableBuilder.from_base_uri(path).build().read())
+    if t.num_rows == 0:
+        return {}
+    return {r["id"]: (r["part"], r["ts"], r["val"]) for r in t.select(["id", "part", "ts", "val"]).to_pylist()}
+
+
+def _batch(rng: random.Random, trial: int, model: dict) -> list[tuple]:
+    rows = {}
+    for _ in range(rng.randint(2, 6)):
+        key = rng.randint(0, 25)
+        part = model.get(key, (f"p{key % 3}",))[0]  # keys stay in their partition
+        rows[key] = (key, part, 1000 + trial, f"t{trial}-{key}")
+    return list(rows.values())
+
+
+def _apply(model: dict, batch: list[tuple]) -> dict:
+    out = dict(model)
+    for key, part, ts, val in batch:
+        if key not in out or out[key][1] <= ts:
+            out[key] = (part, ts, val)
+    return out
+
+
+def _run_writer(path: str, batch: list[tuple], fault: str, seed: int) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(WRITER), path, json.dumps(batch), "upsert", fault, str(seed)],
+                          capture_output=True, text=True, timeout=600)
+
+
+def _completed(spark, path) -> list[str]:
+    return [i.timestamp for i in HoodieTable.for_path(spark, path).timeline.completed_commits()]
+
+
+def _crash_trials(spark, tmp_path, faults: list[str], seed: int) -> None:
+    path = str(tmp_path / "crash_table")
+    table = HoodieTable.create(spark, path, table_name="crash", record_key_fields=["id"],
+                               partition_fields=["part"], precombine_field="ts", options=OPTIONS)
+    rng = random.Random(seed)
+    model: dict = {}
+    first = [(k, f"p{k % 3}", 1, f"init-{k}") for k in range(10)]
+    table.upsert(spark.createDataFrame(first, SCHEMA))
+    model = _apply(model, first)
+    crashed = 0
+    for trial, fault in enumerate(faults, start=2):
+        batch = _batch(rng, trial, model)
+        after = _apply(model, batch)
+        before_commits = _completed(spark, path)
+        proc = _run_writer(path, batch, fault, seed + trial)
+        if fault == "none":
+            assert proc.returncode == 0 and "COMMITTED" in proc.stdout, proc.stderr[-3000:]
+        elif fault not in ("random", "during_rollback"):
+            assert proc.returncode == -9, (fault, proc.returncode, proc.stderr[-3000:])
+        committed = len(_completed(spark, path)) > len(before_commits)
+        expected = after if committed else model
+        assert _snapshot(spark, path) == expected, (trial, fault)
+        assert _hudi_rs(path) == expected, (trial, fault)
+        model = expected
+        crashed += proc.returncode != 0
+    # A clean write afterwards rolls every failed write back and commits.
+    batch = _batch(rng, 999, model)
+    result = HoodieTable.for_path(spark, path, options=OPTIONS).upsert(spark.createDataFrame(batch, SCHEMA))
+    model = _apply(model, batch)
+    assert _snapshot(spark, path) == model == _hudi_rs(path)
+    timeline = HoodieTable.for_path(spark, path).timeline
+    assert timeline.pending_writes() == [] and timeline.pending([Action.ROLLBACK]) == []
+    completed = {i.timestamp for i in timeline.completed_commits()}
+    assert result.instant_time in completed
+    assert all(bf.instant_time in completed for bf in list_base_files(table.storage)), "leftover files"
+    if crashed:
+        assert timeline.filter(actions=[Action.ROLLBACK]), "failed writes were rolled back with rollback instants"
+
+
+def test_crash_sample(spark, tmp_path):
+    _crash_trials(spark, tmp_path, QUICK, seed=7)
+
+
+@pytest.mark.slow
+def test_crash_hundred_trials(spark, tmp_path):
+    rng = random.Random(11)
+    _crash_trials(spark, tmp_path, [rng.choice(ALL) for _ in range(100)], seed=11)
