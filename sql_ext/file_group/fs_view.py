@@ -12,7 +12,6 @@ from collections.abc import Iterable
 from sql_ext.file_group.file_group import BaseFile, FileGroup, FileSlice
 from sql_ext.file_group.naming import BASE_FILE_EXTENSION, parse_base_file_name
 from sql_ext.storage import Storage
-from sql_ext.timeline.instant import Action
 from sql_ext.timeline.timeline import METAFOLDER, Timeline
 
 
@@ -93,6 +92,3 @@ class FileSystemView:
     def is_replaced(self, partition_path: str, file_id: str) -> bool:
         return (partition_path, file_id) in self.replaced_file_ids
 
-
-def pending_write_instants(timeline: Timeline) -> list[str]:
-    return [i.timestamp for i in timeline.pending([Action.COMMIT, Action.REPLACECOMMIT, Action.DELTACOMMIT])]

@@ -11,6 +11,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from sql_ext.config import HoodieConfig
+from sql_ext.config.index import IndexConfig
+from sql_ext.config.storage import StorageConfig
 from sql_ext.index.bloom_filter import (
     BLOOM_TYPE_DYNAMIC_V0,
     FOOTER_BLOOM_FILTER_KEY,
@@ -34,6 +37,16 @@ class BaseFileOptions:
     bloom_num_entries: int = 60000
     bloom_fpp: float = 1e-9
     bloom_max_entries: int = 100000
+
+    @classmethod
+    def from_config(cls, config: HoodieConfig) -> BaseFileOptions:
+        return cls(
+            compression=config.get(StorageConfig.PARQUET_COMPRESSION_CODEC),
+            block_size=config.get(StorageConfig.PARQUET_BLOCK_SIZE),
+            bloom_num_entries=config.get(IndexConfig.BLOOM_NUM_ENTRIES),
+            bloom_fpp=config.get(IndexConfig.BLOOM_FPP),
+            bloom_max_entries=config.get(IndexConfig.BLOOM_MAX_ENTRIES),
+        )
 
 
 def footer_metadata(keys: pa.Array, options: BaseFileOptions) -> dict[bytes, bytes]:

@@ -212,7 +212,7 @@ class Writer:
             data_schema=target,
             match_keys=operation.uses_index,
             ordering_field=self.ordering_field if self._event_time_ordering() else None,
-            options=self._base_file_options(),
+            options=BaseFileOptions.from_config(self.config),
         )
         if self._combines(operation):
             records = rec.combine(records, self.ordering_field,
@@ -252,16 +252,6 @@ class Writer:
         if mode is None:
             mode = EVENT_TIME_ORDERING if self.ordering_field else COMMIT_TIME_ORDERING
         return mode == EVENT_TIME_ORDERING and self.ordering_field is not None
-
-    def _base_file_options(self) -> BaseFileOptions:
-        c = self.config
-        return BaseFileOptions(
-            compression=c.get(StorageConfig.PARQUET_COMPRESSION_CODEC),
-            block_size=c.get(StorageConfig.PARQUET_BLOCK_SIZE),
-            bloom_num_entries=c.get(IndexConfig.BLOOM_NUM_ENTRIES),
-            bloom_fpp=c.get(IndexConfig.BLOOM_FPP),
-            bloom_max_entries=c.get(IndexConfig.BLOOM_MAX_ENTRIES),
-        )
 
     def _sizing(self, timeline: Timeline) -> SizingConfig:
         c = self.config

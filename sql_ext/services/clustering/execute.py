@@ -36,8 +36,6 @@ import pyarrow.parquet as pq
 from sql_ext.config import HoodieConfig
 from sql_ext.config.clustering import ClusteringConfig
 from sql_ext.config.concurrency import OPTIMISTIC_CONCURRENCY_CONTROL, ConcurrencyConfig
-from sql_ext.config.index import IndexConfig
-from sql_ext.config.storage import StorageConfig
 from sql_ext.errors import IllegalInstantTransitionError, PlanNotFoundError, WriteConflictError
 from sql_ext.file_group.fs_view import FileSystemView, list_base_files
 from sql_ext.file_group.naming import base_file_name, join_partition, new_file_id, write_token
@@ -160,16 +158,6 @@ def _layout_of(plan: ClusteringPlan, config: HoodieConfig) -> tuple[str, str, in
             plan.curve_sample_size(config.get(ClusteringConfig.BUILD_CURVE_SAMPLE_SIZE)))
 
 
-def _base_file_options(config: HoodieConfig) -> BaseFileOptions:
-    return BaseFileOptions(
-        compression=config.get(StorageConfig.PARQUET_COMPRESSION_CODEC),
-        block_size=config.get(StorageConfig.PARQUET_BLOCK_SIZE),
-        bloom_num_entries=config.get(IndexConfig.BLOOM_NUM_ENTRIES),
-        bloom_fpp=config.get(IndexConfig.BLOOM_FPP),
-        bloom_max_entries=config.get(IndexConfig.BLOOM_MAX_ENTRIES),
-    )
-
-
 def _rel_path(group: ClusteringGroup, slice_index: int) -> str:
     s = group.slices[slice_index]
     return join_partition(s.partition_path, s.file_name)
@@ -230,7 +218,7 @@ class _ClusteringJob:
         self.plan = plan
         self.instant_time = instant_time
         self.strategy, self.method, self.sample_size = _layout_of(plan, config)
-        self.options = _base_file_options(config)
+        self.options = BaseFileOptions.from_config(config)
         timeline = Timeline.load(self.storage)
         data_schema = table.arrow_schema(timeline) or pa.schema([])
         self.full_schema = pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS] + list(data_schema))
