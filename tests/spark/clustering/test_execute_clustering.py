@@ -276,3 +276,25 @@ def test_table_namespace_and_inline_clustering_after_commits(spark, tmp_path):
     assert [r.instant_time for r in done] == [plan.instant_time]
     names = [r["name"] for r in pq.read_table(t.storage.full_path(done[0].metadata.write_stats[0].path)).to_pylist()]
     assert names == sorted(names)
+
+
+def test_upsert_into_a_group_under_pending_clustering_fails_and_changes_nothing(spark, tmp_path):
+    from sql_ext.errors import ClusteringUpdateError
+
+    t = make_table(spark, str(tmp_path / "t"), batches=1, rows=40, partitions=("p0",), rows_per_file=20)
+    plan = t.clustering.schedule(sort_columns="x", options={ClusteringConfig.SMALL_FILE_LIMIT.key: 10**9})
+    assert plan is not None
+    before_rows = rows_by_key(t.read())
+    before_files = sorted(p.name for p in Path(t.base_path).rglob("*") if p.is_file())
+    update = spark.createDataFrame([(0, "p0", 99, 1, 1, "changed")], DDL)
+    with pytest.raises(ClusteringUpdateError, match=plan.instant_time):
+        t.upsert(update)
+    assert rows_by_key(t.read()) == before_rows
+    assert sorted(p.name for p in Path(t.base_path).rglob("*") if p.is_file()) == before_files
+    # Inserts still land, in new file groups outside the plan.
+    result = t.insert(spark.createDataFrame([(1000, "p0", 1, 2, 3, "new")], DDL))
+    assert result.files_added == 1 and result.files_updated == 0
+    # Once the clustering ran, the update goes through.
+    t.clustering.execute(plan.instant_time)
+    t.upsert(update)
+    assert rows_by_key(t.read())["0"]["name"] == "changed"
