@@ -216,6 +216,19 @@ class HoodieTable:
         """Replace the whole table with ``df`` (a replacecommit)."""
         return self.write(df, WriteOperation.INSERT_OVERWRITE_TABLE, options=options)
 
+    def rollback_to_instant(self, instant_time: str):
+        """Undo the latest completed commit (Hudi's rollback_to_instant); returns the rollback instant."""
+        from sql_ext.errors import RollbackError
+        from sql_ext.services.rollback import rollback
+        from sql_ext.transaction.transaction import WriteTransaction
+
+        # Failed writes after the target go first (per the failed-writes policy), as the next write would.
+        timeline = WriteTransaction(self.storage, self.config).clean_failed_writes(self.timeline)
+        target = next((i for i in timeline.completed_commits() if i.timestamp == instant_time), None)
+        if target is None:
+            raise RollbackError(f"{instant_time} is not a completed commit of {self.name}")
+        return rollback(self.storage, timeline, target)
+
     # -- reads -------------------------------------------------------------------------------
     def read(self, *, as_of: str | None = None, filters: Sequence[Filter] = ()) -> DataFrame:
         """Snapshot (or time travel ``as_of`` an instant) with partition and key-range pruning."""
