@@ -298,3 +298,21 @@ def test_upsert_into_a_group_under_pending_clustering_fails_and_changes_nothing(
     t.clustering.execute(plan.instant_time)
     t.upsert(update)
     assert rows_by_key(t.read())["0"]["name"] == "changed"
+
+
+def test_a_scheduled_plan_is_executed_by_a_new_process(spark, tmp_path):
+    import subprocess
+    import sys
+
+    t = make_table(spark, str(tmp_path / "t"), batches=2, rows=40, partitions=("p0",), rows_per_file=20)
+    before = without_file_name(rows_by_key(t.read()))
+    plan = t.clustering.schedule(sort_columns="x", layout="z-order")
+    script = Path(__file__).with_name("execute_plan_process.py")
+    proc = subprocess.run([sys.executable, str(script), t.base_path, plan.instant_time],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and f"EXECUTED {plan.instant_time}" in proc.stdout, proc.stderr[-3000:]
+    timeline = t.timeline
+    assert [i.timestamp for i in timeline.completed_replacecommits()] == [plan.instant_time]
+    assert without_file_name(rows_by_key(t.read())) == before
+    assert without_file_name(hudi_rs_rows(t.base_path)) == before
+    assert len(t.file_system_view().latest_base_files()) == sum(g.num_output_file_groups for g in plan.input_groups)
