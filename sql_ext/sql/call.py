@@ -16,7 +16,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from sql_ext.sql.dialect import DIALECT, Call
-from sql_ext.sql.errors import CallSyntaxError
+from sql_ext.errors import CallSyntaxError
 
 SYSTEM_NAMESPACE = "system"
 

@@ -40,7 +40,7 @@ from sqlglot.errors import ParseError, TokenError
 from sql_ext.config.sql import TableOptions
 from sql_ext.schema import META_COLUMNS
 from sql_ext.sql.dialect import DIALECT
-from sql_ext.sql.errors import NotAHoodieTableError, UnknownTableError
+from sql_ext.errors import NotAHoodieTableError, UnknownTableError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

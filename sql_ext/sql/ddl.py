@@ -39,7 +39,7 @@ from sql_ext.sql.catalog import (
     normalize_location,
 )
 from sql_ext.sql.dialect import DIALECT
-from sql_ext.sql.errors import CatalogTableExistsError, InvalidStatementError, UnsupportedStatementError
+from sql_ext.errors import CatalogTableExistsError, InvalidStatementError, UnsupportedStatementError
 from sql_ext.storage import Storage
 from sql_ext.write.operation import WriteOperation
 

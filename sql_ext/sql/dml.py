@@ -39,7 +39,7 @@ from sql_ext.sql.call import NotALiteral, constant
 from sql_ext.sql.catalog import CatalogTable, quote_identifier
 from sql_ext.sql.ddl import empty_result, session_options, write
 from sql_ext.sql.dialect import DIALECT
-from sql_ext.sql.errors import InvalidStatementError, UnsupportedStatementError
+from sql_ext.errors import InvalidStatementError, UnsupportedStatementError
 from sql_ext.sql.rewrite import render
 from sql_ext.write.operation import WriteOperation
 

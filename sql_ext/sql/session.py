@@ -43,7 +43,7 @@ from sql_ext.sql import ddl, dml
 from sql_ext.sql.call import parse_call
 from sql_ext.sql.catalog import SparkCatalog, quote_identifier
 from sql_ext.sql.dialect import DIALECT
-from sql_ext.sql.errors import CallSyntaxError, InvalidStatementError, UnsupportedStatementError
+from sql_ext.errors import CallSyntaxError, InvalidStatementError, UnsupportedStatementError
 from sql_ext.sql.procedures import get_procedure
 from sql_ext.sql.procedures.base import ProcedureContext
 from sql_ext.sql.rewrite import ReadRef, ReadResolver, render, splice

@@ -11,7 +11,7 @@ import importlib
 import pkgutil
 from functools import cache
 
-from sql_ext.sql.errors import UnknownProcedureError
+from sql_ext.errors import UnknownProcedureError
 from sql_ext.sql.procedures.base import Procedure
 
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pyspark.sql.types import DataType, StructField, StructType
 
 from sql_ext.sql.call import CallArgument
-from sql_ext.sql.errors import ProcedureArgumentError
+from sql_ext.errors import ProcedureArgumentError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

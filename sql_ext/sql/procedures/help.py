@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from pyspark.sql.types import StringType
 
-from sql_ext.sql.errors import UnknownProcedureError
+from sql_ext.errors import UnknownProcedureError
 from sql_ext.sql.procedures.base import STRING, Args, Parameter, Procedure, ProcedureContext
 
 

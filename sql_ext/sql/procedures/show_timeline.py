@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 
 from pyspark.sql.types import StringType
 
-from sql_ext.sql.errors import ProcedureArgumentError
+from sql_ext.errors import ProcedureArgumentError
 from sql_ext.sql.procedures.base import (
     BOOLEAN,
     INTEGER,

@@ -15,7 +15,7 @@ from pyspark.sql.types import DoubleType, IntegerType, LongType, StringType, Str
 
 from sql_test_helpers import unzip_java_sample
 from sql_ext.errors import InvalidInstantError, TableNotFoundError
-from sql_ext.sql.errors import (
+from sql_ext.errors import (
     CallSyntaxError,
     NotAHoodieTableError,
     ProcedureArgumentError,

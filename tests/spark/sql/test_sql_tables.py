@@ -12,7 +12,7 @@ from sql_ext import disable, enable
 from sql_ext.config.properties import load_table_properties
 from sql_ext.errors import HoodieError, InvalidConfigError
 from sql_ext.sql.catalog import PLACEHOLDER
-from sql_ext.sql.errors import (
+from sql_ext.errors import (
     CatalogTableExistsError,
     InvalidStatementError,
     UnsupportedStatementError,

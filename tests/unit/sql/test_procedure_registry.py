@@ -6,7 +6,7 @@ import pytest
 
 from sql_ext.errors import HoodieError
 from sql_ext.sql.call import CallArgument, parse_call
-from sql_ext.sql.errors import ProcedureArgumentError, UnknownProcedureError
+from sql_ext.errors import ProcedureArgumentError, UnknownProcedureError
 from sql_ext.sql.procedures import get_procedure, procedure_names, registry
 from sql_ext.sql.procedures.base import BOOLEAN, INTEGER, STRING, Parameter, Procedure
 

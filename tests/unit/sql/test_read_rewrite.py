@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sql_ext.errors import InvalidInstantError
-from sql_ext.sql.errors import UnsupportedStatementError
+from sql_ext.errors import UnsupportedStatementError
 from sql_stubs import stub_layer
 
 
