@@ -228,3 +228,14 @@ def test_enable_returns_the_session_and_both_spellings_route(spark, hoodpy_spark
     for session in (spark, SparkSession.builder.getOrCreate()):
         assert session.sql(f"CALL show_commits(table => '{events}')").columns[0] == "commit_time"
     assert isinstance(spark.sql("SELECT 1 AS x").collect()[0].x, int)
+
+
+def test_for_name_opens_the_catalog_table(hoodpy_spark, cities):
+    from sql_ext.errors import UnknownTableError
+
+    table = HoodieTable.for_name(hoodpy_spark, cities["name"])
+    via_sql = rows(hoodpy_spark, f"SELECT id, name, city FROM {cities['name']}")
+    assert sorted(tuple(r) for r in table.read().select("id", "name", "city").collect()) == via_sql
+    assert table.base_path == base_path(hoodpy_spark, cities["name"])
+    with pytest.raises(UnknownTableError):
+        HoodieTable.for_name(hoodpy_spark, cities["name"] + "_missing")
