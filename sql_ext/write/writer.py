@@ -23,7 +23,6 @@ from sql_ext.errors import ClusteringUpdateError, InvalidRecordError, WriteConfl
 from sql_ext.file_group.fs_view import FileSystemView
 from sql_ext.index.base import LOC_FILE_ID, LOC_PARTITION, index_for, tag
 from sql_ext.schema import avro_schema_from_arrow, avro_schema_to_json, evolve_schema
-from sql_ext.services.clustering.plan import file_groups_in_pending_clustering
 from sql_ext.timeline import transitions
 from sql_ext.timeline.avro_models import AvroModel, serialize
 from sql_ext.timeline.instant import Instant, new_instant_time
@@ -110,12 +109,14 @@ class Writer:
         self._delete_by_key_only = False
         self._cached: list[DataFrame] = []  # persisted for the life of one write
         self._partitions: list[str] = []  # partition paths the batch names (none for deletes by key alone)
+        self._clustering_inputs: dict[tuple[str, str], str] | None = None  # see _pending_clustering
 
     # -- entry point -------------------------------------------------------------------------
     def write(self, df: DataFrame, operation: WriteOperation) -> CommitResult:
         """Write once; on a write conflict, retry up to hoodie.write.num.retries.on.conflict.failures times."""
         retries = self.config.get(ConcurrencyConfig.NUM_RETRIES_ON_CONFLICT)
         for attempt in range(retries + 1):
+            self._clustering_inputs = None  # a retry sees the timeline afresh
             try:
                 return self._write_once(df, operation)
             except WriteConflictError:
@@ -302,11 +303,18 @@ class Writer:
         self._reject_updates_under_clustering(updates, timeline)
         return self._assign_inserts(inserts, updates, view, timeline)
 
+    def _pending_clustering(self, timeline: Timeline) -> dict[tuple[str, str], str]:
+        """(partition, file id) -> plan instant of every pending clustering input; read once per write."""
+        if self._clustering_inputs is None:
+            self._clustering_inputs = {fg: t for t, fgs in pending_clustering_file_groups(self.storage, timeline)
+                                       .items() for fg in fgs}
+        return self._clustering_inputs
+
     def _reject_updates_under_clustering(self, updates: DataFrame, timeline: Timeline) -> None:
         """Hudi's SparkRejectUpdateStrategy: updates and deletes may not touch a pending clustering's groups."""
         if self.config.get(ClusteringConfig.UPDATES_STRATEGY) != REJECT_UPDATE_STRATEGY:
             return
-        owner = {fg: t for t, fgs in pending_clustering_file_groups(self.storage, timeline).items() for fg in fgs}
+        owner = self._pending_clustering(timeline)
         if not owner:
             return  # the common case costs no Spark job
         pending = self.spark.createDataFrame(sorted(owner), "c_partition string, c_file_id string")
@@ -331,7 +339,7 @@ class Writer:
         small: dict[str, list] = {}
         if view is not None:
             # File groups under a pending clustering plan take no inserts (Hudi's UpsertPartitioner).
-            clustering = file_groups_in_pending_clustering(self.storage, timeline)
+            clustering = self._pending_clustering(timeline)
             for bf in view.latest_base_files(counts):
                 if (bf.partition_path, bf.file_id) not in clustering:
                     small.setdefault(bf.partition_path, []).append(bf)

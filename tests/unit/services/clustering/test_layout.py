@@ -6,7 +6,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from sql_ext.services.clustering import layout
 from sql_ext.services.clustering.layout import (
     HILBERT,
     LINEAR,
