@@ -199,8 +199,24 @@ class HoodieTable:
 
         resume_pending_clustering(self, options)
         result = Writer(self, options).write(df, op)
+        self._record_create_schema(result)
         cluster_after_commit(self, options)
         return result
+
+    def _record_create_schema(self, result: CommitResult) -> None:
+        # As Java's first datasource write does: with the schema in hoodie.properties, a table whose commits
+        # were all rolled back still reads with its columns instead of meta columns only.
+        if TableConfig.CREATE_SCHEMA.key in self.properties or result.metadata is None:
+            return
+        text = result.metadata.schema
+        if not text:
+            return
+        current = load_table_properties(self.storage) or self.properties
+        if TableConfig.CREATE_SCHEMA.key not in current:
+            current[TableConfig.CREATE_SCHEMA.key] = avro_schema_to_json(
+                to_create_schema_form(parse_avro_schema(text)))
+            save_table_properties(self.storage, current)
+        self.properties = current
 
     def upsert(self, df: DataFrame, *, options: Mapping[str, Any] | None = None) -> CommitResult:
         return self.write(df, WriteOperation.UPSERT, options=options)
