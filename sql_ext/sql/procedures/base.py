@@ -281,6 +281,20 @@ def limited(rows: Iterable[tuple], limit: int | None) -> list[tuple]:
     return rows if limit is None or limit < 0 else rows[:limit]
 
 
+def parse_options(text: str | None) -> dict[str, str]:
+    """Hudi's ``HoodieCLIUtils.extractOptions``: ``'k1=v1, k2=v2'`` split on commas, then on the first
+    ``=``; commas cannot be escaped; a repeated key keeps its last value. Blank text: no options."""
+    out: dict[str, str] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"expected key=value, got {item.strip()!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
 def instant_file_times(table: HoodieTable) -> dict[tuple[str, str], dict[str, int | None]]:
     """(instant time, action) -> {state: modification time in ns} of the files under ``.hoodie/``."""
     from sql_ext.timeline.instant import parse_instant_file_name
