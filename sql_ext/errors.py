@@ -116,6 +116,18 @@ class RollbackError(HoodieError):
     """A rollback that cannot be planned or run (e.g. the instant is not the latest completed commit)."""
 
 
+class SavepointError(HoodieError):
+    """A savepoint that cannot be created, deleted or restored (unknown instant, cleaned files, pending writes)."""
+
+
+class InstantNotRetainedError(HoodieError):
+    """Time travel to an instant whose files the cleaner already deleted (only retained instants are readable)."""
+
+    def __init__(self, instant_time: str, reason: str):
+        self.instant_time, self.reason = instant_time, reason
+        super().__init__(f"Cannot read the table as of {instant_time}: {reason}")
+
+
 class ClusteringUpdateError(WriteConflictError):
     """An update or delete aimed at file groups that a pending clustering plan will rewrite."""
 

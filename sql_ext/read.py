@@ -174,7 +174,10 @@ def incremental(table: HoodieTable, start: str, end: str | None = None) -> DataF
     end = end or (commits[-1].timestamp if commits else start)
     touched = {(s.partition_path, s.file_id) for i in commits for s in timeline.commit_metadata(i).write_stats}
     view = table.file_system_view(as_of=end)
-    files = [bf for bf in view.latest_base_files() if (bf.partition_path, bf.file_id) in touched]
+    # A start before the active timeline (archived commits): every file group, the commit-time filter decides.
+    active = timeline.completed_commits()
+    archived = not active or start < active[0].timestamp
+    files = [bf for bf in view.latest_base_files() if archived or (bf.partition_path, bf.file_id) in touched]
     df = read_base_files(table, files, end)
     commit_time = F.col("_hoodie_commit_time")
     return df.filter((commit_time > F.lit(start)) & (commit_time <= F.lit(end)))

@@ -158,7 +158,13 @@ class HoodieTable:
         return Timeline.load(self.storage)
 
     def file_system_view(self, as_of: str | None = None) -> FileSystemView:
-        return FileSystemView.load(self.storage, self.timeline, as_of=as_of)
+        """The view as of an instant; raises InstantNotRetainedError when cleaning removed files it needs."""
+        timeline = self.timeline
+        if as_of is not None:
+            from sql_ext.services.clean.retention import check_retained
+
+            check_retained(self.storage, timeline, as_of)
+        return FileSystemView.load(self.storage, timeline, as_of=as_of)
 
     def arrow_schema(self, timeline: Timeline | None = None, as_of: str | None = None) -> pa.Schema | None:
         """The data schema (no meta columns) of the newest commit at or before ``as_of``."""
@@ -186,6 +192,26 @@ class HoodieTable:
 
         return ClusteringService(self)
 
+    @property
+    def cleaning(self):
+        """Cleaning: ``schedule(options)`` a plan, ``execute(instant_time)`` it, or ``run(options)`` both."""
+        from sql_ext.services.clean.service import CleanService
+
+        return CleanService(self)
+
+    @property
+    def savepoints(self):
+        """Savepoints: ``create(instant_time)``, ``list()``, ``delete(instant_time)``, ``rollback_to(instant_time)``."""
+        from sql_ext.services.savepoint import SavepointService
+
+        return SavepointService(self)
+
+    def archive(self, options: Mapping[str, Any] | None = None):
+        """Move old completed instants into ``.hoodie/archived`` (``hoodie.keep.min/max.commits``)."""
+        from sql_ext.services.archive import archive
+
+        return archive(self.storage, self.config.with_options(options))
+
     # -- writes ------------------------------------------------------------------------------
     def write(self, df: DataFrame, operation: str | WriteOperation | None = None, *,
               options: Mapping[str, Any] | None = None) -> CommitResult:
@@ -201,6 +227,11 @@ class HoodieTable:
         result = Writer(self, options).write(df, op)
         self._record_create_schema(result)
         cluster_after_commit(self, options)
+        from sql_ext.services.archive import archive_after_commit
+        from sql_ext.services.clean.service import clean_after_commit
+
+        clean_after_commit(self, options)
+        archive_after_commit(self, options)
         return result
 
     def _record_create_schema(self, result: CommitResult) -> None:

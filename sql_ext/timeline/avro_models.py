@@ -63,6 +63,9 @@ class AvroModel(str, Enum):
     SAVEPOINT_METADATA = f"{NAMESPACE}.HoodieSavepointMetadata"
     RESTORE_PLAN = f"{NAMESPACE}.HoodieRestorePlan"
     RESTORE_METADATA = f"{NAMESPACE}.HoodieRestoreMetadata"
+    COMMIT_METADATA = f"{NAMESPACE}.HoodieCommitMetadata"
+    REPLACE_COMMIT_METADATA = f"{NAMESPACE}.HoodieReplaceCommitMetadata"
+    ARCHIVED_META_ENTRY = f"{NAMESPACE}.HoodieArchivedMetaEntry"
 
     @property
     def short_name(self) -> str:
@@ -451,6 +454,149 @@ _RESTORE_PLAN: dict[str, Any] = {
     ],
 }
 
+# -- archival: the records of .hoodie/archived log blocks ---------------------------------------------------
+# HoodieWriteStat is defined inline in HoodieCommitMetadata.avsc (apache/hudi 30a7c349); it is declared
+# apart here so that HoodieReplaceCommitMetadata can name it on its own. The expanded schema is the same.
+_WRITE_STAT: dict[str, Any] = {
+    "namespace": NAMESPACE,
+    "name": "HoodieWriteStat",
+    "type": "record",
+    "fields": [
+        {"name": name, "type": ["null", kind], "default": None}
+        for name, kind in (
+            ("fileId", "string"), ("path", "string"), ("prevCommit", "string"),
+            ("prevFilePathOverwritten", "string"), ("numWrites", "long"), ("numDeletes", "long"),
+            ("numUpdateWrites", "long"), ("totalWriteBytes", "long"), ("totalWriteErrors", "long"),
+            ("partitionPath", "string"), ("totalLogRecords", "long"), ("totalLogFiles", "long"),
+            ("totalUpdatedRecordsCompacted", "long"), ("numInserts", "long"), ("totalLogBlocks", "long"),
+            ("totalCorruptLogBlock", "long"), ("totalRollbackBlocks", "long"), ("fileSizeInBytes", "long"),
+        )
+    ],
+}
+
+# HoodieCommitMetadata.avsc (apache/hudi 30a7c349).
+_COMMIT_METADATA: dict[str, Any] = {
+    "namespace": NAMESPACE,
+    "type": "record",
+    "name": "HoodieCommitMetadata",
+    "fields": [
+        {"name": "partitionToWriteStats",
+         "type": ["null", {"type": "map", "values": {"type": "array", "items": "HoodieWriteStat"}}],
+         "default": None},
+        {"name": "extraMetadata", "type": ["null", {"type": "map", "values": "string", "default": None}],
+         "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "operationType", "type": ["null", "string"], "default": None},
+    ],
+}
+
+# HoodieReplaceCommitMetadata.avsc (apache/hudi a99e93be).
+_REPLACE_COMMIT_METADATA: dict[str, Any] = {
+    "namespace": NAMESPACE,
+    "type": "record",
+    "name": "HoodieReplaceCommitMetadata",
+    "fields": [
+        {"name": "partitionToWriteStats",
+         "type": ["null", {"type": "map", "values": {"type": "array", "items": "HoodieWriteStat"}}],
+         "default": None},
+        {"name": "extraMetadata", "type": ["null", {"type": "map", "values": "string"}], "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "operationType", "type": ["null", "string"], "default": None},
+        {"name": "partitionToReplaceFileIds",
+         "type": ["null", {"type": "map", "values": {"type": "array", "items": "string"}}], "default": None},
+    ],
+}
+
+# HoodieCompactionMetadata.avsc (apache/hudi 3474bcd8; deprecated, never written by hoodpy).
+_COMPACTION_METADATA: dict[str, Any] = {
+    "namespace": NAMESPACE,
+    "type": "record",
+    "name": "HoodieCompactionMetadata",
+    "fields": [
+        {"name": "partitionToCompactionWriteStats", "type": ["null", {"type": "map", "values": {
+            "type": "array", "items": {
+                "name": "HoodieCompactionWriteStat", "type": "record", "fields": [
+                    {"name": "partitionPath", "type": ["null", "string"]},
+                    {"name": "totalLogRecords", "type": ["null", "long"]},
+                    {"name": "totalLogFiles", "type": ["null", "long"]},
+                    {"name": "totalUpdatedRecordsCompacted", "type": ["null", "long"]},
+                    {"name": "hoodieWriteStat", "type": ["null", "HoodieWriteStat"]},
+                ]}}}]},
+    ],
+}
+
+# HoodieCompactionOperation.avsc, which defines HoodieCompactionPlan (apache/hudi 0112dbf0; merge-on-read
+# only, never written by hoodpy).
+_COMPACTION_PLAN: dict[str, Any] = {
+    "namespace": NAMESPACE,
+    "type": "record",
+    "name": "HoodieCompactionPlan",
+    "fields": [
+        {"name": "operations", "type": ["null", {"type": "array", "items": {
+            "name": "HoodieCompactionOperation", "type": "record", "fields": [
+                {"name": "baseInstantTime", "type": ["null", "string"]},
+                {"name": "deltaFilePaths", "type": ["null", {"type": "array", "items": "string"}], "default": None},
+                {"name": "dataFilePath", "type": ["null", "string"], "default": None},
+                {"name": "fileId", "type": ["null", "string"]},
+                {"name": "partitionPath", "type": ["null", "string"], "default": None},
+                {"name": "metrics", "type": ["null", {"type": "map", "values": "double"}], "default": None},
+                {"name": "externalDataFilePath", "type": ["null", "string"], "default": None},
+            ]}}], "default": None},
+        {"name": "extraMetadata", "type": ["null", {"type": "map", "values": "string"}], "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
+
+# HoodieIndexPartitionInfo.avsc (apache/hudi 8d944498) and HoodieIndexCommitMetadata.avsc (647754bf).
+_INDEX_PARTITION_INFO: dict[str, Any] = {
+    "namespace": NAMESPACE,
+    "type": "record",
+    "name": "HoodieIndexPartitionInfo",
+    "fields": [
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "metadataPartitionPath", "type": ["null", "string"], "default": None},
+        {"name": "indexUptoInstant", "type": ["null", "HoodieInstantInfo"], "default": None},
+    ],
+}
+_INDEX_COMMIT_METADATA: dict[str, Any] = {
+    "namespace": NAMESPACE,
+    "type": "record",
+    "name": "HoodieIndexCommitMetadata",
+    "fields": [
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "operationType", "type": ["null", "string"], "default": None},
+        {"name": "indexPartitionInfos", "type": ["null", {"type": "array", "items": "HoodieIndexPartitionInfo"}],
+         "default": None},
+    ],
+}
+
+# HoodieArchivedMetaEntry.avsc as of the 0.14 line (apache/hudi 94e4c2e7, the last revision of the log-file
+# archive before 1.x moved to the LSM timeline): one entry per archived instant state.
+_ARCHIVED_META_ENTRY: dict[str, Any] = {
+    "namespace": NAMESPACE,
+    "type": "record",
+    "name": "HoodieArchivedMetaEntry",
+    "fields": [
+        {"name": "hoodieCommitMetadata", "type": ["null", "HoodieCommitMetadata"], "default": None},
+        {"name": "hoodieCleanMetadata", "type": ["null", "HoodieCleanMetadata"], "default": None},
+        {"name": "hoodieCompactionMetadata", "type": ["null", "HoodieCompactionMetadata"], "default": None},
+        {"name": "hoodieRollbackMetadata", "type": ["null", "HoodieRollbackMetadata"], "default": None},
+        {"name": "hoodieSavePointMetadata", "type": ["null", "HoodieSavepointMetadata"], "default": None},
+        {"name": "commitTime", "type": ["null", "string"], "default": None},
+        {"name": "actionType", "type": ["null", "string"], "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "hoodieCompactionPlan", "type": ["null", "HoodieCompactionPlan"], "default": None},
+        {"name": "hoodieCleanerPlan", "type": ["null", "HoodieCleanerPlan"], "default": None},
+        {"name": "actionState", "type": ["null", "string"], "default": None},
+        {"name": "hoodieReplaceCommitMetadata", "type": ["null", "HoodieReplaceCommitMetadata"], "default": None},
+        {"name": "hoodieRequestedReplaceMetadata", "type": ["null", "HoodieRequestedReplaceMetadata"],
+         "default": None},
+        {"name": "HoodieInflightReplaceMetadata", "type": ["null", "HoodieCommitMetadata"], "default": None},
+        {"name": "hoodieIndexCommitMetadata", "type": ["null", "HoodieIndexCommitMetadata"], "default": None},
+        {"name": "stateTransitionTime", "type": ["null", "string"], "default": None},
+    ],
+}
+
 # Every top-level .avsc above by full name: named references are resolved against this.
 _AVSC: dict[str, dict[str, Any]] = {
     f"{s['namespace']}.{s['name']}": s
@@ -469,6 +615,14 @@ _AVSC: dict[str, dict[str, Any]] = {
         _SAVEPOINT_METADATA,
         _RESTORE_METADATA,
         _RESTORE_PLAN,
+        _WRITE_STAT,
+        _COMMIT_METADATA,
+        _REPLACE_COMMIT_METADATA,
+        _COMPACTION_METADATA,
+        _COMPACTION_PLAN,
+        _INDEX_PARTITION_INFO,
+        _INDEX_COMMIT_METADATA,
+        _ARCHIVED_META_ENTRY,
     )
 }
 
@@ -680,3 +834,38 @@ def deserialize(model: AvroModel | str, data: bytes, source: str | None = None) 
     except Exception as e:  # fastavro reports corrupt input with many exception types (ValueError, EOFError, ...)
         raise InvalidInstantError(f"{prefix}: not a readable Avro container file ({type(e).__name__}: {e})") from e
     raise InvalidInstantError(f"{prefix}: the Avro file holds no record")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Bare records (no container file), as log-file data blocks hold them
+# --------------------------------------------------------------------------------------------------------
+
+
+def schema_json(model: AvroModel | str) -> str:
+    """The self-contained schema as JSON text (what Java's ``Schema.toString()`` puts in a block header)."""
+    import json
+
+    return json.dumps(_resolved(AvroModel(model))[0], separators=(",", ":"))
+
+
+def encode_record(model: AvroModel | str, record: Mapping[str, Any]) -> bytes:
+    """Avro binary encoding of one record (no header), defaults filled in as :func:`serialize` does."""
+    model = AvroModel(model)
+    full_schema, names = _resolved(model)
+    complete = _complete(full_schema, record, names, model.short_name)
+    buf = io.BytesIO()
+    try:
+        fastavro.schemaless_writer(buf, _parsed(model), complete)
+    except (ValidationError, ValueError, TypeError, KeyError, AttributeError) as e:
+        raise ValueError(f"Record is not a valid {model.short_name}: {e}") from e
+    return buf.getvalue()
+
+
+def decode_record(model: AvroModel | str, data: bytes, writer_schema: str | None = None) -> dict[str, Any]:
+    """Decode one bare record written with ``writer_schema`` (JSON text; default: the model's own),
+    projected onto the model's schema."""
+    import json
+
+    model = AvroModel(model)
+    writer = fastavro.parse_schema(json.loads(writer_schema)) if writer_schema else _parsed(model)
+    return fastavro.schemaless_reader(io.BytesIO(data), writer, _parsed(model))

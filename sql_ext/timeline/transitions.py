@@ -60,3 +60,21 @@ def delete_pending(storage: Storage, instant: Instant) -> None:
     # Inflight first: a crash in between leaves a requested instant, which is still recognisably pending.
     for state in (State.INFLIGHT, State.REQUESTED):
         storage.delete(_rel(instant.with_state(state)))
+
+
+def delete_completed(storage: Storage, instant: Instant) -> None:
+    """Remove a completed instant with its inflight and requested files (deleting a savepoint).
+
+    Completed first, as Hudi reverts to inflight before deleting: a crash in between leaves a pending instant.
+    """
+    for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
+        storage.delete(_rel(instant.with_state(state)))
+
+
+def delete_archived(storage: Storage, instant: Instant) -> None:
+    """Remove an instant that archival has copied into .hoodie/archived (requested and inflight first, so a
+    crash leaves the completed instant, still valid, on the active timeline)."""
+    if instant.state != State.COMPLETED:
+        raise IllegalInstantTransitionError(instant, "only completed instants are archived")
+    for state in (State.REQUESTED, State.INFLIGHT, State.COMPLETED):
+        storage.delete(_rel(instant.with_state(state)))

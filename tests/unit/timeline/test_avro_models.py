@@ -203,6 +203,31 @@ def overwrite_table_hoodie(tmp_path: Path) -> Path:
     return hoodie
 
 
+_WRITE_STAT = {
+    "fileId": "fg-1", "path": f"{PARTITION}/fg-1_0-1-0_20240101000000000.parquet", "prevCommit": "null",
+    "prevFilePathOverwritten": None, "numWrites": 10, "numDeletes": 0, "numUpdateWrites": 2, "totalWriteBytes": 1024,
+    "totalWriteErrors": 0, "partitionPath": PARTITION, "totalLogRecords": 0, "totalLogFiles": None,
+    "totalUpdatedRecordsCompacted": 0, "numInserts": 8, "totalLogBlocks": 0, "totalCorruptLogBlock": 0,
+    "totalRollbackBlocks": 0, "fileSizeInBytes": 1024,
+}
+RECORDS[AvroModel.COMMIT_METADATA] = {
+    "partitionToWriteStats": {PARTITION: [_WRITE_STAT]}, "extraMetadata": {"schema": "{}"}, "version": 1,
+    "operationType": "UPSERT",
+}
+RECORDS[AvroModel.REPLACE_COMMIT_METADATA] = {
+    "partitionToWriteStats": {PARTITION: [_WRITE_STAT]}, "extraMetadata": {}, "version": 1,
+    "operationType": "CLUSTER", "partitionToReplaceFileIds": {PARTITION: ["fg-0"]},
+}
+RECORDS[AvroModel.ARCHIVED_META_ENTRY] = {
+    "hoodieCommitMetadata": RECORDS[AvroModel.COMMIT_METADATA], "hoodieCleanMetadata": None,
+    "hoodieCompactionMetadata": None, "hoodieRollbackMetadata": None, "hoodieSavePointMetadata": None,
+    "commitTime": "20240101000000000", "actionType": "commit", "version": 1, "hoodieCompactionPlan": None,
+    "hoodieCleanerPlan": None, "actionState": "COMPLETED", "hoodieReplaceCommitMetadata": None,
+    "hoodieRequestedReplaceMetadata": None, "HoodieInflightReplaceMetadata": None,
+    "hoodieIndexCommitMetadata": None, "stateTransitionTime": "20240101000000123",
+}
+
+
 def test_model_values_are_full_avro_names() -> None:
     assert AvroModel.CLEANER_PLAN.value == "org.apache.hudi.avro.model.HoodieCleanerPlan"
     assert AvroModel.SAVEPOINT_METADATA.short_name == "HoodieSavepointMetadata"
