@@ -1,0 +1,191 @@
+"""HoodpyAdapter: dbt-spark's adapter with hoodpy tables. Macros stay thin; they call the ``@available``
+methods here for model config, strategy choice, writes and table services."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Union
+
+from dbt.adapters.base import available
+from dbt.adapters.base.relation import BaseRelation
+from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
+from dbt_common.exceptions import DbtRuntimeError
+
+from sql_ext.errors import HoodieError
+from sql_ext.schema import META_COLUMNS
+
+from dbt.adapters.hoodpy.connections import HoodpyConnectionManager
+from dbt.adapters.hoodpy.model_config import HOODPY_STRATEGIES, TableSpec, incremental_strategy, table_spec
+from dbt.adapters.hoodpy.relation import HoodpyRelation
+from dbt.adapters.hoodpy.session import hoodpy_session
+
+if TYPE_CHECKING:
+    from dbt.adapters.spark.column import SparkColumn
+
+_TABLE_PROPERTIES = re.compile(r"^Table Properties: \[(.*)\]$", re.MULTILINE)
+# Table properties shown in `dbt docs` (catalog stats) for hoodpy tables: Hudi's names.
+_CATALOG_STATS = (
+    ("primaryKey", "record key", "Hudi record key field(s)"),
+    ("preCombineField", "precombine field", "Hudi ordering field: the larger value wins"),
+    ("hoodie.base.path", "base path", "Where the Hudi table lives"),
+    ("hoodie.index.type", "index type", "hoodie.index.type"),
+    ("hoodie.layout.optimize.strategy", "clustering layout", "hoodie.layout.optimize.strategy"),
+    ("hoodie.clustering.plan.strategy.sort.columns", "clustering columns",
+     "hoodie.clustering.plan.strategy.sort.columns"),
+    ("hoodie.cleaner.policy", "clean policy", "hoodie.cleaner.policy"),
+)
+
+
+@dataclass
+class HoodpyConfig(SparkConfig):
+    precombine_key: Optional[str] = None
+    index_type: Optional[str] = None
+    hoodie_options: Optional[Dict[str, Any]] = None
+    clustering: Optional[Dict[str, Any]] = None
+    clean: Optional[Dict[str, Any]] = None
+    delete_column: Optional[str] = None
+
+
+def _node_name(model: Any) -> str:
+    return str(model.get("alias") or model.get("name")) if isinstance(model, dict) else str(model)
+
+
+def _config_error(model: Any, error: Exception) -> DbtRuntimeError:
+    return DbtRuntimeError(f"hoodpy config error in {model.get('resource_type', 'model')} "
+                           f"'{_node_name(model)}': {error}")
+
+
+class HoodpyAdapter(SparkAdapter):
+    Relation = HoodpyRelation  # type: ignore[assignment]
+    ConnectionManager = HoodpyConnectionManager  # type: ignore[assignment]
+    AdapterSpecificConfigs = HoodpyConfig  # type: ignore[assignment]
+
+    def __init__(self, config: Any, mp_context: Any = None) -> None:
+        super().__init__(config, mp_context)
+        creds = config.credentials
+        if getattr(creds, "project_root", None) is None and getattr(config, "project_root", None):
+            creds.project_root = config.project_root
+
+    @classmethod
+    def type(cls) -> str:
+        return "hoodpy"
+
+    def valid_incremental_strategies(self) -> List[str]:
+        return list(HOODPY_STRATEGIES)
+
+    # -- relations and columns ----------------------------------------------------------------------
+    def _build_spark_relation_list(self, row_list: Any, relation_info_func: Any) -> List[BaseRelation]:
+        relations = super()._build_spark_relation_list(row_list, relation_info_func)
+        return [r.incorporate(is_hoodpy=HoodpyRelation.information_is_hoodpy(r.information or ""))
+                for r in relations]
+
+    def parse_columns_from_information(self, relation: BaseRelation) -> List["SparkColumn"]:
+        return [c for c in super().parse_columns_from_information(relation) if c.name not in META_COLUMNS]
+
+    def get_columns_in_relation(self, relation: BaseRelation) -> List["SparkColumn"]:
+        return [c for c in super().get_columns_in_relation(relation) if c.name not in META_COLUMNS]
+
+    def _get_columns_for_catalog(self, relation: BaseRelation) -> Iterable[Dict[str, Any]]:
+        stats = self._hoodpy_catalog_stats(relation)
+        for row in super()._get_columns_for_catalog(relation):
+            row.update(stats)
+            yield row
+
+    @staticmethod
+    def _hoodpy_catalog_stats(relation: BaseRelation) -> Dict[str, Any]:
+        information = getattr(relation, "information", None) or ""
+        if not HoodpyRelation.information_is_hoodpy(information):
+            return {}
+        match = _TABLE_PROPERTIES.search(information)
+        props = dict(p.split("=", 1) for p in match.group(1).split(", ") if "=" in p) if match else {}
+        stats: Dict[str, Any] = {"stats:format:label": "format", "stats:format:value": "hoodpy (Hudi COW v6)",
+                                 "stats:format:description": "Table format", "stats:format:include": True}
+        for key, label, description in _CATALOG_STATS:
+            if key in props:
+                sid = label.replace(" ", "_")
+                stats.update({f"stats:{sid}:label": label, f"stats:{sid}:value": props[key],
+                              f"stats:{sid}:description": description, f"stats:{sid}:include": True})
+        return stats
+
+    # -- model config ---------------------------------------------------------------------------------
+    def _spec(self, model: Dict[str, Any], record_key: Optional[List[str]] = None) -> TableSpec:
+        try:
+            return table_spec(_node_name(model), model.get("config") or {},
+                              resource_type=model.get("resource_type", "model"), record_key=record_key)
+        except HoodieError as e:
+            raise _config_error(model, e) from e
+
+    @available
+    def hoodpy_table_spec(self, model: Dict[str, Any], columns: Optional[List[str]] = None,
+                          record_key: Optional[List[str]] = None) -> Dict[str, Any]:
+        """The table a node's config asks for, validated (against the query's ``columns`` when given)."""
+        spec = self._spec(model, record_key)
+        if columns is not None:
+            try:
+                spec.check_columns([getattr(c, "name", c) for c in columns])
+            except HoodieError as e:
+                raise _config_error(model, e) from e
+        return {"file_format": spec.file_format, "is_hoodpy": spec.is_hoodpy,
+                "properties": spec.table_properties() if spec.is_hoodpy else {},
+                "partition_by": list(spec.partition_by), "delete_column": spec.delete_column,
+                "record_key": list(spec.record_key)}
+
+    @available
+    def hoodpy_incremental_strategy(self, model: Dict[str, Any]) -> str:
+        spec = self._spec(model)
+        try:
+            return incremental_strategy(spec, (model.get("config") or {}).get("incremental_strategy"))
+        except HoodieError as e:
+            raise _config_error(model, e) from e
+
+    # -- writes and table services ---------------------------------------------------------------------
+    def _spark(self) -> Any:
+        return hoodpy_session(self.config.credentials)
+
+    @available
+    def hoodpy_write(self, target: BaseRelation, source: BaseRelation, strategy: str, model: Dict[str, Any],
+                     columns: Optional[List[str]] = None, update_columns: Optional[List[str]] = None,
+                     predicates: Optional[Union[List[str], str]] = None) -> str:
+        """Write the batch in ``source`` (a temporary view) into ``target`` by ``strategy``; a summary."""
+        from dbt.adapters.hoodpy.writes import write_batch
+
+        spec = self._spec(model)
+        window = None
+        batch = model.get("batch") or {}
+        if strategy == "microbatch" and batch.get("event_time_start") and batch.get("event_time_end"):
+            window = (model["config"]["event_time"], str(batch["event_time_start"]), str(batch["event_time_end"]))
+        if isinstance(predicates, str):
+            predicates = [predicates]
+        try:
+            summary = write_batch(self._spark(), str(target), str(source), strategy, spec,
+                                  columns=columns, update_columns=update_columns,
+                                  predicates=list(predicates or []),
+                                  window=window)
+        except HoodieError as e:
+            raise DbtRuntimeError(f"hoodpy write into {target} failed: {e}") from e
+        return summary.message
+
+    @available
+    def hoodpy_rebuild_without(self, relation: BaseRelation, columns: List[str], model: Dict[str, Any]) -> None:
+        """on_schema_change=sync_all_columns: Hudi never drops columns, so the table is rebuilt without them
+        (into a new table, which then takes the old one's name)."""
+        from dbt.adapters.hoodpy.schema_sync import rebuild_without
+
+        try:
+            rebuild_without(self._spark(), str(relation), relation.identifier, columns, self._spec(model))
+        except HoodieError as e:
+            raise DbtRuntimeError(f"hoodpy could not drop column(s) {', '.join(columns)} of {relation}: {e}") from e
+        self.cache_dropped(relation)
+        self.cache_added(relation.incorporate(type="table", is_hoodpy=True))
+
+    @available
+    def hoodpy_service_args(self, model: Dict[str, Any], service: str, overrides: Dict[str, Any]) -> str:
+        """``name => value`` arguments of a ``CALL run_clustering`` / ``run_clean`` for a model's table:
+        the model's clustering / clean config, overridden by the macro's arguments."""
+        from dbt.adapters.hoodpy.services import procedure_args
+
+        try:
+            return procedure_args(self._spec(model), service, overrides)
+        except HoodieError as e:
+            raise _config_error(model, e) from e

@@ -1,0 +1,238 @@
+"""dbt model config -> hoodie options: the contract between a model's ``config(...)`` and the table.
+
+=====================  ===============================================================================
+model config           hoodpy / Hudi
+=====================  ===============================================================================
+unique_key (str|list)  record key (``primaryKey`` / ``hoodie.datasource.write.recordkey.field``)
+precombine_key         ordering field (``preCombineField``): a stored row with a larger value survives
+partition_by           partition fields (hive-style paths)
+index_type             ``hoodie.index.type``
+hoodie_options         any ``hoodie.*`` key, passed as is
+clustering             ``{order: [cols], strategy: linear|z-order|hilbert, inline: true, max_commits: 4,
+                       target_file_max_bytes: N, small_file_limit: N}`` -> ``hoodie.clustering.*``
+clean                  ``{policy: KEEP_LATEST_COMMITS|KEEP_LATEST_FILE_VERSIONS|KEEP_LATEST_BY_HOURS,
+                       retained: N, automatic: true}`` -> ``hoodie.cleaner.*`` / ``hoodie.clean.*``
+delete_column          a boolean column: rows with true delete their key; the column is not stored
+=====================  ===============================================================================
+
+Pure Python (no Spark, no dbt): validation raises :class:`~sql_ext.errors.InvalidConfigError` /
+:class:`~sql_ext.errors.MissingConfigError` naming the model and the key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sql_ext.config.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanConfig
+from sql_ext.config.clustering import ClusteringConfig, parse_layout_strategy
+from sql_ext.config.index import IndexConfig
+from sql_ext.errors import InvalidConfigError, MissingConfigError
+
+HOODPY_FORMATS = frozenset({"hoodpy", "hudi"})
+# Strategies per target format; "merge" is dbt's name for an upsert honouring merge_(update|exclude)_columns.
+HOODPY_STRATEGIES = ("upsert", "merge", "append", "insert", "insert_overwrite", "delete+insert", "microbatch")
+SPARK_STRATEGIES = ("append", "insert_overwrite")
+KEYED_STRATEGIES = frozenset({"upsert", "merge", "delete+insert"})
+
+_CLUSTERING_KEYS = {
+    "order": ClusteringConfig.SORT_COLUMNS.key,
+    "strategy": ClusteringConfig.LAYOUT_OPTIMIZE_STRATEGY.key,
+    "inline": ClusteringConfig.INLINE.key,
+    "max_commits": ClusteringConfig.INLINE_MAX_COMMITS.key,
+    "target_file_max_bytes": ClusteringConfig.TARGET_FILE_MAX_BYTES.key,
+    "small_file_limit": ClusteringConfig.SMALL_FILE_LIMIT.key,
+}
+_CLEAN_KEYS = ("policy", "retained", "automatic")
+_RETAINED_KEY = {
+    KEEP_LATEST_COMMITS: CleanConfig.COMMITS_RETAINED.key,
+    KEEP_LATEST_FILE_VERSIONS: CleanConfig.FILE_VERSIONS_RETAINED.key,
+    KEEP_LATEST_BY_HOURS: CleanConfig.HOURS_RETAINED.key,
+}
+_LAYOUT_NAMES = {"LINEAR": "linear", "ZORDER": "z-order", "HILBERT": "hilbert"}
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    if value is None or value == "" or value == []:
+        return ()
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    return tuple(str(v) for v in value)
+
+
+def _bool(model: str, key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if str(value).strip().lower() in ("true", "false"):
+        return str(value).strip().lower() == "true"
+    raise InvalidConfigError(key, value, f"model {model!r}: expected true or false")
+
+
+def _positive_int(model: str, key: str, value: Any) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = -1
+    if isinstance(value, bool) or number < 0:
+        raise InvalidConfigError(key, value, f"model {model!r}: expected a non-negative integer")
+    return number
+
+
+@dataclass(frozen=True)
+class ClusteringSpec:
+    sort_columns: tuple[str, ...]
+    layout: str          # linear, z-order, hilbert
+    inline: bool
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """What one model's config asks of its table."""
+
+    model: str
+    file_format: str
+    record_key: tuple[str, ...] = ()
+    precombine_field: str | None = None
+    partition_by: tuple[str, ...] = ()
+    options: dict[str, str] = field(default_factory=dict)   # hoodie.* keys for every write
+    clustering: ClusteringSpec | None = None
+    clean_automatic: bool = False
+    delete_column: str | None = None
+
+    @property
+    def is_hoodpy(self) -> bool:
+        return self.file_format in HOODPY_FORMATS
+
+    def table_properties(self) -> dict[str, str]:
+        """TBLPROPERTIES of ``CREATE TABLE ... USING hoodpy``."""
+        props = {"primaryKey": ",".join(self.record_key), "type": "cow"}
+        if self.precombine_field:
+            props["preCombineField"] = self.precombine_field
+        props.update(self.options)
+        return props
+
+    def check_columns(self, columns: Sequence[str]) -> None:
+        """Every column the config names must be a column of the model's query."""
+        present = {c.lower() for c in columns}
+        named = [("unique_key", c) for c in self.record_key]
+        named += [("precombine_key", self.precombine_field)] if self.precombine_field else []
+        named += [("partition_by", c) for c in self.partition_by]
+        named += [("clustering.order", c) for c in (self.clustering.sort_columns if self.clustering else ())]
+        named += [("delete_column", self.delete_column)] if self.delete_column else []
+        for key, column in named:
+            if column.lower() not in present:
+                raise InvalidConfigError(key, column, f"model {self.model!r}: {column!r} is not a column of the "
+                                         f"model (columns: {', '.join(columns)})")
+
+
+def table_spec(model: str, config: Mapping[str, Any], *, resource_type: str = "model",
+               record_key: Sequence[str] | None = None) -> TableSpec:
+    """Validate a node's config into a :class:`TableSpec`.
+
+    ``file_format`` defaults to ``hoodpy`` when a ``unique_key`` is set (hoodpy tables are keyed), else to
+    Spark's ``parquet``. ``record_key`` overrides ``unique_key`` (snapshots key by ``dbt_scd_id``).
+    """
+    keys = tuple(record_key) if record_key is not None else _names(config.get("unique_key"))
+    file_format = str(config.get("file_format") or ("hoodpy" if keys else "parquet")).lower()
+    hoodpy_only = [k for k in ("precombine_key", "index_type", "hoodie_options", "clustering", "clean",
+                               "delete_column") if config.get(k) not in (None, {}, [])]
+    if file_format not in HOODPY_FORMATS:
+        if hoodpy_only:
+            raise InvalidConfigError(hoodpy_only[0], config.get(hoodpy_only[0]),
+                                     f"model {model!r}: applies to hoodpy tables only, but file_format is "
+                                     f"{file_format!r}")
+        return TableSpec(model, file_format, partition_by=_names(config.get("partition_by")))
+    if not keys:
+        raise MissingConfigError("unique_key", f"model {model!r}: a hoodpy table (file_format "
+                                 f"{file_format!r}) needs a unique_key, its record key")
+    options: dict[str, str] = {}
+    index_type = config.get("index_type")
+    if index_type:
+        options[IndexConfig.TYPE.key] = str(index_type).upper()
+    for key, value in dict(config.get("hoodie_options") or {}).items():
+        if not str(key).startswith("hoodie."):
+            raise InvalidConfigError(f"hoodie_options.{key}", value,
+                                     f"model {model!r}: only hoodie.* keys belong in hoodie_options")
+        options[str(key)] = _option_text(value)
+    clustering = _clustering(model, config.get("clustering"), options)
+    clean_automatic = _clean(model, config.get("clean"), options)
+    precombine = config.get("precombine_key")
+    delete_column = config.get("delete_column")
+    return TableSpec(model, file_format, keys, str(precombine) if precombine else None,
+                     _names(config.get("partition_by")), options, clustering, clean_automatic,
+                     str(delete_column) if delete_column else None)
+
+
+def _option_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _section(model: str, name: str, value: Any, allowed: Sequence[str]) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise InvalidConfigError(name, value, f"model {model!r}: expected a mapping of {', '.join(allowed)}")
+    unknown = [k for k in value if k not in allowed]
+    if unknown:
+        raise InvalidConfigError(f"{name}.{unknown[0]}", value[unknown[0]],
+                                 f"model {model!r}: unknown {name} config key {unknown[0]!r} "
+                                 f"(known: {', '.join(allowed)})")
+    return dict(value)
+
+
+def _clustering(model: str, value: Any, options: dict[str, str]) -> ClusteringSpec | None:
+    if value is None:
+        return None
+    section = _section(model, "clustering", value, list(_CLUSTERING_KEYS))
+    sort_columns = _names(section.get("order"))
+    if not sort_columns:
+        raise MissingConfigError("clustering.order", f"model {model!r}: clustering needs the columns to sort by")
+    try:
+        layout = parse_layout_strategy(section.get("strategy", "linear"))
+    except ValueError as e:
+        raise InvalidConfigError("clustering.strategy", section.get("strategy"), f"model {model!r}: {e}") from None
+    inline = _bool(model, "clustering.inline", section.get("inline", True))
+    options[_CLUSTERING_KEYS["order"]] = ",".join(sort_columns)
+    options[_CLUSTERING_KEYS["strategy"]] = _LAYOUT_NAMES[layout]
+    options[_CLUSTERING_KEYS["inline"]] = "true" if inline else "false"
+    for key in ("max_commits", "target_file_max_bytes", "small_file_limit"):
+        if key in section:
+            options[_CLUSTERING_KEYS[key]] = str(_positive_int(model, f"clustering.{key}", section[key]))
+    return ClusteringSpec(sort_columns, _LAYOUT_NAMES[layout], inline)
+
+
+def _clean(model: str, value: Any, options: dict[str, str]) -> bool:
+    if value is None:
+        return False
+    section = _section(model, "clean", value, _CLEAN_KEYS)
+    policy = str(section.get("policy", KEEP_LATEST_COMMITS)).upper()
+    if policy not in _RETAINED_KEY:
+        raise InvalidConfigError("clean.policy", section.get("policy"),
+                                 f"model {model!r}: expected one of {', '.join(_RETAINED_KEY)}")
+    automatic = _bool(model, "clean.automatic", section.get("automatic", True))
+    options[CleanConfig.POLICY.key] = policy
+    options[CleanConfig.AUTOMATIC.key] = "true" if automatic else "false"
+    if "retained" in section:
+        options[_RETAINED_KEY[policy]] = str(_positive_int(model, "clean.retained", section["retained"]))
+    return automatic
+
+
+def incremental_strategy(spec: TableSpec, strategy: str | None) -> str:
+    """The model's strategy (default: upsert when keyed, else append), checked against its table format."""
+    chosen = (strategy or ("upsert" if spec.is_hoodpy else "append")).lower()
+    allowed = HOODPY_STRATEGIES if spec.is_hoodpy else SPARK_STRATEGIES
+    if chosen in KEYED_STRATEGIES and not spec.record_key:
+        raise MissingConfigError("unique_key", f"model {spec.model!r}: incremental_strategy {chosen!r} needs a "
+                                 "unique_key")
+    if chosen not in allowed:
+        raise InvalidConfigError("incremental_strategy", chosen,
+                                 f"model {spec.model!r}: file_format {spec.file_format!r} supports "
+                                 f"{', '.join(allowed)}")
+    if spec.delete_column and chosen not in ("upsert", "merge"):
+        raise InvalidConfigError("delete_column", spec.delete_column,
+                                 f"model {spec.model!r}: deletes by flag need incremental_strategy upsert or "
+                                 f"merge, not {chosen!r}")
+    return chosen

@@ -1,0 +1,72 @@
+"""Arguments of the table-service CALLs the ``hoodpy_run_clustering()`` / ``hoodpy_run_clean()`` macros emit.
+
+The macros render ``CALL run_clustering(table => '<this>', ...)`` / ``CALL run_clean(...)`` (Hudi's
+procedures, run by hoodpy's SQL layer), so a post-hook's effect is visible in dbt's logs as SQL. Defaults come
+from the model's ``clustering`` / ``clean`` config; the macro's arguments override them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sql_ext.config.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanConfig
+from sql_ext.config.clustering import ClusteringConfig
+from sql_ext.errors import InvalidConfigError
+
+from dbt.adapters.hoodpy.model_config import TableSpec, _LAYOUT_NAMES, _names
+from sql_ext.config.clustering import parse_layout_strategy
+
+_CLUSTERING_PLAN_KEYS = (ClusteringConfig.TARGET_FILE_MAX_BYTES.key, ClusteringConfig.SMALL_FILE_LIMIT.key)
+_RETAIN_ARGUMENT = {KEEP_LATEST_COMMITS: "retain_commits", KEEP_LATEST_FILE_VERSIONS: "file_versions_retained",
+                    KEEP_LATEST_BY_HOURS: "hours_retained"}
+_RETAINED_KEY = {KEEP_LATEST_COMMITS: CleanConfig.COMMITS_RETAINED.key,
+                 KEEP_LATEST_FILE_VERSIONS: CleanConfig.FILE_VERSIONS_RETAINED.key,
+                 KEEP_LATEST_BY_HOURS: CleanConfig.HOURS_RETAINED.key}
+
+
+def sql_string(value: Any) -> str:
+    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _options_text(options: Mapping[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in options.items())
+
+
+def procedure_args(spec: TableSpec, service: str, overrides: Mapping[str, Any]) -> str:
+    """``name => value, ...`` for ``run_clustering`` or ``run_clean`` (without the table argument)."""
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    args: dict[str, Any] = {}
+    if service == "clustering":
+        unknown = [k for k in overrides if k not in ("order", "strategy", "options")]
+        order = _names(overrides.get("order")) or (spec.clustering.sort_columns if spec.clustering else ())
+        if order:
+            args["order"] = ",".join(order)
+        strategy = overrides.get("strategy") or (spec.clustering.layout if spec.clustering else None)
+        if strategy:
+            try:
+                args["order_strategy"] = _LAYOUT_NAMES[parse_layout_strategy(strategy)]
+            except ValueError as e:
+                raise InvalidConfigError("strategy", strategy, f"model {spec.model!r}: {e}") from None
+        options = {k: v for k, v in spec.options.items() if k in _CLUSTERING_PLAN_KEYS}
+    elif service == "clean":
+        unknown = [k for k in overrides if k not in ("policy", "retained", "options")]
+        policy = str(overrides.get("policy") or spec.options.get(CleanConfig.POLICY.key) or "").upper()
+        if policy:
+            if policy not in _RETAIN_ARGUMENT:
+                raise InvalidConfigError("policy", policy, f"model {spec.model!r}: expected one of "
+                                         f"{', '.join(_RETAIN_ARGUMENT)}")
+            args["clean_policy"] = policy
+            retained = overrides.get("retained", spec.options.get(_RETAINED_KEY[policy]))
+            if retained is not None:
+                args[_RETAIN_ARGUMENT[policy]] = int(retained)
+        options = {}
+    else:
+        raise InvalidConfigError("service", service, "expected clustering or clean")
+    if unknown:
+        raise InvalidConfigError(unknown[0], overrides[unknown[0]],
+                                 f"model {spec.model!r}: not an argument of the {service} macro")
+    options.update({str(k): v for k, v in dict(overrides.get("options") or {}).items()})
+    if options:
+        args["options"] = _options_text(options)
+    return ", ".join(f"{k} => {v if isinstance(v, int) else sql_string(v)}" for k, v in args.items())

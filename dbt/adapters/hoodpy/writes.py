@@ -1,0 +1,153 @@
+"""Incremental writes of a dbt model's batch into its hoodpy table, one engine write (commit) per strategy.
+
+The batch is the model's temporary view. Meta columns are dropped, the model's delete flag becomes Hudi's
+``_hoodie_is_deleted``, and the batch is aligned to the table's columns (typed nulls for the columns a batch
+leaves out; on_schema_change has already decided which new columns the table takes). Deletes that select
+rows by a condition (delete+insert, microbatch windows) are ``DELETE FROM`` statements run by the SQL layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sql_ext.schema import IS_DELETED_COLUMN, META_COLUMNS
+from sql_ext.sql.catalog import quote_identifier
+from sql_ext.table import HoodieTable
+from sql_ext.write.operation import WriteOperation
+
+from dbt.adapters.hoodpy.model_config import TableSpec
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+@dataclass
+class WriteSummary:
+    """What one incremental run did, for dbt's run results."""
+
+    operations: list[str]
+    instant_times: list[str]
+    rows_written: int = 0
+    rows_deleted: int = 0
+
+    @property
+    def message(self) -> str:
+        if not self.instant_times:
+            return "OK (nothing to write)"
+        return (f"{'+'.join(self.operations)} {', '.join(self.instant_times)}: {self.rows_written} written, "
+                f"{self.rows_deleted} deleted")
+
+
+def batch_frame(spark: SparkSession, source: str, spec: TableSpec) -> DataFrame:
+    """The model's rows without meta columns; the delete flag (if any) as ``_hoodie_is_deleted``."""
+    from pyspark.sql import functions as F
+
+    df = spark.table(source)
+    df = df.drop(*[c for c in df.columns if c in META_COLUMNS])
+    spec.check_columns(df.columns)
+    if spec.delete_column:
+        column = next(c for c in df.columns if c.lower() == spec.delete_column.lower())
+        flag = F.coalesce(F.col(quote_identifier(column)).cast("boolean"), F.lit(False))
+        df = df.withColumn(IS_DELETED_COLUMN, flag).drop(column)
+    return df
+
+
+def align(df: DataFrame, table: HoodieTable) -> DataFrame:
+    """``df`` with every table column present (typed nulls for those it lacks), table columns first."""
+    from pyspark.sql import functions as F
+
+    fields = [f for f in table.spark_schema().fields if f.name not in META_COLUMNS]
+    have = {c.lower(): c for c in df.columns}
+    out = [F.col(quote_identifier(have[f.name.lower()])).alias(f.name) if f.name.lower() in have
+           else F.lit(None).cast(f.dataType).alias(f.name) for f in fields]
+    known = {f.name.lower() for f in fields}
+    out += [F.col(quote_identifier(c)) for c in df.columns if c.lower() not in known]
+    return df.select(*out)
+
+
+def partial_update(df: DataFrame, table: HoodieTable, spec: TableSpec, update_columns: Sequence[str]) -> DataFrame:
+    """dbt's merge_update_columns / merge_exclude_columns: for keys already in the table, only
+    ``update_columns`` take the batch's values; the other columns keep the stored ones."""
+    from pyspark.sql import functions as F
+
+    keys = [k.lower() for k in spec.record_key]
+    update = {c.lower() for c in update_columns} | set(keys) | {IS_DELETED_COLUMN.lower()}
+    stored = table.read().drop(*META_COLUMNS)
+    stored = stored.select(*[F.col(quote_identifier(c)).alias(f"__stored_{c}") for c in stored.columns])
+    stored = stored.withColumn("__stored_present", F.lit(True))
+    cond = [F.col(quote_identifier(next(c for c in df.columns if c.lower() == k)))
+            == F.col(quote_identifier(next(c for c in stored.columns if c.lower() == f"__stored_{k}")))
+            for k in keys]
+    joined = df.join(stored, on=cond, how="left")
+    stored_names = {c[len("__stored_"):].lower(): c for c in stored.columns if c != "__stored_present"}
+    out = []
+    for c in df.columns:
+        if c.lower() in update or c.lower() not in stored_names:
+            out.append(F.col(quote_identifier(c)))
+        else:
+            out.append(F.when(F.col("__stored_present"), F.col(quote_identifier(stored_names[c.lower()])))
+                       .otherwise(F.col(quote_identifier(c))).alias(c))
+    return joined.select(*out)
+
+
+def _delete_where(spark: SparkSession, target: str, condition: str) -> int:
+    """Delete the target's rows matching ``condition`` through the SQL layer; returns how many."""
+    before = spark.sql(f"SELECT count(*) AS n FROM {target} AS DBT_INTERNAL_DEST WHERE {condition}").collect()[0]["n"]
+    if before:
+        spark.sql(f"DELETE FROM {target} AS DBT_INTERNAL_DEST WHERE {condition}")
+    return int(before)
+
+
+def write_batch(spark: SparkSession, target: str, source: str, strategy: str, spec: TableSpec, *,
+                columns: Sequence[str] | None = None, update_columns: Sequence[str] | None = None, predicates: Sequence[str] = (),
+                window: tuple[str, str, str] | None = None) -> WriteSummary:
+    """Write the batch in view ``source`` into hoodpy table ``target`` by ``strategy``.
+
+    Args:
+        columns: the columns the table takes from the batch (dbt's dest_columns after on_schema_change);
+            others are dropped. None: all.
+        update_columns: for merge, the columns a matched row takes from the batch (None: all).
+        predicates: dbt's incremental_predicates, SQL conditions on ``DBT_INTERNAL_DEST`` rows.
+        window: microbatch (event_time column, start, end): the table's rows in [start, end) are replaced.
+    """
+    table = HoodieTable.for_name(spark, target, options=spec.options)
+    df = batch_frame(spark, source, spec)
+    if columns is not None:
+        wanted = {c.lower() for c in columns} | {IS_DELETED_COLUMN.lower()}
+        df = df.select(*[quote_identifier(c) for c in df.columns if c.lower() in wanted])
+    df = align(df, table)
+    summary = WriteSummary([], [])
+    keys = ", ".join(quote_identifier(k) for k in spec.record_key)
+    conditions = [f"({p})" for p in predicates]
+    if strategy == "delete+insert":
+        conditions.insert(0, f"({keys}) IN (SELECT {keys} FROM {source})")
+    elif strategy == "microbatch" and window is not None:
+        column, start, end = window
+        conditions.insert(0, f"{quote_identifier(column)} >= TIMESTAMP '{start}' AND "
+                          f"{quote_identifier(column)} < TIMESTAMP '{end}'")
+    if strategy in ("delete+insert", "microbatch") and conditions:
+        deleted = _delete_where(spark, target, " AND ".join(conditions))
+        if deleted:
+            last = table.timeline.last_completed_commit()
+            summary.operations.append("delete")
+            summary.instant_times.append(last.timestamp if last else "")
+            summary.rows_deleted += deleted
+    if strategy in ("upsert", "merge") or (strategy == "microbatch" and spec.record_key):
+        operation = WriteOperation.UPSERT
+        if strategy == "merge" and update_columns is not None:
+            df = partial_update(df, table, spec, update_columns)
+    elif strategy == "insert_overwrite":
+        operation = WriteOperation.INSERT_OVERWRITE if table.keygen.partition_fields \
+            else WriteOperation.INSERT_OVERWRITE_TABLE
+    else:
+        operation = WriteOperation.INSERT
+    if operation is not WriteOperation.INSERT_OVERWRITE_TABLE and df.isEmpty():
+        return summary
+    result = table.write(df, operation, options=spec.options)
+    summary.operations.append(operation.value)
+    summary.instant_times.append(result.instant_time)
+    summary.rows_written += result.num_writes - result.num_deletes
+    summary.rows_deleted += result.num_deletes
+    return summary
