@@ -172,8 +172,9 @@ def archive_after_commit(table: HoodieTable, options: Mapping[str, Any] | None =
         return None
     timeline = Timeline.load(table.storage)
     high = config.get(ArchivalConfig.MAX_COMMITS)
-    if (len(timeline.completed_commits()) <= high and all(
-            len(timeline.filter(actions=[a], states=[State.COMPLETED])) <= high for a in (Action.CLEAN, Action.ROLLBACK))):
+    counts = [len(timeline.completed_commits())] + [
+        len(timeline.filter(actions=[a], states=[State.COMPLETED])) for a in (Action.CLEAN, Action.ROLLBACK)]
+    if max(counts) <= high:
         return None
     return archive(table.storage, config)
 
@@ -190,7 +191,8 @@ def read_archived_entries(storage: Storage) -> list[dict[str, Any]]:
             writer_schema = block.header.get(log_format.SCHEMA)
             for raw in log_format.avro_records(block):
                 entry = decode_record(AvroModel.ARCHIVED_META_ENTRY, raw, writer_schema)
-                seen[(entry.get("commitTime") or "", entry.get("actionType") or "", entry.get("actionState") or "")] = entry
+                key = (entry.get("commitTime") or "", entry.get("actionType") or "", entry.get("actionState") or "")
+                seen[key] = entry  # an entry archived twice (a crash before the instant files went) counts once
     return [seen[k] for k in sorted(seen)]
 
 

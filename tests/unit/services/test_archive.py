@@ -43,8 +43,9 @@ def commit(storage, n, *, action=Action.COMMIT, replaced=None, complete=True, fi
 
 
 def clean(storage, n, earliest):
-    inflight = transitions.transition_to_inflight(storage, transitions.create_requested(
-        storage, t(n), Action.CLEAN, serialize(AvroModel.CLEANER_PLAN, {"policy": "KEEP_LATEST_COMMITS", "version": 2})))
+    plan = serialize(AvroModel.CLEANER_PLAN, {"policy": "KEEP_LATEST_COMMITS", "version": 2})
+    inflight = transitions.transition_to_inflight(storage, transitions.create_requested(storage, t(n), Action.CLEAN,
+                                                                                       plan))
     transitions.complete(storage, inflight, serialize(AvroModel.CLEAN_METADATA, {
         "startCleanTime": t(n), "timeTakenInMillis": 1, "totalFilesDeleted": 0, "earliestCommitToRetain": earliest,
         "partitionMetadata": {}, "version": 2}))
