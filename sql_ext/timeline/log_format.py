@@ -13,7 +13,8 @@ long  content length
 ...   content (HoodieAvroDataBlock, block version 2): int version, int record count, then per
       record int length and the record's Avro binary encoding under the header's SCHEMA
 ...   footer: same layout as the header (archival writes none: int 0)
-long  total block length including the magic (the reverse pointer)
+long  bytes of the block written before this field, magic included (the reverse pointer; readers
+      check it equals the leading length + 6 - 8)
 ====  ======================================================================================
 
 Archive files are named ``.commits_.archive.<version>_<writeToken>`` under ``.hoodie/archived``.
@@ -73,7 +74,7 @@ def encode_block(block_type: int, header: dict[int, str], content: bytes, footer
         MAGIC, struct.pack(">q", length), struct.pack(">ii", LOG_FORMAT_VERSION, block_type), header_bytes,
         struct.pack(">q", len(content)), content, footer_bytes,
     ])
-    return body + struct.pack(">q", len(body) + 8)
+    return body + struct.pack(">q", len(body))  # everything written before it, magic included
 
 
 def avro_data_block(records: Sequence[bytes], schema: str) -> bytes:
@@ -116,8 +117,8 @@ def read_blocks(data: bytes, source: str = "log file") -> Iterator[LogBlock]:
         header = r.metadata()
         content = r.take(r.long())
         footer = r.metadata()
-        total = r.long()
-        if total != r.pos - start:
+        written = r.pos - start
+        if r.long() != written:
             raise InvalidInstantError(f"Log file {source}: corrupt block at byte {start}")
         yield LogBlock(block_type, header, footer, content)
 

@@ -109,7 +109,8 @@ def test_log_block_bytes():
     assert struct.unpack(">ii", block[14:22]) == (1, 3)  # log format version, AVRO_DATA_BLOCK
     assert struct.unpack(">iii", block[22:34]) == (1, 2, len(schema.encode()))  # one header: SCHEMA
     (total,) = struct.unpack(">q", block[-8:])
-    assert total == len(block)
+    assert total == len(block) - 8  # what Java wrote before this field
+    assert total - len(b"#HUDI#") == length  # HoodieLogFileReader.isBlockCorrupted's check
     [parsed] = list(log_format.read_blocks(block + b""))
     [raw] = log_format.avro_records(parsed)
     assert decode_record(AvroModel.ARCHIVED_META_ENTRY, raw, parsed.header[log_format.SCHEMA])["commitTime"] == t(1)
