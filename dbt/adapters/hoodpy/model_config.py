@@ -54,11 +54,11 @@ _LAYOUT_NAMES = {"LINEAR": "linear", "ZORDER": "z-order", "HILBERT": "hilbert"}
 
 
 def _names(value: Any) -> tuple[str, ...]:
+    """Column names from a string (comma-separated) or a list, duplicates dropped."""
     if value is None or value == "" or value == []:
         return ()
-    if isinstance(value, str):
-        return tuple(v.strip() for v in value.split(",") if v.strip())
-    return tuple(str(v) for v in value)
+    names = value.split(",") if isinstance(value, str) else [str(v) for v in value]
+    return tuple(dict.fromkeys(n.strip() for n in names if n.strip()))
 
 
 def _bool(model: str, key: str, value: Any) -> bool:

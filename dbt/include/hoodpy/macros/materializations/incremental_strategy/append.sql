@@ -4,7 +4,12 @@
   {%- if arg_dict['target_relation'].is_hoodpy -%}
     {{ return(hoodpy_write_batch(arg_dict, 'append')) }}
   {%- endif -%}
-  {{ return(get_insert_into_sql(arg_dict['target_relation'], arg_dict['temp_relation'], arg_dict['dest_columns'])) }}
+  {%- set dest_cols_csv = arg_dict['dest_columns'] | map(attribute='quoted') | join(', ') -%}
+  {% set sql %}
+    insert into {{ arg_dict['target_relation'] }} ({{ dest_cols_csv }})
+    select {{ dest_cols_csv }} from {{ arg_dict['temp_relation'] }}
+  {% endset %}
+  {{ return(sql) }}
 {% endmacro %}
 
 {% macro get_incremental_insert_sql(arg_dict) %}
