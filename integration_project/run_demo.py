@@ -79,7 +79,8 @@ def report(spark, batches: list[gen.Batch]) -> bool:
             missing = [r for r in expected[model] if r not in rows]
             unexpected = [r for r in rows if r not in expected[model]]
             print(f"  missing {len(missing)}: {missing[:3]}\n  unexpected {len(unexpected)}: {unexpected[:3]}")
-        spark.sql(f"select * from {SCHEMA}.{model} order by 1").show(6, truncate=False)
+        spark.sql(f"select {', '.join(EXPECTED_COLUMNS[model])} from {SCHEMA}.{model} order by 1") \
+            .show(5, truncate=False)
 
     procedures = set(procedure_names())
     for model in ("rides", "driver_assignments"):
@@ -100,7 +101,7 @@ def timeline_actions(spark, model: str, schema: str = SCHEMA) -> list[tuple[str,
     from sql_ext import HoodieTable
 
     timeline = HoodieTable.for_name(spark, f"{schema}.{model}").timeline
-    return [(i.action.value, i.state.value) for i in timeline.instants]
+    return [(i.action.value, i.state.value.lower()) for i in timeline.instants]
 
 
 def hudi_rs_counts(spark, schema: str = SCHEMA) -> dict[str, int] | None:

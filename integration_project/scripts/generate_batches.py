@@ -36,8 +36,9 @@ CITIES = ("sf", "nyc", "la", "chi")
 ZONES_PER_CITY = 6
 DRIVERS_PER_CITY = 12
 RIDERS = 80
-# Batch 1's window starts here; each batch covers the next hour of app activity.
-EPOCH = dt.datetime(2026, 1, 5, 8, 0, 0, tzinfo=dt.timezone.utc)
+# Batch 1's window starts here; each batch covers the next hour of app activity (late evening, so the
+# assignments' day partitions change within the demo's two batches).
+EPOCH = dt.datetime(2026, 1, 5, 23, 20, 0, tzinfo=dt.timezone.utc)
 BATCH_WINDOW = dt.timedelta(hours=1)
 
 RIDE_COLUMNS = ("batch_id", "op", "ride_id", "rider_id", "city", "requested_at", "pickup_zone",

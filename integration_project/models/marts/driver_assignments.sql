@@ -4,7 +4,7 @@
     precombine_key='event_ts',
     partition_by='assigned_date',
     delete_column='is_deleted',
-    clean={'policy': 'KEEP_LATEST_COMMITS', 'retained': 1},
+    clean={'policy': 'KEEP_LATEST_FILE_VERSIONS', 'retained': 1},
     hoodie_options={'hoodie.parquet.compression.codec': 'snappy'},
 ) }}
 

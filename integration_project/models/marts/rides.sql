@@ -10,7 +10,7 @@
         'order': ['pickup_zone', 'requested_at'],
         'strategy': 'z-order',
         'inline': true,
-        'max_commits': 2,
+        'max_commits': 1,
     },
     clean={'policy': 'KEEP_LATEST_COMMITS', 'retained': 1},
     hoodie_options={'hoodie.parquet.compression.codec': 'snappy'},
