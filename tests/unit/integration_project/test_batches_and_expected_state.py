@@ -15,6 +15,11 @@ def test_same_seed_same_batches_other_seed_other_batches():
     assert gen.generate(seed=3) != gen.generate(seed=4)
 
 
+def test_more_batches_extend_the_same_stream():
+    """A pipeline that continues (generate 3, land batch 3) sees batches 1 and 2 unchanged."""
+    assert gen.generate(batches=3)[:2] == gen.generate(batches=2)
+
+
 def test_written_batches_read_back_unchanged(tmp_path):
     batches = gen.generate()
     gen.write(batches, tmp_path / "b")
