@@ -4,7 +4,8 @@ Parameters and columns are Hudi's (``ShowTimelineProcedure``). ``requested_time`
 ``completed_time`` are the state files' modification times as ``MM-dd HH:mm:ss`` (UTC; NULL when that state
 file does not exist). ``startTime`` / ``endTime`` accept Hudi's forms (yyyyMMddHHmmss[SSS], yyyy-MM-dd,
 yyyy/MM/dd, yyyyMMdd; a date-only end time means the end of that day) and, when both are given, the limit
-is not applied. hoodpy does not archive yet, so ``showArchived`` adds nothing: every row is ``ACTIVE``.
+is not applied. ``showArchived`` adds the instants archived under ``.hoodie/archived`` (``ARCHIVED`` rows; their
+state times come from the archived entries' state transition times).
 """
 
 from __future__ import annotations
@@ -86,12 +87,20 @@ class ShowTimelineProcedure(Procedure):
         times = instant_file_times(table)
         instants = [i for i in timeline.instants
                     if (start is None or i.timestamp >= start) and (end is None or i.timestamp <= end)]
+        archived = _archived(table) if args["showArchived"] else {}
+        instants += [i for i in archived
+                     if (start is None or i.timestamp >= start) and (end is None or i.timestamp <= end)]
         instants.sort(key=lambda i: i.timestamp, reverse=True)
         if start is None or end is None:
             instants = instants[: max(args["limit"], 0)]
         rolled_back_by = _rolled_back_by(table, timeline.filter(actions=[Action.ROLLBACK]))
         rows = []
         for instant in instants:
+            if instant in archived:
+                states = archived[instant]
+                rows.append((instant.timestamp, instant.action.value, instant.state.value,
+                             *(_archived_clock(states.get(s.value)) for s in State), "ARCHIVED", None))
+                continue
             states = times.get((instant.timestamp, instant.action.value), {})
             rows.append((
                 instant.timestamp, instant.action.value, instant.state.value,
@@ -100,6 +109,31 @@ class ShowTimelineProcedure(Procedure):
                 _rollback_info(table, instant, rolled_back_by),
             ))
         return rows
+
+
+def _archived(table) -> dict[Instant, dict[str, str | None]]:
+    """Archived instants (their most advanced state) -> {state: state transition time}."""
+    from sql_ext.services.archive import read_archived_entries
+
+    out: dict[tuple[str, str], dict[str, str | None]] = {}
+    for e in read_archived_entries(table.storage):
+        out.setdefault((e.get("commitTime") or "", e.get("actionType") or ""), {})[e.get("actionState") or ""] = \
+            e.get("stateTransitionTime")
+    result = {}
+    for (t, action), states in out.items():
+        try:
+            state = max((State(s) for s in states if s in State._value2member_map_), key=list(State).index)
+            result[Instant(t, Action(action), state)] = states
+        except ValueError:
+            continue
+    return result
+
+
+def _archived_clock(instant_time: str | None) -> str | None:
+    """An archived state transition time (yyyyMMddHHmmssSSS) as MM-dd HH:mm:ss."""
+    if not instant_time or len(instant_time) < 14:
+        return None
+    return f"{instant_time[4:6]}-{instant_time[6:8]} {instant_time[8:10]}:{instant_time[10:12]}:{instant_time[12:14]}"
 
 
 def _rollback_targets(table, rollback: Instant) -> list[str]:
