@@ -189,7 +189,8 @@ def rollback_to_savepoint(table: HoodieTable, instant_time: str) -> Instant:
         body = {"instantsToRollback": [{"commitTime": i.timestamp, "action": i.action.value} for i in targets],
                 "version": 2, "savepointToRestoreTimestamp": instant_time}
         transitions.create_requested(storage, restore_time, Action.RESTORE, serialize(AvroModel.RESTORE_PLAN, body))
-    return execute_restore(storage, load_restore_plan(storage, restore_time))
+        # Under optimistic concurrency no writer may commit while commits are being taken away.
+        return execute_restore(storage, load_restore_plan(storage, restore_time))
 
 
 def _rollback_one(storage: Storage, target: Instant, restore_time: str, files: list) -> dict:
