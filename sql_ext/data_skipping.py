@@ -3,11 +3,11 @@
 Each file's per-row-group min / max / null counts are folded into one range per column and cached by
 path (base files never change once written). A file is skipped when one filter of the conjunction can
 match none of its rows. Filters are ``(column, op, value)`` with op ``=``/``==``, ``<``, ``<=``, ``>``,
-``>=``, ``in``; a range (between) is two filters on one column. ``!=`` and ``not in`` only prune a file
-whose column holds a single value. Columns may be dotted paths into structs. Anything the statistics
-cannot decide (no statistics, a column missing from the file, values of another type) keeps the file,
-and so does ``>``/``>=`` on a floating-point column: footers leave NaN out of min/max while Spark
-orders NaN above every number.
+``>=``, ``in``, ``is null``, ``is not null`` (value ignored); a range (between) is two filters on one
+column. ``!=`` and ``not in`` only prune a file whose column holds a single value. Columns may be dotted
+paths into structs. Anything the statistics cannot decide (no statistics, a column missing from the
+file, values of another type) keeps the file, and so does ``>``/``>=`` on a floating-point column:
+footers leave NaN out of min/max while Spark orders NaN above every number.
 
 Example:
     >>> kept = prune_by_column_stats(storage, base_files, [("x", ">=", 10), ("x", "<", 20)])
@@ -124,6 +124,10 @@ def _coerce(value: Any, sample: Any) -> Any:
 
 def _may_match(r: ColumnRange, op: str, value: Any) -> bool:
     """False only when no row of the file can satisfy ``column <op> value``."""
+    if op in ("is null", "is not null"):
+        if not r.complete:
+            return True
+        return r.null_count > 0 if op == "is null" else r.null_count < r.num_values
     if r.all_null:
         return False  # a comparison with null is never true
     if not r.complete or r.min is None or r.max is None:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from sql_ext.table import HoodieTable
 
 Filter = tuple[str, str, Any]
-_OPS = {"=", "==", "!=", "<>", "<", "<=", ">", ">=", "in", "not in"}
+_OPS = {"=", "==", "!=", "<>", "<", "<=", ">", ">=", "in", "not in", "is null", "is not null"}
 
 
 def _check_filters(filters: Sequence[Filter]) -> list[Filter]:
@@ -46,6 +46,8 @@ def filter_column(f: Filter) -> Column:
         return c.isin(list(value))
     if op == "not in":
         return ~c.isin(list(value))
+    if op in ("is null", "is not null"):  # the value is ignored
+        return c.isNull() if op == "is null" else c.isNotNull()
     return {"<": c < value, "<=": c <= value, ">": c > value, ">=": c >= value}[op]
 
 
@@ -58,6 +60,8 @@ def _compare(left: Any, op: str, right: Any) -> bool:
         return left in right
     if op == "not in":
         return left not in right
+    if op in ("is null", "is not null"):
+        return (left is None) == (op == "is null")
     if left is None:
         return False
     return {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right}[op]

@@ -22,7 +22,11 @@ Registration (decided after measuring on pyspark 4.0.5, in-memory and Hive catal
 
 Lookups: ``spark.catalog.tableExists`` / ``getTable`` (cheap) filter out missing names and temporary views
 (which shadow catalog tables, as in Spark); ``SHOW TBLPROPERTIES`` (one Spark command, ~0.2 s here) then
-tells hoodpy tables from others. Results are cached per session for ``CACHE_TTL_SECONDS`` and dropped
+tells hoodpy tables from others. Tables that Java Hudi registered (``USING hudi`` with a LOCATION, or hive
+sync's Hudi input format) are hoodpy tables too when their TBLPROPERTIES carry one of Hudi's markers
+(``primaryKey``, ``type``, ``preCombineField``, ``last_commit_time_sync``, ``hoodie.*``): one
+``DESCRIBE TABLE EXTENDED`` then checks the provider / input format and takes the base path from the
+location. Results are cached per session for ``CACHE_TTL_SECONDS`` and dropped
 whenever a DDL statement runs through the layer.
 """
 
@@ -61,6 +65,12 @@ PLACEHOLDER_TEXT = (
     "`from sql_ext import enable; spark = enable(spark)`, or with sql_ext.HoodieTable.for_path(spark, base).\n"
 )
 CACHE_TTL_SECONDS = 30.0
+# Table properties that Java Hudi's Spark SQL (primaryKey, type, preCombineField) or hive sync
+# (last_commit_time_sync) leave on a catalog table; only tables with one of them are described further.
+HUDI_HINT_PROPERTIES = frozenset({"primarykey", "type", "precombinefield", "last_commit_time_sync",
+                                  "last_commit_completion_time_sync", "provider"})
+# Set on the CatalogTable (not in the catalog) of a table another engine created: its provider.
+HUDI_PROVIDER_PROPERTY = "hoodpy.external.provider"
 
 SqlFunction = Callable[..., Any]
 
@@ -112,6 +122,11 @@ class CatalogTable:
     def write_options(self) -> dict[str, str]:
         """The ``hoodie.*`` options given at CREATE, applied to every SQL write."""
         return {k: v for k, v in self.properties.items() if k.startswith("hoodie.") and k != BASE_PATH_PROPERTY}
+
+    @property
+    def is_hoodpy(self) -> bool:
+        """False for a table another engine registered (Java Hudi, hive sync) that hoodpy reads and writes."""
+        return BASE_PATH_PROPERTY in self.properties
 
     def open(self, spark: SparkSession, options: Mapping[str, Any] | None = None) -> HoodieTable:
         from sql_ext.errors import TableNotFoundError
@@ -201,8 +216,34 @@ class SparkCatalog:
         entry = None
         if properties is not None and BASE_PATH_PROPERTY in properties:
             entry = CatalogTable(name, properties[BASE_PATH_PROPERTY], properties)
+        elif properties is not None and looks_like_hudi(properties):
+            entry = self.hudi_table(name, properties)
         self._cache[name] = (now + self.ttl, entry)
         return entry
+
+    def hudi_table(self, name: TableName, properties: Mapping[str, str]) -> CatalogTable | None:
+        """A catalog table another engine (Java Hudi's Spark SQL, Hudi's hive sync) created over a Hudi table:
+        provider ``hudi`` or a Hudi input format, and a LOCATION holding ``.hoodie/hoodie.properties``."""
+        from sql_ext.storage import Storage
+
+        try:
+            rows = self.sql(f"DESCRIBE TABLE EXTENDED {name.sql()}").collect()
+        except Exception:  # noqa: BLE001 -- not describable: not something hoodpy can read
+            return None
+        info = {str(r[0]).strip().lower(): str(r[1]).strip() for r in rows if r[0] is not None and r[1] is not None}
+        provider = info.get("provider", "").lower()
+        if provider != "hudi" and "org.apache.hudi" not in info.get("inputformat", ""):
+            return None
+        location = info.get("location")
+        if not location:
+            return None
+        base_path = normalize_location(location)
+        try:
+            if not Storage(base_path).exists(".hoodie/hoodie.properties"):
+                return None
+        except Exception:  # noqa: BLE001 -- an unreachable location: leave the table to Spark
+            return None
+        return CatalogTable(name, base_path, {**properties, HUDI_PROVIDER_PROPERTY: provider or "hive"})
 
     def exists(self, name: TableName) -> bool:
         try:
@@ -274,6 +315,11 @@ class SparkCatalog:
         if missing:
             cols = ", ".join(f"{quote_identifier(f.name)} {f.dataType.simpleString()}" for f in missing)
             self.sql(f"ALTER TABLE {entry.name.sql()} ADD COLUMNS ({cols})")
+
+
+def looks_like_hudi(properties: Mapping[str, str]) -> bool:
+    """Whether a non-hoodpy catalog table's properties hint that Hudi wrote it (see HUDI_HINT_PROPERTIES)."""
+    return any(k.lower() in HUDI_HINT_PROPERTIES or k.startswith("hoodie.") for k in properties)
 
 
 def columns_ddl(data_schema: StructType) -> str:

@@ -16,8 +16,8 @@ later with ``spark.newSession()`` is a different object: enable it too.
 Routing, per statement (``spark.sql(text, args)``):
 
 1. A cheap token check picks the statements hoodpy may own (first keyword CALL, SELECT/WITH/FROM/VALUES/
-   TABLE/'(', INSERT, CREATE, DROP, TRUNCATE, DELETE, UPDATE, MERGE, CACHE). Everything else (SET, SHOW,
-   DESCRIBE, EXPLAIN, USE, ALTER, ...) goes to Spark unchanged without being parsed. Leading comments (dbt's
+   TABLE/'(', INSERT, CREATE, DROP, TRUNCATE, DELETE, UPDATE, MERGE, CACHE, EXPLAIN, ALTER). Everything else
+   (SET, SHOW, DESCRIBE, USE, ...) goes to Spark unchanged without being parsed. Leading comments (dbt's
    ``/* {"app": "dbt", ...} */``) are skipped.
 2. The statement is parsed with sqlglot (:mod:`sql_ext.sql.dialect`). If it does not parse, or is several
    statements, it goes to Spark unchanged.
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -39,14 +40,14 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from sql_ext.sql import ddl, dml
+from sql_ext.sql import alter, ddl, dml
 from sql_ext.sql.call import parse_call
 from sql_ext.sql.catalog import SparkCatalog, quote_identifier
 from sql_ext.sql.dialect import DIALECT
 from sql_ext.errors import CallSyntaxError, InvalidStatementError, UnsupportedStatementError
 from sql_ext.sql.procedures import get_procedure
 from sql_ext.sql.procedures.base import ProcedureContext
-from sql_ext.sql.rewrite import ReadRef, ReadResolver, render, splice
+from sql_ext.sql.rewrite import ReadRef, ReadResolver, escape_braces, render, splice
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -59,7 +60,9 @@ _ROUTED_TOKENS = frozenset({
     TokenType.INSERT, TokenType.CREATE, TokenType.REPLACE, TokenType.DROP, TokenType.DELETE, TokenType.UPDATE,
     TokenType.MERGE, TokenType.CACHE,
 })
-_ROUTED_WORDS = frozenset({"CALL", "TRUNCATE"})
+_ROUTED_WORDS = frozenset({"CALL", "TRUNCATE", "EXPLAIN", "ALTER"})
+_EXPLAIN_PREFIX = re.compile(r"\s*(?:(?:/\*.*?\*/|--[^\n]*(?:\n|$))\s*)*EXPLAIN\s+"
+                             r"(?:(?:EXTENDED|CODEGEN|COST|FORMATTED)\s+)?", re.IGNORECASE | re.DOTALL)
 # Statements after which cached catalog lookups may be stale.
 _DDL_WORDS = frozenset({"CREATE", "DROP", "ALTER", "REPLACE", "TRUNCATE", "MSCK", "REFRESH"})
 _HOODPY_PROVIDERS = frozenset({"hoodpy", "hudi"})
@@ -138,14 +141,33 @@ class SqlLayer:
             return self._pass(sqlQuery, args, invalidate=head is not None and head[1] in _DDL_WORDS)
         if head[1] == "CALL":
             return self.call(sqlQuery, args)
+        if head[1] == "EXPLAIN":
+            return self.explain(sqlQuery, args)
         try:
             statements = [s for s in DIALECT.parse(sqlQuery) if s is not None]
         except Exception as e:  # noqa: BLE001 -- sqlglot not parsing a statement must never break it
             self._refuse_unparsed_hoodpy_statement(sqlQuery, e)
             statements = []
+        if head[1] == "ALTER" and len(statements) == 1 and isinstance(statements[0], exp.Command):
+            return self._alter_unparsed(sqlQuery, args)
         if len(statements) != 1 or isinstance(statements[0], exp.Command):
             return self._pass(sqlQuery, args, invalidate=head[1] in _DDL_WORDS)
         return self.execute(statements[0], sqlQuery, args)
+
+    def _alter_unparsed(self, text: str, args: Any) -> DataFrame:
+        """An ALTER that sqlglot keeps as a command: UNSET TBLPROPERTIES on a hoodpy table, or refused."""
+        for name in relation_names(text)[:1]:
+            entry = self.catalog.lookup(name)
+            if entry is not None:
+                try:
+                    done = alter.unset_properties(self, entry, text)
+                finally:
+                    self.catalog.invalidate()
+                if done is not None:
+                    return done
+                raise UnsupportedStatementError(text, f"ALTER TABLE on hoodpy table {entry.name} supports "
+                                                f"{alter.SUPPORTED}")
+        return self._pass(text, args, invalidate=True)
 
     def _refuse_unparsed_hoodpy_statement(self, text: str, error: Exception) -> None:
         """A statement sqlglot cannot parse goes to Spark as is, unless it names a hoodpy table (Spark
@@ -156,6 +178,25 @@ class SqlLayer:
                 raise UnsupportedStatementError(
                     text, f"hoodpy could not parse this statement, which uses hoodpy table {entry.name} "
                     f"({str(error).splitlines()[0]})")
+
+    def explain(self, text: str, args: Any = None) -> DataFrame:
+        """``EXPLAIN [mode] <query>``: the plan of the query with hoodpy tables read as :meth:`execute` reads
+        them (pruned snapshots); anything else, or a query reading no hoodpy table, goes to Spark as is."""
+        match = _EXPLAIN_PREFIX.match(text)  # sqlglot tokenizes what follows EXPLAIN as one string
+        if match is None or not text[match.end():].strip():
+            return self._pass(text, args)
+        prefix, inner = text[:match.end()], text[match.end():]
+        try:
+            statements = [s for s in DIALECT.parse(inner) if s is not None]
+        except Exception:  # noqa: BLE001 -- Spark decides what it is
+            return self._pass(text, args)
+        if len(statements) != 1 or not isinstance(statements[0], exp.Query):
+            return self._pass(text, args)
+        refs = self.reads.find(statements[0])
+        if not refs:
+            return self._pass(text, args)
+        new_inner = splice(inner, refs, lambda r: "{" + r.key + "}") or render(statements[0])
+        return self._pass(escape_braces(prefix) + new_inner, args, **self.reads.frames(refs))
 
     def table(self, tableName: str) -> DataFrame:
         """``spark.table(name)``: a hoodpy table's snapshot, anything else as Spark resolves it."""
@@ -200,6 +241,16 @@ class SqlLayer:
             if entry is not None:
                 return dml.execute(self, tree, entry, text)
             return self.rewrite_reads(tree, text, args, exclude=[target] if target is not None else [])
+        if isinstance(tree, exp.Alter):
+            target = tree.this if isinstance(tree.this, exp.Table) else None
+            entry = self.catalog.lookup(target) if (tree.args.get("kind") or "").upper() == "TABLE" and target \
+                else None
+            if entry is not None:
+                try:
+                    return alter.alter_table(self, tree, entry, text)
+                finally:
+                    self.catalog.invalidate()
+            return self._pass(text, args, invalidate=True)
         if isinstance(tree, exp.Cache):
             target = tree.this
             if tree.expression is None and isinstance(target, exp.Table) and self.catalog.lookup(target):

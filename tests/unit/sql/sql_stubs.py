@@ -25,8 +25,13 @@ class Spy:
 class StubTable:
     base_path: str
 
-    def read(self, as_of: str | None = None) -> tuple:
-        return ("snapshot", self.base_path, as_of)
+    def read(self, as_of: str | None = None, filters: Any = ()) -> tuple:
+        return ("snapshot", self.base_path, as_of, *([tuple(filters)] if filters else []))
+
+    def spark_schema(self, as_of: str | None = None) -> Any:
+        from pyspark.sql.types import StructType
+
+        return StructType([])  # no columns known: WHERE pushdown is left to the Spark tests
 
 
 @dataclass(frozen=True)
