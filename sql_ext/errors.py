@@ -99,6 +99,23 @@ class HoodieIOError(HoodieError):
         super().__init__(f"{reason}: {path}")
 
 
+class UnsupportedStorageError(HoodieError):
+    """A table path whose scheme hoodpy has no file system for (or whose file system cannot be set up)."""
+
+    def __init__(self, base_path: str, reason: str):
+        self.base_path, self.reason = base_path, reason
+        super().__init__(f"Cannot use storage at {base_path!r}: {reason}")
+
+
+class UnsafeStorageConfigError(InvalidConfigError):
+    """A configuration that would be unsafe on the table's storage (e.g. a file-system lock where the store
+    has no put-if-absent); names the key to change."""
+
+    def __init__(self, key: str, value: object, base_path: str, reason: str):
+        self.base_path = base_path
+        super().__init__(key, value, f"unsafe on {base_path!r}: {reason}")
+
+
 class LockAcquisitionError(HoodieError):
     def __init__(self, lock: str, waited_ms: int, holder: str | None = None):
         self.lock, self.waited_ms, self.holder = lock, waited_ms, holder

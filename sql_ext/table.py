@@ -40,7 +40,7 @@ from sql_ext.schema import (
     parse_avro_schema,
     to_create_schema_form,
 )
-from sql_ext.storage import Storage
+from sql_ext.storage import Storage, open_storage
 from sql_ext.timeline.timeline import Timeline
 from sql_ext.write.operation import WriteOperation
 from sql_ext.write.writer import CommitResult, Writer
@@ -69,7 +69,7 @@ class HoodieTable:
                key_generator_class: str | None = None, schema: StructType | None = None,
                options: Mapping[str, Any] | None = None) -> HoodieTable:
         """Create an empty table: writes ``.hoodie/hoodie.properties``; data arrives with the first write."""
-        storage = Storage(path)
+        storage = open_storage(spark, path, options)
         if storage.exists(".hoodie/hoodie.properties"):
             raise TableAlreadyExistsError(storage.base_uri)
         keys = tuple(record_key_fields) if not isinstance(record_key_fields, str) else (record_key_fields,)
@@ -116,7 +116,7 @@ class HoodieTable:
     def for_path(cls, spark: SparkSession, path: str, *, options: Mapping[str, Any] | None = None,
                  ) -> HoodieTable:
         """Open the table at ``path`` (written by hoodpy or by Java Hudi)."""
-        storage = Storage(path)
+        storage = open_storage(spark, path, options)
         props = load_table_properties(storage)
         if props is None:
             raise TableNotFoundError(storage.base_uri)

@@ -7,10 +7,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from sql_ext.file_group.file_group import BaseFile
+from sql_ext.file_scan import read_parquet_files
 from sql_ext.index.base import LOC_FILE_ID, LOC_PARTITION
 from sql_ext.storage import Storage
 from sql_ext.write.merge import PARTITION_PATH, RECORD_KEY
 
+_FILE_NAME = "_hoodie_index_file_name"
 _KEY_SCHEMA = StructType([StructField(RECORD_KEY, StringType()), StructField(PARTITION_PATH, StringType())])
 
 
@@ -23,9 +25,10 @@ class SimpleIndex:
         if not base_files:
             return spark.createDataFrame([], f"{RECORD_KEY} string, {LOC_PARTITION} string, {LOC_FILE_ID} string")
         # Only the key column is read; the file id comes from the file actually read, not its contents.
-        existing = spark.read.schema(_KEY_SCHEMA).parquet(*[storage.uri(bf.path) for bf in base_files])
+        existing = read_parquet_files(spark, storage, [bf.path for bf in base_files], _KEY_SCHEMA,
+                                      file_name_column=_FILE_NAME)
         return existing.select(
             F.col(RECORD_KEY),
             F.col(PARTITION_PATH).alias(LOC_PARTITION),
-            F.substring_index(F.col("_metadata.file_name"), "_", 1).alias(LOC_FILE_ID),
+            F.substring_index(F.col(_FILE_NAME), "_", 1).alias(LOC_FILE_ID),
         )

@@ -1,7 +1,8 @@
 """requested -> inflight -> completed: the only code that writes instant files under .hoodie/.
 
-The completed file is written atomically (temporary name, then rename) so a reader either sees a whole,
-valid completed instant or none; requested and inflight files are invisible to readers anyway.
+The completed file is published whole and only once (put-if-absent where the storage has it, see
+``Storage.publish``) so a reader either sees a whole, valid completed instant or none; requested and
+inflight files are invisible to readers anyway.
 """
 
 from __future__ import annotations
@@ -47,9 +48,9 @@ def complete(storage: Storage, inflight: Instant, data: bytes) -> Instant:
         raise IllegalInstantTransitionError(inflight, "only an inflight instant can complete")
     _require(storage, inflight)
     completed = inflight.with_state(State.COMPLETED)
-    if storage.exists(_rel(completed)):
+    # Put-if-absent (local link, S3 If-None-Match): of two processes completing one instant, one wins.
+    if not storage.publish(_rel(completed), data):
         raise IllegalInstantTransitionError(inflight, "the instant is already completed")
-    storage.write_atomic(_rel(completed), data)
     return completed
 
 

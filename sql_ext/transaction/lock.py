@@ -2,6 +2,9 @@
 
 The file lock is created with put-if-absent semantics and records its owner and lease expiry, so a
 crashed holder's lock can be taken over safely after it expired, and release checks it still owns it.
+On S3 the take-over and the release are compare-and-swap requests on the lock object's ETag, so two
+writers can never both believe they hold it (Hudi's own file-system lock is not safe there). Stores
+without put-if-absent are refused.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Protocol
 
 from sql_ext.config import HoodieConfig
 from sql_ext.config.concurrency import IN_PROCESS_LOCK, ConcurrencyConfig
-from sql_ext.errors import LockAcquisitionError, LockLostError
+from sql_ext.errors import LockAcquisitionError, LockLostError, UnsafeStorageConfigError
 from sql_ext.storage import Storage
 
 LOCK_FILE = ".hoodie/lock"
@@ -54,6 +57,7 @@ class FileSystemLock:
         self.expire_ms = expire_minutes * 60000
         self.owner = _owner_id()
         self.path = storage.full_path(LOCK_FILE)
+        self._version: str | None = None  # the ETag of our lock object (S3)
 
     def _read(self) -> dict | None:
         try:
@@ -65,6 +69,8 @@ class FileSystemLock:
         now = int(time.time() * 1000)
         body = {"owner": self.owner, "acquired_ms": now,
                 "expires_ms": now + self.expire_ms if self.expire_ms else 0}
+        if self.storage.supports_conditional_replace:
+            return self._try_once_conditional(body, now)
         if self.storage.create_exclusive(LOCK_FILE, json.dumps(body).encode()):
             return True
         held = self._read()
@@ -76,6 +82,27 @@ class FileSystemLock:
                 self.storage.delete(LOCK_FILE)
             return self.storage.create_exclusive(LOCK_FILE, json.dumps(body).encode())
         return False
+
+    def _try_once_conditional(self, body: dict, now: int) -> bool:
+        data = json.dumps(body).encode()
+        if not self.storage.create_exclusive(LOCK_FILE, data):
+            current = self.storage.read_versioned(LOCK_FILE)
+            if current is None:
+                return False  # released meanwhile: the next attempt races for it
+            try:
+                held = json.loads(current[0])
+            except ValueError:
+                held = None
+            # An expired lease is replaced only if the object is still the one we judged expired.
+            if not (held and held.get("expires_ms") and held["expires_ms"] < now):
+                return False
+            if not self.storage.replace_if_match(LOCK_FILE, data, current[1]):
+                return False
+        mine = self.storage.read_versioned(LOCK_FILE)
+        if mine is None or json.loads(mine[0]).get("owner") != self.owner:
+            return False
+        self._version = mine[1]
+        return True
 
     def acquire(self) -> None:
         start = time.monotonic()
@@ -94,6 +121,12 @@ class FileSystemLock:
         held = self._read()
         if not held or held.get("owner") != self.owner:
             raise LockLostError(self.path, f"now held by {held.get('owner') if held else 'nobody'}")
+        if self.storage.supports_conditional_replace:
+            # Delete only our own version: a take-over after our check must not lose its lock.
+            if self._version is None or not self.storage.delete_if_match(LOCK_FILE, self._version):
+                raise LockLostError(self.path, "the lock object changed before release")
+            self._version = None
+            return
         self.storage.delete(LOCK_FILE)
 
     def check_held(self) -> None:
@@ -133,6 +166,13 @@ class InProcessLock:
 
 def lock_provider(storage: Storage, config: HoodieConfig) -> FileSystemLock | InProcessLock:
     timing = LockTiming.from_config(config)
-    if config.get(ConcurrencyConfig.LOCK_PROVIDER) == IN_PROCESS_LOCK:
+    provider = config.get(ConcurrencyConfig.LOCK_PROVIDER)
+    if provider == IN_PROCESS_LOCK:
         return InProcessLock(storage, timing)
+    if not storage.supports_exclusive_create:
+        raise UnsafeStorageConfigError(
+            ConcurrencyConfig.LOCK_PROVIDER.key, provider, storage.base_uri,
+            f"{storage.scheme or 'this'} storage offers hoodpy no put-if-absent, so two writers could both "
+            f"take the file-system lock (on S3 install boto3); use {ConcurrencyConfig.WRITE_CONCURRENCY_MODE.key}"
+            f"=SINGLE_WRITER, or {IN_PROCESS_LOCK} when all writers share one process")
     return FileSystemLock(storage, timing, config.get(ConcurrencyConfig.FILESYSTEM_LOCK_EXPIRE_MINUTES))

@@ -138,7 +138,7 @@ def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
     new_rows = add_meta_columns(align(upserts, ctx.data_schema), new_keys, partition_path, ctx.instant_time)
 
     if existing is not None:
-        old = align(pq.read_table(storage.full_path(existing.path)), full_schema)
+        old = align(pq.read_table(storage.full_path(existing.path), filesystem=storage.fs), full_schema)
     else:
         old = full_schema.empty_table()
     n_old = old.num_rows

@@ -39,6 +39,7 @@ from sql_ext.config.concurrency import OPTIMISTIC_CONCURRENCY_CONTROL, Concurren
 from sql_ext.errors import IllegalInstantTransitionError, PlanNotFoundError, WriteConflictError
 from sql_ext.file_group.fs_view import FileSystemView, list_base_files
 from sql_ext.file_group.naming import base_file_name, join_partition, new_file_id, write_token
+from sql_ext.file_scan import read_parquet_files
 from sql_ext.schema import META_COLUMNS, avro_schema_from_arrow, avro_schema_to_json
 from sql_ext.services.clustering import layout
 from sql_ext.services.clustering.plan import ClusteringGroup, ClusteringPlan, load_clustering_plan
@@ -227,14 +228,12 @@ class _ClusteringJob:
             avro_schema_from_arrow(data_schema, table.name))
 
     def run(self, groups: list[ClusteringGroup]) -> list[dict]:
-        from pyspark.sql import functions as F
         from pyspark.sql.types import IntegerType, StructField, StructType
 
         rels = [_rel_path(g, i) for g in groups for i in range(len(g.slices))]
         counts = dict(zip(rels, _row_counts(self.storage, rels), strict=True))
         file_group_index = {g.slices[i].file_name: gi for gi, g in enumerate(groups) for i in range(len(g.slices))}
-        df = (self.spark.read.schema(self.spark_schema).parquet(*[self.storage.uri(r) for r in rels])
-              .select("*", F.col("_metadata.file_name").alias(FILE_COLUMN)))
+        df = read_parquet_files(self.spark, self.storage, rels, self.spark_schema, file_name_column=FILE_COLUMN)
         group_rows = [sum(counts[_rel_path(g, i)] for i in range(len(g.slices))) for g in groups]
         sample = self._sample(df, groups, group_rows, file_group_index)
         specs, boundaries, first_output, outputs = [], [], [], []
