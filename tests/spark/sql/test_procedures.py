@@ -324,3 +324,25 @@ def test_errors_name_the_problem(hoodpy_spark, database, trips):
         spark.sql(f"CALL show_commits(table => '{database}.plain')")
     with pytest.raises(TableNotFoundError):
         spark.sql("CALL show_commits(path => '/nonexistent/hoodpy/table')")
+
+
+# -- every SQL-layer procedure: unknown table, unknown argument (signature listed) ------------------------
+SQL_LAYER_PROCEDURES = [
+    "show_commits", "show_commits_metadata", "show_commit_files", "show_commit_partitions",
+    "show_commit_write_stats", "show_timeline", "show_fsview_all", "show_fsview_latest", "stats_file_sizes",
+    "stats_wa", "show_table_properties", "run_clustering", "show_clustering", "rollback_to_instant",
+]
+
+
+@pytest.mark.parametrize("name", SQL_LAYER_PROCEDURES)
+def test_every_procedure_names_unknown_tables_and_arguments(hoodpy_spark, database, name):
+    from sql_ext.sql.procedures import get_procedure
+
+    procedure = get_procedure(name)
+    required = [f"{p.name} => '20200101000000000'" for p in procedure.parameters
+                if p.is_required and p.name != "table"]
+    extra = "".join(f", {a}" for a in required)
+    with pytest.raises(UnknownTableError, match=f"'{database}.missing' not found"):
+        hoodpy_spark.sql(f"CALL {name}(table => '{database}.missing'{extra})")
+    with pytest.raises(ProcedureArgumentError, match=rf"unknown argument 'bogus'.*Signature: {name}\(table => "):
+        hoodpy_spark.sql(f"CALL {name}(table => '{database}.missing', bogus => 1{extra})")
