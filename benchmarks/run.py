@@ -1,0 +1,622 @@
+"""hoodpy side by side with delta-rs and plain Spark on TPC-H lineitem (issue #8).
+
+One process runs every engine of a workload, ``--reps`` times each, and writes ``results.json`` plus one PNG
+per workload into ``--out``. Workloads (``--workloads``, comma separated):
+
+- ``load``: initial load. hoodpy bulk_insert and insert vs delta-rs write_deltalake vs Spark parquet write.
+- ``upsert``: 5% updates + 1% inserts, keys concentrated in the newest 10% of orders or spread uniformly.
+  hoodpy upsert vs delta-rs merge (streamed_exec=False and the default) vs a Spark full rewrite (read,
+  anti-join, union, write: what a dbt-spark parquet user does). Also the floor: pyarrow read + write of the
+  bytes hoodpy had to touch.
+- ``scaling``: the same absolute batch (6% of SF 0.25's rows, concentrated) into tables of ``--scaling``
+  scale factors.
+- ``clustering``: linear vs z-order vs hilbert clustering on (l_shipdate, l_partkey), then files scanned and
+  time of range queries on each column; delta-rs optimize.z_order on the same columns.
+- ``clean``: 10 upsert rounds, then hoodpy cleaning vs delta-rs vacuum (needs HoodieTable.cleaning).
+- ``read``: a TPC-H Q1-style aggregate through hoodpy's snapshot read vs spark.read.parquet over the same files.
+
+Every engine writes snappy parquet (hoodpy: ``hoodie.parquet.compression.codec=snappy``; Hudi's gzip default
+would measure the codec, not the table format). Other settings are each engine's defaults.
+
+    .venv/bin/python benchmarks/run.py --sf 1 --out benchmarks/results/sf1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pyarrow as pa  # noqa: E402
+import pyarrow.compute as pc  # noqa: E402
+import pyarrow.dataset as ds  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+import lineitem  # noqa: E402
+from measure import measure  # noqa: E402
+
+HOODPY_OPTIONS = {"hoodie.parquet.compression.codec": "snappy"}
+KEY = list(lineitem.RECORD_KEY)
+VARIANTS = {"unpartitioned": (), "partitioned": lineitem.PARTITION_FIELDS}
+MERGE_PREDICATE = "t.l_orderkey = s.l_orderkey AND t.l_linenumber = s.l_linenumber"
+
+
+# -- plumbing ---------------------------------------------------------------------------------------
+def spark_session(memory: str):
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master("local[2]").appName("hoodpy-bench")
+             .config("spark.driver.memory", memory)
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "8").config("spark.sql.session.timeZone", "UTC")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def summarize(reps: list[dict]) -> dict:
+    secs = [r["seconds"] for r in reps]
+    out = {"median_s": round(statistics.median(secs), 3), "min_s": round(min(secs), 3),
+           "max_s": round(max(secs), 3), "reps": reps}
+    for k in ("spark_jobs", "spark_job_seconds", "driver_seconds", "peak_rss_mb"):
+        if all(k in r for r in reps):
+            out[f"median_{k}"] = statistics.median(r[k] for r in reps)
+    return out
+
+
+def dir_bytes(path: Path, suffix: str = ".parquet") -> tuple[int, int]:
+    files = [p for p in Path(path).rglob(f"*{suffix}") if ".hoodie" not in p.parts and "_delta_log" not in p.parts]
+    return len(files), sum(p.stat().st_size for p in files)
+
+
+def fresh(path: Path) -> Path:
+    shutil.rmtree(path, ignore_errors=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.work = Path(args.work)
+        self.data = Path(args.data)
+        self.out = Path(args.out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.spark = spark_session(args.driver_memory)
+        self.results: dict = {"meta": self.meta(), "workloads": {}}
+
+    def meta(self) -> dict:
+        import deltalake
+        import pyspark
+
+        return {"sf": self.args.sf, "reps": self.args.reps, "cpus": os.cpu_count(), "python": platform.python_version(),
+                "pyspark": pyspark.__version__, "deltalake": deltalake.__version__, "pyarrow": pa.__version__,
+                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "hoodpy_options": HOODPY_OPTIONS,
+                "load_avg_at_start": os.getloadavg()}
+
+    def save(self) -> None:
+        (self.out / "results.json").write_text(json.dumps(self.results, indent=2, default=str))
+
+    def repeat(self, fn, setup=None, reps: int | None = None) -> dict:
+        """Run ``setup()`` (untimed) then ``fn(m)`` under measurement, ``reps`` times."""
+        runs = []
+        for _ in range(reps or self.args.reps):
+            state = setup() if setup else None
+            with measure(self.spark) as m:
+                extra = fn(state)
+            m.extra.update(extra or {})
+            runs.append(m.as_dict())
+        return summarize(runs)
+
+    # -- engines ------------------------------------------------------------------------------------
+    def hoodpy_create(self, path: Path, partition_fields):
+        from sql_ext.table import HoodieTable
+
+        return HoodieTable.create(self.spark, str(path), table_name="lineitem", record_key_fields=KEY,
+                                  partition_fields=list(partition_fields), hive_style_partitioning=True,
+                                  options=HOODPY_OPTIONS)
+
+    def hoodpy_open(self, path: Path):
+        from sql_ext.table import HoodieTable
+
+        return HoodieTable.for_path(self.spark, str(path), options=HOODPY_OPTIONS)
+
+    def golden(self, sf: float, variant: str, engine: str) -> Path:
+        """A loaded table per (scale factor, variant, engine), built once and copied for each mutation."""
+        path = self.work / f"golden-sf{sf:g}" / f"{engine}-{variant}"
+        if (path / ".done").exists():
+            return path
+        fresh(path)
+        src = lineitem.generate(self.data, sf)
+        parts = VARIANTS[variant]
+        log(f"building golden {engine} {variant} sf{sf:g}")
+        if engine == "hoodpy":
+            self.hoodpy_create(path, parts).bulk_insert(self.spark.read.parquet(str(src)))
+        elif engine == "delta":
+            from deltalake import write_deltalake
+
+            write_deltalake(str(path), pq.read_table(src), partition_by=list(parts) or None)
+        else:
+            w = self.spark.read.parquet(str(src)).write.mode("overwrite")
+            (w.partitionBy(*parts) if parts else w).parquet(str(path))
+        (path / ".done").touch()
+        return path
+
+    def copy_of(self, golden: Path, name: str) -> Path:
+        dest = fresh(self.work / "scratch" / name)
+        shutil.copytree(golden, dest)
+        return dest
+
+    # -- workload 1: initial load ---------------------------------------------------------------------
+    def w_load(self) -> None:
+        from deltalake import write_deltalake
+
+        src = lineitem.generate(self.data, self.args.sf)
+        rows = pq.ParquetFile(src).metadata.num_rows
+        out: dict = {"rows": rows, "scenarios": {}}
+        for variant, parts in VARIANTS.items():
+            target = self.work / "load"
+            res = {}
+
+            def hoodpy(op):
+                def run(path):
+                    table = self.hoodpy_create(path, parts)
+                    r = getattr(table, op)(self.spark.read.parquet(str(src)))
+                    return {"files": r.files_added, "bytes_written": r.total_bytes_written}
+                return run
+
+            def delta(path):
+                write_deltalake(str(path), pq.read_table(src), partition_by=list(parts) or None)
+                n, b = dir_bytes(path)
+                return {"files": n, "bytes_written": b}
+
+            def spark_parquet(path):
+                w = self.spark.read.parquet(str(src)).write.mode("overwrite")
+                (w.partitionBy(*parts) if parts else w).parquet(str(path))
+                n, b = dir_bytes(path)
+                return {"files": n, "bytes_written": b}
+
+            for name, fn in (("hoodpy_bulk_insert", hoodpy("bulk_insert")), ("hoodpy_insert", hoodpy("insert")),
+                             ("delta_write_deltalake", delta), ("spark_parquet_write", spark_parquet)):
+                log(f"load {variant} {name}")
+                res[name] = self.repeat(fn, setup=lambda: fresh(target / name))
+            out["scenarios"][variant] = res
+            self.results["workloads"]["load"] = out
+            self.save()
+        shutil.rmtree(self.work / "load", ignore_errors=True)
+
+    # -- workload 2 (and 7, the floor): upserts -------------------------------------------------------
+    def batch_file(self, sf: float, concentrated: bool, updates: int, inserts: int, tag: str) -> Path:
+        path = self.data / f"sf{sf:g}" / f"batch-{tag}-{'conc' if concentrated else 'unif'}-{updates}-{inserts}.parquet"
+        if not path.exists():
+            table = pq.read_table(lineitem.generate(self.data, sf))
+            pq.write_table(lineitem.upsert_batch(table, updates=updates, inserts=inserts,
+                                                 concentrated=concentrated), path)
+        return path
+
+    def upsert_engines(self, sf: float, variant: str, batch: Path, engines: tuple[str, ...]) -> dict:
+        from deltalake import DeltaTable
+
+        batch_keys = pq.read_table(batch, columns=KEY)
+        updated_keys = self.existing_keys(lineitem.generate(self.data, sf), batch_keys)
+        res: dict = {"batch_rows": batch_keys.num_rows, "batch_updates": updated_keys.num_rows}
+
+        def hoodpy_setup():
+            return self.copy_of(self.golden(sf, variant, "hoodpy"), "hoodpy")
+
+        def hoodpy_run(path):
+            table = self.hoodpy_open(path)
+            before = {(bf.partition_path, bf.file_id): bf for bf in table.file_system_view().latest_base_files()}
+            r = table.upsert(self.spark.read.parquet(str(batch)))
+            rewritten = [before[(s.partition_path, s.file_id)] for s in r.metadata.write_stats
+                         if (s.partition_path, s.file_id) in before]
+            with_updates = self.files_with_keys([str(path / bf.path) for bf in before.values()], updated_keys)
+            # Small existing files also take inserts (Hudi's file sizing): those are touched groups too.
+            packed = {(s.partition_path, s.file_id) for s in r.metadata.write_stats
+                      if (s.partition_path, s.file_id) in before and s.num_inserts > 0}
+            needed = [bf for k, bf in before.items() if str(path / bf.path) in with_updates or k in packed]
+            merge_ms = sum(s.total_upsert_time + s.total_create_time for s in r.metadata.write_stats)
+            out = self.amplification(
+                rewritten_bytes=sum(bf.size for bf in rewritten), files_rewritten=len(rewritten),
+                needed=[bf.size for bf in needed], files_total=len(before), files_new=r.files_added,
+                bytes_written=r.total_bytes_written, executor_merge_task_seconds=merge_ms / 1000)
+            out["files_taking_inserts"] = len(packed)
+            out["untouched_files_rewritten"] = len(rewritten) - len(needed)
+            return out
+
+        def delta_run(streamed: bool):
+            def run(path):
+                dt = DeltaTable(str(path))
+                before = self.delta_files(dt, path)
+                dt.merge(pq.read_table(batch), MERGE_PREDICATE, source_alias="s", target_alias="t",
+                         streamed_exec=streamed).when_matched_update_all().when_not_matched_insert_all().execute()
+                after = self.delta_files(DeltaTable(str(path)), path)
+                removed = {p: s for p, s in before.items() if p not in after}
+                added = {p: s for p, s in after.items() if p not in before}
+                with_updates = self.files_with_keys(list(before), updated_keys)
+                return self.amplification(
+                    rewritten_bytes=sum(removed.values()), files_rewritten=len(removed),
+                    needed=[s for p, s in before.items() if p in with_updates], files_total=len(before),
+                    files_new=len(added), bytes_written=sum(added.values()))
+            return run
+
+        def delta_setup():
+            return self.copy_of(self.golden(sf, variant, "delta"), "delta")
+
+        def spark_setup():
+            return self.golden(sf, variant, "spark"), fresh(self.work / "scratch" / "spark-out")
+
+        def spark_rewrite(paths):
+            src, dest = paths
+            old = self.spark.read.parquet(str(src))
+            new = self.spark.read.parquet(str(batch))
+            merged = old.join(new.select(*KEY), KEY, "left_anti").unionByName(new)
+            w = merged.write.mode("overwrite")
+            parts = VARIANTS[variant]
+            (w.partitionBy(*parts) if parts else w).parquet(str(dest))
+            n_old, b_old = dir_bytes(src)
+            n, b = dir_bytes(dest)
+            with_updates = self.files_with_keys([str(p) for p in Path(src).rglob("*.parquet")], updated_keys)
+            needed = [Path(p).stat().st_size for p in with_updates]
+            return self.amplification(rewritten_bytes=b_old, files_rewritten=n_old, needed=needed,
+                                      files_total=n_old, files_new=n, bytes_written=b)
+
+        runs = {"hoodpy_upsert": (hoodpy_setup, hoodpy_run),
+                "delta_merge_streamed_exec_false": (delta_setup, delta_run(False)),
+                "delta_merge_default": (delta_setup, delta_run(True)),
+                "spark_full_rewrite": (spark_setup, spark_rewrite)}
+        for name in engines:
+            setup, fn = runs[name]
+            log(f"upsert sf{sf:g} {variant} {batch.name} {name}")
+            res[name] = self.repeat(fn, setup=setup)
+            self.save()
+        return res
+
+    @staticmethod
+    def amplification(*, rewritten_bytes: int, needed: list[int], **rest) -> dict:
+        needed_bytes = sum(needed)
+        return {"bytes_rewritten": rewritten_bytes, "bytes_of_touched_files": needed_bytes,
+                "files_touched": len(needed),
+                "write_amplification": round(rewritten_bytes / needed_bytes, 3) if needed_bytes else None, **rest}
+
+    @staticmethod
+    def existing_keys(source: Path, batch_keys: pa.Table) -> pa.Table:
+        """The batch's keys that the loaded table holds (its updates)."""
+        table = pq.read_table(source, columns=KEY)
+        return batch_keys.join(table, KEY, join_type="inner")
+
+    @staticmethod
+    def files_with_keys(paths: list[str], keys: pa.Table) -> set[str]:
+        """The parquet files among ``paths`` holding at least one of ``keys`` (untimed bookkeeping)."""
+        probe = pc.add(pc.multiply(keys.column("l_orderkey").cast(pa.int64()), 8),
+                       keys.column("l_linenumber").cast(pa.int64()))
+        value_set = pc.unique(probe.combine_chunks() if isinstance(probe, pa.ChunkedArray) else probe)
+        hit = set()
+        for p in paths:
+            t = pq.read_table(p, columns=KEY)
+            mine = pc.add(pc.multiply(t.column("l_orderkey").cast(pa.int64()), 8),
+                          t.column("l_linenumber").cast(pa.int64()))
+            if pc.any(pc.is_in(mine, value_set=value_set)).as_py():
+                hit.add(p)
+        return hit
+
+    @staticmethod
+    def delta_files(dt, path: Path) -> dict[str, int]:
+        actions = dt.get_add_actions(flatten=True)
+        actions = pa.table(actions) if not isinstance(actions, pa.Table) else actions
+        return {str(path / p): s for p, s in zip(actions.column("path").to_pylist(),
+                                                 actions.column("size_bytes").to_pylist(), strict=True)}
+
+    def floor(self, sf: float, variant: str, batch: Path) -> dict:
+        """pyarrow read + write of exactly the files holding updated keys: the least any engine must do."""
+        golden = self.golden(sf, variant, "hoodpy")
+        keys = self.existing_keys(lineitem.generate(self.data, sf), pq.read_table(batch, columns=KEY))
+        table = self.hoodpy_open(golden)
+        paths = sorted(self.files_with_keys([str(golden / bf.path) for bf in table.file_system_view().latest_base_files()],
+                                            keys))
+        out_dir = self.work / "scratch" / "floor"
+
+        def run(_):
+            fresh(out_dir).mkdir(parents=True)
+            total = 0
+            for i, p in enumerate(paths):
+                t = pq.read_table(p)
+                pq.write_table(t, out_dir / f"{i}.parquet", compression="snappy")
+                total += Path(p).stat().st_size
+            return {"files": len(paths), "bytes_read": total}
+        return self.repeat(run)
+
+    def w_upsert(self) -> None:
+        sf = self.args.sf
+        rows = pq.ParquetFile(lineitem.generate(self.data, sf)).metadata.num_rows
+        updates, inserts = int(rows * 0.05), int(rows * 0.01)
+        out: dict = {"rows": rows, "updates": updates, "inserts": inserts, "scenarios": {}}
+        self.results["workloads"]["upsert"] = out
+        floor: dict = {"scenarios": {}}
+        for variant in self.args.variants:
+            for concentrated in (True, False):
+                batch = self.batch_file(sf, concentrated, updates, inserts, "w2")
+                scenario = f"{variant}-{'concentrated' if concentrated else 'uniform'}"
+                out["scenarios"][scenario] = self.upsert_engines(sf, variant, batch, tuple(self.args.upsert_engines))
+                if concentrated:
+                    log(f"floor {scenario}")
+                    floor["scenarios"][scenario] = {"pyarrow_read_write_touched": self.floor(sf, variant, batch)}
+                    self.results["workloads"]["floor"] = floor
+                self.save()
+
+    # -- workload 3: scaling --------------------------------------------------------------------------
+    def w_scaling(self) -> None:
+        base_rows = pq.ParquetFile(lineitem.generate(self.data, 0.25)).metadata.num_rows
+        updates, inserts = int(base_rows * 0.05), int(base_rows * 0.01)
+        out: dict = {"updates": updates, "inserts": inserts, "scenarios": {}}
+        self.results["workloads"]["scaling"] = out
+        for sf in self.args.scaling:
+            batch = self.batch_file(sf, True, updates, inserts, "w3")
+            out["scenarios"][f"sf{sf:g}"] = self.upsert_engines(sf, "unpartitioned", batch,
+                                                               ("hoodpy_upsert", "delta_merge_default"))
+            self.save()
+
+    # -- workload 4: clustering -----------------------------------------------------------------------
+    def w_clustering(self) -> None:
+        from deltalake import DeltaTable
+
+        from sql_ext.data_skipping import prune_by_column_stats
+
+        sf = self.args.sf
+        src = lineitem.generate(self.data, sf)
+        total_bytes = dir_bytes(self.golden(sf, "unpartitioned", "hoodpy"))[1]
+        n_files = self.args.cluster_files
+        target = total_bytes // n_files + 1
+        dates = pq.read_table(src, columns=["l_shipdate", "l_partkey"])
+        lo_d, hi_d = (v.as_py() for v in pc.min_max(dates.column("l_shipdate")).values())
+        lo_p, hi_p = (v.as_py() for v in pc.min_max(dates.column("l_partkey")).values())
+        span_d = (hi_d - lo_d) / 20
+        d0 = lo_d + 10 * span_d
+        p0 = lo_p + (hi_p - lo_p) // 2
+        preds = {"l_shipdate 5% range": [("l_shipdate", ">=", d0), ("l_shipdate", "<", d0 + span_d)],
+                 "l_partkey 5% range": [("l_partkey", ">=", p0), ("l_partkey", "<", p0 + (hi_p - lo_p) // 20)]}
+        out: dict = {"target_files": n_files, "layouts": {}}
+        self.results["workloads"]["clustering"] = out
+
+        def spark_filter(filters):
+            from pyspark.sql import functions as F
+
+            cond = F.lit(True)
+            for col, op, v in filters:
+                cond = cond & (F.col(col) >= F.lit(v) if op == ">=" else F.col(col) < F.lit(v))
+            return cond
+
+        for layout in ("linear", "z-order", "hilbert"):
+            def setup():
+                return self.copy_of(self.golden(sf, "unpartitioned", "hoodpy"), "cluster")
+
+            def run(path, layout=layout):
+                t = self.hoodpy_open(path)
+                opts = {"hoodie.clustering.plan.strategy.target.file.max.bytes": target,
+                        "hoodie.clustering.plan.strategy.max.bytes.per.group": total_bytes * 2,
+                        "hoodie.clustering.plan.strategy.small.file.limit": total_bytes * 2}
+                r = t.clustering.run(sort_columns=["l_shipdate", "l_partkey"], layout=layout, options=opts)
+                return {"result": str(r)[:200]}
+            log(f"clustering {layout}")
+            entry = {"clustering": self.repeat(run, setup=setup), "queries": {}}
+            path = self.work / "scratch" / "cluster"  # the last repetition's table
+            t = self.hoodpy_open(path)
+            files = t.file_system_view().latest_base_files()
+            for name, filters in preds.items():
+                kept = prune_by_column_stats(t.storage, files, filters)
+                q = self.repeat(lambda _, kept=kept, filters=filters: {
+                    "rows": self.spark.read.parquet(*[t.storage.uri(bf.path) for bf in kept])
+                    .filter(spark_filter(filters)).count() if kept else 0})
+                entry["queries"][name] = {"files_scanned": len(kept), "files_total": len(files), **q}
+            out["layouts"][layout] = entry
+            self.save()
+
+        # delta-rs: the same table as delta, split into the same number of files, z-ordered.
+        log("clustering delta z_order")
+
+        def d_setup():
+            return self.copy_of(self.golden(sf, "unpartitioned", "delta"), "delta-cluster")
+
+        def d_run(path):
+            m = DeltaTable(str(path)).optimize.z_order(["l_shipdate", "l_partkey"], target_size=target)
+            return {"files_added": m.get("numFilesAdded"), "files_removed": m.get("numFilesRemoved")}
+        entry = {"clustering": self.repeat(d_run, setup=d_setup), "queries": {}}
+        path = self.work / "scratch" / "delta-cluster"
+        dataset = DeltaTable(str(path)).to_pyarrow_dataset()
+        for name, filters in preds.items():
+            expr = None
+            for col, op, v in filters:
+                e = ds.field(col) >= pa.scalar(v) if op == ">=" else ds.field(col) < pa.scalar(v)
+                expr = e if expr is None else expr & e
+            frags = list(dataset.get_fragments(filter=expr))
+            q = self.repeat(lambda _, expr=expr: {"rows": dataset.to_table(filter=expr, columns=["l_orderkey"]).num_rows})
+            entry["queries"][name] = {"files_scanned": len(frags), "files_total": len(list(dataset.get_fragments())),
+                                      **q}
+        out["layouts"]["delta_z_order"] = entry
+        self.save()
+
+    # -- workload 5: cleaning -------------------------------------------------------------------------
+    def w_clean(self) -> None:
+        from deltalake import DeltaTable
+
+        from sql_ext.table import HoodieTable
+
+        if not hasattr(HoodieTable, "cleaning"):
+            self.results["workloads"]["clean"] = {"skipped": "HoodieTable.cleaning is not available"}
+            self.save()
+            return
+        sf = self.args.sf
+        rows = pq.ParquetFile(lineitem.generate(self.data, sf)).metadata.num_rows
+        rounds = 10
+        batches = [self.batch_file_seeded(sf, i, int(rows * 0.005)) for i in range(rounds)]
+        out: dict = {"rounds": rounds}
+        self.results["workloads"]["clean"] = out
+
+        def h_setup():
+            path = self.copy_of(self.golden(sf, "unpartitioned", "hoodpy"), "clean-hoodpy")
+            t = self.hoodpy_open(path)
+            for b in batches:
+                t.upsert(self.spark.read.parquet(str(b)))
+            return path
+
+        def h_run(path):
+            t = self.hoodpy_open(path)
+            before = dir_bytes(path)
+            r = t.cleaning.run()
+            after = dir_bytes(path)
+            return {"files_deleted": before[0] - after[0], "bytes_deleted": before[1] - after[1],
+                    "result": str(r)[:200]}
+
+        def d_setup():
+            path = self.copy_of(self.golden(sf, "unpartitioned", "delta"), "clean-delta")
+            for b in batches:
+                DeltaTable(str(path)).merge(pq.read_table(b), MERGE_PREDICATE, source_alias="s", target_alias="t") \
+                    .when_matched_update_all().when_not_matched_insert_all().execute()
+            return path
+
+        def d_run(path):
+            before = dir_bytes(path)
+            DeltaTable(str(path)).vacuum(retention_hours=0, dry_run=False, enforce_retention_duration=False)
+            after = dir_bytes(path)
+            return {"files_deleted": before[0] - after[0], "bytes_deleted": before[1] - after[1]}
+        log("clean hoodpy")
+        out["hoodpy_clean"] = self.repeat(h_run, setup=h_setup)
+        log("clean delta")
+        out["delta_vacuum"] = self.repeat(d_run, setup=d_setup)
+        self.save()
+
+    def batch_file_seeded(self, sf: float, seed: int, updates: int) -> Path:
+        path = self.data / f"sf{sf:g}" / f"batch-clean-{seed}-{updates}.parquet"
+        if not path.exists():
+            table = pq.read_table(lineitem.generate(self.data, sf))
+            pq.write_table(lineitem.upsert_batch(table, updates=updates, inserts=0, concentrated=True, seed=seed),
+                           path)
+        return path
+
+    # -- workload 6: snapshot read --------------------------------------------------------------------
+    def w_read(self) -> None:
+        from pyspark.sql import functions as F
+
+        sf = self.args.sf
+        out: dict = {"query": "TPC-H Q1-style: group by l_returnflag, l_linestatus; sums, avg, count", "scenarios": {}}
+        self.results["workloads"]["read"] = out
+
+        def q1(df):
+            return (df.filter(F.col("l_shipdate") <= F.lit("1998-09-02").cast("date"))
+                    .groupBy("l_returnflag", "l_linestatus")
+                    .agg(F.sum("l_quantity"), F.sum("l_extendedprice"),
+                         F.sum(F.col("l_extendedprice") * (1 - F.col("l_discount"))), F.avg("l_discount"),
+                         F.count(F.lit(1))).collect())
+        for variant in self.args.variants:
+            path = self.golden(sf, variant, "hoodpy")
+            table = self.hoodpy_open(path)
+            uris = [table.storage.uri(bf.path) for bf in table.file_system_view().latest_base_files()]
+            q1(self.spark.read.parquet(*uris))  # warm the JVM and the page cache for both
+            res = {}
+            # Interleaved so machine load drifts over both alike.
+            h, p = [], []
+            for _ in range(self.args.reps):
+                with measure(self.spark) as m:
+                    q1(self.hoodpy_open(path).read())
+                h.append(m.as_dict())
+                with measure(self.spark) as m:
+                    q1(self.spark.read.parquet(*uris))
+                p.append(m.as_dict())
+            res["hoodpy_snapshot"] = summarize(h)
+            res["spark_read_parquet"] = summarize(p)
+            res["ratio"] = round(res["hoodpy_snapshot"]["median_s"] / res["spark_read_parquet"]["median_s"], 3)
+            out["scenarios"][variant] = res
+            self.save()
+
+
+# -- charts -----------------------------------------------------------------------------------------
+def charts(results: dict, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for name, w in results["workloads"].items():
+        groups = {}
+        if "scenarios" in w:
+            for scen, engines in w["scenarios"].items():
+                groups[scen] = {e: v for e, v in engines.items() if isinstance(v, dict) and "median_s" in v}
+        elif "layouts" in w:
+            for layout, entry in w["layouts"].items():
+                groups[layout] = {"clustering": entry["clustering"],
+                                  **{f"query {q}": v for q, v in entry["queries"].items()}}
+        elif name == "clean":
+            groups["clean"] = {e: v for e, v in w.items() if isinstance(v, dict) and "median_s" in v}
+        if not groups:
+            continue
+        engines = sorted({e for g in groups.values() for e in g})
+        fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(groups) * max(1, len(engines)) / 2), 4.5))
+        width = 0.8 / max(1, len(engines))
+        for i, e in enumerate(engines):
+            xs, ys, lo, hi = [], [], [], []
+            for j, g in enumerate(groups.values()):
+                if e in g:
+                    v = g[e]
+                    xs.append(j + i * width)
+                    ys.append(v["median_s"])
+                    lo.append(v["median_s"] - v["min_s"])
+                    hi.append(v["max_s"] - v["median_s"])
+            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, label=e)
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(groups))])
+        ax.set_xticklabels(list(groups), rotation=15, fontsize=8)
+        ax.set_ylabel("seconds (median, min/max bars)")
+        ax.set_title(f"{name} — SF {results['meta']['sf']}")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out / f"{name}.png", dpi=110)
+        plt.close(fig)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sf", type=float, default=1.0)
+    p.add_argument("--workloads", default="load,upsert,scaling,clustering,clean,read")
+    p.add_argument("--variants", default="unpartitioned,partitioned")
+    p.add_argument("--upsert-engines", default="hoodpy_upsert,delta_merge_streamed_exec_false,delta_merge_default,"
+                                               "spark_full_rewrite")
+    p.add_argument("--scaling", default="0.25,1,2,4", help="scale factors for the scaling workload")
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--cluster-files", type=int, default=16, help="files the clustering workload aims for")
+    p.add_argument("--data", default="/tmp/hoodpy-bench/data", help="generated TPC-H data (kept between runs)")
+    p.add_argument("--work", default="/tmp/hoodpy-bench/work", help="tables written by the benchmark")
+    p.add_argument("--out", default="benchmarks/results/latest")
+    p.add_argument("--driver-memory", default="6g")
+    args = p.parse_args()
+    args.variants = [v for v in args.variants.split(",") if v]
+    args.upsert_engines = [e for e in args.upsert_engines.split(",") if e]
+    args.scaling = [float(s) for s in args.scaling.split(",") if s]
+    bench = Bench(args)
+    for w in [w for w in args.workloads.split(",") if w]:
+        started = time.perf_counter()
+        getattr(bench, f"w_{w}")()
+        log(f"workload {w} done in {time.perf_counter() - started:.0f}s")
+        charts(bench.results, bench.out)
+    bench.results["meta"]["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    bench.save()
+    charts(bench.results, bench.out)
+    print(json.dumps(bench.results["workloads"], indent=1, default=str)[:20000])
+    bench.spark.stop()
+
+
+if __name__ == "__main__":
+    main()
