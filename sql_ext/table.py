@@ -223,6 +223,9 @@ class HoodieTable:
                             else (str(operation).lower() if operation else config.get(WriteConfig.OPERATION)))
         from sql_ext.services.clustering.service import cluster_after_commit, resume_pending_clustering
 
+        from sql_ext.services.clean.service import validate_after_commit_services
+
+        validate_after_commit_services(config)  # a bad clean / archival option fails before anything is written
         resume_pending_clustering(self, options)
         result = Writer(self, options).write(df, op)
         self._record_create_schema(result)

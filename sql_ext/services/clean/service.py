@@ -206,3 +206,13 @@ def clean_after_commit(table: HoodieTable, options: Mapping[str, Any] | None = N
     if not config.get(CleanConfig.AUTOMATIC):
         return None
     return run_clean(table.storage, config, trigger=True)
+
+
+def validate_after_commit_services(config: HoodieConfig) -> None:
+    """Check the clean and archival options a write will use after its commit, before it starts."""
+    from sql_ext.config.clean import ArchivalConfig
+
+    if config.get(CleanConfig.AUTOMATIC):
+        CleanConfig.validate(config)
+    if config.get(ArchivalConfig.AUTOMATIC):
+        ArchivalConfig.validate(config)

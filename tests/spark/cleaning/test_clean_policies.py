@@ -182,3 +182,12 @@ def test_clean_errors(table):
     with pytest.raises(PlanNotFoundError):
         t.cleaning.execute("20200101000000000")
     assert [i for i in t.timeline.instants if i.action.value == "clean"] == []
+    # A write with a bad clean or archival option fails before it commits anything.
+    before = len(t.timeline.instants)
+    batch = t.spark.createDataFrame([(1, "a", 9, "x")], DDL)
+    with pytest.raises(InvalidConfigError, match="hoodie.cleaner.commits.retained"):
+        t.upsert(batch, options={"hoodie.clean.automatic": "true", "hoodie.cleaner.commits.retained": "0"})
+    with pytest.raises(InvalidConfigError, match="hoodie.keep.max.commits"):
+        t.upsert(batch, options={"hoodie.archive.automatic": "true", "hoodie.keep.max.commits": "5",
+                                 "hoodie.keep.min.commits": "6"})
+    assert len(t.timeline.instants) == before
