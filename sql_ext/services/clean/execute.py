@@ -17,7 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from sql_ext.errors import PlanNotFoundError
+from sql_ext.errors import IllegalInstantTransitionError, PlanNotFoundError
 from sql_ext.services.clean.plan import CleanerPlan
 from sql_ext.storage import Storage
 from sql_ext.timeline import transitions
@@ -119,7 +119,13 @@ def execute_clean(storage: Storage, instant_time: str) -> CleanResult:
         if not storage.exists(partition):
             result.deleted_partitions.append(partition)
     result.time_taken_ms = int((time.monotonic() - started) * 1000)
-    transitions.complete(storage, inflight, serialize(AvroModel.CLEAN_METADATA, clean_metadata(plan, result)))
+    try:
+        transitions.complete(storage, inflight, serialize(AvroModel.CLEAN_METADATA, clean_metadata(plan, result)))
+    except IllegalInstantTransitionError:
+        # Another process ran the same plan (e.g. two writers finishing a pending clean) and completed it
+        # first: the deletes are idempotent, so the clean is done either way.
+        if not storage.exists(_rel(completed)):
+            raise
     return result
 
 

@@ -156,3 +156,18 @@ def test_cleaner_killed_mid_execution_leaves_a_clean_the_next_run_completes(stor
     assert result.instant_time == pending.timestamp and result.total_files_deleted == 2
     assert sorted(f.path for f in storage.list_files("p")) == [f"p/{A}_0-1-1_{t(n)}.parquet" for n in (3, 4, 5)]
     assert [i.is_completed for i in Timeline.load(storage).instants if i.action == Action.CLEAN] == [True]
+
+
+def test_two_processes_finishing_the_same_clean(storage, monkeypatch):
+    five_commits(storage)
+    plan = schedule_clean(storage, RETAIN_2)
+    real_complete = transitions.complete
+
+    def other_process_completes_first(st, inflight, data):
+        real_complete(st, inflight, data)  # the other process
+        return real_complete(st, inflight, data)  # ours: the instant is already completed
+
+    monkeypatch.setattr(transitions, "complete", other_process_completes_first)
+    result = execute_clean(storage, plan.instant_time)
+    assert result.total_files_deleted == 2
+    assert [i.is_completed for i in Timeline.load(storage).instants if i.action == Action.CLEAN] == [True]
