@@ -72,10 +72,11 @@ def resolve_storage_options(uri: str, options: Mapping[str, object] | None = Non
     """
     if scheme_of(uri) not in S3_SCHEMES:
         return {}
-    given = HoodieConfig.of(spark_conf, options)
+    # Layer by layer, so that any spelling in the options beats any spelling in the Spark conf.
+    layers = [HoodieConfig.of(options), HoodieConfig.of(spark_conf)]
     out: dict[str, str] = {}
     for key in FileSystemConfig.keys():
-        value = given.raw(key)
+        value = next((v for v in (layer.raw(key) for layer in layers) if v is not None), None)
         if value is None:
             value = next((os.environ[e] for e in ENV_FALLBACKS.get(key.key, ()) if os.environ.get(e)), None)
         if value is not None:
