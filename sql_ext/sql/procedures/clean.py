@@ -28,22 +28,10 @@ from sql_ext.sql.procedures.base import (
     ProcedureContext,
     format_instant_millis,
     instant_file_times,
+    parse_options,
 )
 
 _STR, _LONG, _INT, _BOOL = StringType(), LongType(), IntegerType(), BooleanType()
-
-
-def parse_options(procedure: type[Procedure], text: str | None) -> dict[str, str]:
-    """Hudi's ``HoodieCLIUtils.extractOptions``: ``k1=v1,k2=v2`` (split on commas, then the first '=')."""
-    out: dict[str, str] = {}
-    for item in (text or "").split(","):
-        if not item.strip():
-            continue
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            procedure._fail(f"argument 'options' must be key=value pairs separated by commas, got {item.strip()!r}")
-        out[key.strip()] = value.strip()
-    return out
 
 
 class RunCleanProcedure(Procedure):
@@ -72,7 +60,10 @@ class RunCleanProcedure(Procedure):
         from sql_ext.services.clean.execute import read_clean_metadata
         from sql_ext.services.clean.service import run_clean
 
-        options = parse_options(type(self), args["options"])
+        try:
+            options = parse_options(args["options"])
+        except ValueError as e:
+            self._fail(f"argument 'options' must be key=value pairs separated by commas: {e}")
         for param, key in (("clean_policy", CleanConfig.POLICY), ("retain_commits", CleanConfig.COMMITS_RETAINED),
                            ("hours_retained", CleanConfig.HOURS_RETAINED),
                            ("file_versions_retained", CleanConfig.FILE_VERSIONS_RETAINED),
