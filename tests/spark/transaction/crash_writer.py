@@ -35,18 +35,19 @@ def install(fault: str, seed: int) -> None:
     elif fault == "after_files":
         commit_step.commit = lambda *a, **k: die()
     elif fault == "during_commit":
-        real_write_atomic = transitions.Storage.write_atomic
+        real_publish = transitions.Storage.publish
 
         def half_commit(self, rel, data):
             if rel.endswith(".commit") or rel.endswith(".replacecommit"):
                 parent, name = self.full_path(rel).rsplit("/", 1)
                 self.fs.create_dir(parent, recursive=True)
+                # As a kill inside Storage.publish leaves it: half a temporary file, never linked into place.
                 with self.fs.open_output_stream(f"{parent}/.{name}.crash.tmp") as f:
                     f.write(data[: len(data) // 2])
                 die()
-            return real_write_atomic(self, rel, data)
+            return real_publish(self, rel, data)
 
-        transitions.Storage.write_atomic = half_commit
+        transitions.Storage.publish = half_commit
     elif fault == "during_rollback":
         from sql_ext.services import rollback as rb
 
