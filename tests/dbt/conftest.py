@@ -7,6 +7,8 @@ one metastore.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
@@ -23,3 +25,12 @@ def pytest_collection_modifyitems(config, items):
 def dbt_profile_target(spark):
     # Requesting `spark` first makes the adapter find (and reuse) the shared session.
     return {"type": "hoodpy", "method": "session", "threads": 1}
+
+
+@pytest.fixture(scope="class")
+def logs_dir(tmp_path_factory, prefix):
+    # dbt-tests-adapter puts them under <rootdir>/logs; keep the working tree clean.
+    path = str(tmp_path_factory.mktemp("dbt-logs") / prefix)
+    os.environ["DBT_LOG_PATH"] = path
+    yield path
+    del os.environ["DBT_LOG_PATH"]

@@ -48,12 +48,16 @@ def project(spark, tmp_path_factory):
     gen.write(batches, tmp / "data")
     _profiles(tmp / "profiles")
     runner = dbtRunner()
+
+    def dbt(command: str, *args: str):
+        return runner.invoke(run_demo.dbt_args(
+            command, landing=tmp / "landing", profiles=tmp / "profiles",
+            extra=["--target-path", str(tmp / "target"), "--log-path", str(tmp / "logs"), *args]))
+
     built = {}
     for batch in batches:
         land(batch.batch_id, tmp / "data", tmp / "landing")
-        result = runner.invoke(run_demo.dbt_args(
-            "build", landing=tmp / "landing", profiles=tmp / "profiles",
-            extra=["--target-path", str(tmp / "target"), "--log-path", str(tmp / "logs")]))
+        result = dbt("build")
         failed = [f"{r.node.name}: {r.status} {r.message}" for r in (result.result or [])
                   if str(r.status) not in ("success", "pass")]
         assert result.success, f"dbt build of batch {batch.batch_id} failed: {result.exception} {failed}"
@@ -62,11 +66,11 @@ def project(spark, tmp_path_factory):
             "tables": {m: run_demo.table_rows(spark, m, run_demo.EXPECTED_COLUMNS[m], SCHEMA)
                        for m in run_demo.MODELS},
         }
-    return batches, built
+    return batches, built, dbt
 
 
 def test_each_build_leaves_exactly_the_expected_rows(project):
-    batches, built = project
+    batches, built, _ = project
     for batch_id, state in built.items():
         expected = run_demo.expected_tables(batches[:batch_id])
         for model in run_demo.MODELS:
@@ -81,7 +85,7 @@ def test_each_build_leaves_exactly_the_expected_rows(project):
 
 def test_late_events_lost_to_stored_rows(project):
     """The batch-2 events older than what batch 1 stored (stale fares, stale drivers) did not win."""
-    batches, built = project
+    batches, built, _ = project
     stale_rides = {e["ride_id"] for e in batches[1].ride_events if e["fare"] == "1.00"}
     stale_assignments = {e["assignment_id"] for e in batches[1].assignment_events
                          if e["driver_id"].startswith("D-stale-")}
@@ -94,7 +98,7 @@ def test_late_events_lost_to_stored_rows(project):
 
 
 def test_every_dbt_test_ran_and_passed(project):
-    _, built = project
+    _, built, _ = project
     for state in built.values():
         statuses = state["statuses"]
         assert statuses["assert_rides_hold_latest_event"] == "pass"
@@ -119,9 +123,20 @@ def test_timeline_shows_clustering_and_cleaning(spark, project):
 def test_hudi_rs_reads_the_same_rows(spark, project):
     from sql_ext import HoodieTable
 
-    batches, built = project
+    batches, built, _ = project
     for model in run_demo.MODELS:
         path = HoodieTable.for_name(spark, f"{SCHEMA}.{model}").base_path
         columns = run_demo.EXPECTED_COLUMNS[model]
         rows = sorted(hudi_rs.project(hudi_rs.snapshot(path), columns), key=lambda r: r[columns[0]])
         assert rows == hudi_rs.normalize(built[2]["tables"][model]), model
+
+
+def test_show_table_history_operation_prints_commits_through_run_query(project, capfd):
+    """The project's run-operation runs CALL show_commits through run_query (agate prints to the fd)."""
+    _, _, dbt = project
+    capfd.readouterr()
+    result = dbt("run-operation", "show_table_history", "--args", "{models: [rides], limit: 3}")
+    assert result.success, result.exception
+    out = capfd.readouterr().out
+    assert f"{SCHEMA}.rides: 109 rows" in out.replace("`", "")
+    assert "replacecommit" in out and "commit_time" in out
