@@ -108,6 +108,11 @@ class HoodpyAdapter(SparkAdapter):
                               f"stats:{sid}:description": description, f"stats:{sid}:include": True})
         return stats
 
+    @available
+    def hoodpy_meta_columns(self) -> List[str]:
+        """Hudi's _hoodie_* meta columns: part of a hoodpy table's reads, never of a model's columns."""
+        return list(META_COLUMNS)
+
     # -- model config ---------------------------------------------------------------------------------
     def _spec(self, model: Dict[str, Any], record_key: Optional[List[str]] = None) -> TableSpec:
         try:

@@ -76,3 +76,14 @@
     {% endcall %}
   {%- endif -%}
 {% endmacro %}
+
+
+{#-- A query over hoodpy tables returns their _hoodie_* meta columns too; they are the table's, never the
+     model's (dbt's column lists for check_cols='all', contracts and CTAS columns must not see them). --#}
+{% macro hoodpy__get_columns_in_query(select_sql) %}
+  {% call statement('get_columns_in_query', fetch_result=True, auto_begin=False) -%}
+    {{ get_empty_subquery_sql(select_sql) }}
+  {% endcall %}
+  {%- set names = load_result('get_columns_in_query').table.columns | map(attribute='name') | list -%}
+  {{ return(names | reject('in', adapter.hoodpy_meta_columns()) | list) }}
+{% endmacro %}

@@ -29,6 +29,10 @@
     {% do run_query(create_table_as(True, temp_relation, compiled_code)) %}
     {%- set existing_relation = existing_relation.incorporate(is_hoodpy=spec.is_hoodpy) -%}
     {%- set dest_columns = process_schema_changes(on_schema_change, temp_relation, existing_relation) -%}
+    {%- if spec.is_hoodpy and on_schema_change == 'sync_all_columns' -%}
+      {#-- a dropped column rebuilt the table: the batch view must read the new table's files --#}
+      {% do run_query(create_table_as(True, temp_relation, compiled_code)) %}
+    {%- endif -%}
     {%- if not dest_columns -%}
       {%- set dest_columns = adapter.get_columns_in_relation(existing_relation) -%}
     {%- endif -%}
