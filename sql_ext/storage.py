@@ -102,7 +102,10 @@ def spark_storage_conf(spark, uri: str) -> dict[str, str]:
 
 
 def open_storage(spark, uri: str, options: Mapping[str, object] | None = None) -> Storage:
-    """The Storage of a table path, configured from ``options``, then the session's conf, then the env."""
+    """The Storage of a table path, configured from ``options``, then the session's conf, then the env
+    (a :class:`StorageUri`'s own options count as given options, below ``options``)."""
+    if isinstance(uri, StorageUri) and uri.options:
+        options = {**dict(uri.options), **dict(options or {})}
     return Storage(str(uri), resolve_storage_options(str(uri), options, spark_storage_conf(spark, str(uri))))
 
 

@@ -41,3 +41,12 @@ def test_local_create_exclusive_is_whole_and_once(tmp_path):
     assert s.read_bytes(".hoodie/lock") == b"mine"
     assert s.publish(".hoodie/1.commit", b"{}") and not s.publish(".hoodie/1.commit", b"{2}")
     assert sorted(f.path for f in s.list_files(".hoodie")) == [".hoodie/1.commit", ".hoodie/lock"]
+
+
+def test_reopening_by_a_storage_uri_keeps_its_options():
+    from sql_ext.storage import open_storage
+
+    first = Storage("s3://b/t", {"spark.hadoop.fs.s3a.endpoint": "http://127.0.0.1:1", "hoodie.aws.access.key": "k"})
+    again = open_storage(None, first.base_uri, {"hoodie.aws.access.key": "k2"})
+    assert dict(again.base_uri.options)["spark.hadoop.fs.s3a.endpoint"] == "http://127.0.0.1:1"
+    assert dict(again.base_uri.options)["hoodie.aws.access.key"] == "k2"
