@@ -16,7 +16,6 @@ from pyspark.sql import functions as F
 from sql_ext.data_skipping import prune_by_column_stats
 from sql_ext.errors import InvalidConfigError
 from sql_ext.file_group.file_group import BaseFile
-from sql_ext.file_scan import read_parquet_files
 from sql_ext.index.bloom import key_ranges
 from sql_ext.timeline.instant import validate_instant_time
 
@@ -150,10 +149,15 @@ def prune_by_key_range(table: HoodieTable, files: list[BaseFile], filters: list[
 
 def read_base_files(table: HoodieTable, files: list[BaseFile], schema_instant: str | None = None) -> DataFrame:
     schema = table.spark_schema(as_of=schema_instant)
-    return read_parquet_files(table.spark, table.storage, [bf.path for bf in files], schema)
+    if not files:
+        return table.spark.createDataFrame([], schema)
+    return table.spark.read.schema(schema).parquet(*[table.storage.uri(bf.path) for bf in files])
 
 
-def snapshot(table: HoodieTable, *, as_of: str | None = None, filters: Sequence[Filter] = ()) -> DataFrame:
+def snapshot(table: HoodieTable, *, as_of: str | None = None, filters: Sequence[Filter] = (),
+             apply_filters: bool = True) -> DataFrame:
+    """The files ``filters`` may match, read; with ``apply_filters`` False the rows are not filtered (the
+    SQL layer's caller applies its whole WHERE anyway)."""
     if as_of is not None:
         validate_instant_time(as_of)
     checked = _check_filters(filters)
@@ -161,7 +165,7 @@ def snapshot(table: HoodieTable, *, as_of: str | None = None, filters: Sequence[
     files = prune_by_key_range(table, prune_partitions(table, files, checked), checked)
     files = prune_by_column_stats(table.storage, files, checked)
     df = read_base_files(table, files, as_of)
-    for f in checked:
+    for f in checked if apply_filters else ():
         df = df.filter(filter_column(f))
     return df
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from sql_ext.errors import InvalidInstantError
+from sql_ext.read import snapshot
 from sql_ext.sql.catalog import CatalogTable, SparkCatalog
 from sql_ext.sql.dialect import DIALECT
 from sql_ext.sql.pushdown import candidate_filters, typed_filters
@@ -124,8 +125,9 @@ class ReadResolver:
             table = ref.entry.open(self.spark)
             filters = typed_filters(ref.filters, table.spark_schema(as_of=ref.as_of)) if ref.filters else []
             key = (ref.entry.base_path, ref.as_of, repr(filters))
-            if key not in cache:
-                cache[key] = table.read(as_of=ref.as_of, filters=filters)
+            if key not in cache:  # the statement's WHERE filters the rows: the filters only prune files
+                cache[key] = snapshot(table, as_of=ref.as_of, filters=filters, apply_filters=False) if filters \
+                    else table.read(as_of=ref.as_of)
             out[ref.key] = cache[key]
         return out
 
