@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 from sql_ext.data_skipping import prune_by_column_stats
 from sql_ext.errors import InvalidConfigError
 from sql_ext.file_group.file_group import BaseFile
+from sql_ext.file_scan import read_parquet_files
 from sql_ext.index.bloom import key_ranges
 from sql_ext.timeline.instant import validate_instant_time
 
@@ -149,9 +150,7 @@ def prune_by_key_range(table: HoodieTable, files: list[BaseFile], filters: list[
 
 def read_base_files(table: HoodieTable, files: list[BaseFile], schema_instant: str | None = None) -> DataFrame:
     schema = table.spark_schema(as_of=schema_instant)
-    if not files:
-        return table.spark.createDataFrame([], schema)
-    return table.spark.read.schema(schema).parquet(*[table.storage.uri(bf.path) for bf in files])
+    return read_parquet_files(table.spark, table.storage, [bf.path for bf in files], schema)
 
 
 def snapshot(table: HoodieTable, *, as_of: str | None = None, filters: Sequence[Filter] = (),
