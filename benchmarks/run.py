@@ -113,12 +113,15 @@ class Bench:
         (self.out / "results.json").write_text(json.dumps(self.results, indent=2, default=str))
 
     def repeat(self, fn, setup=None, reps: int | None = None) -> dict:
-        """Run ``setup()`` (untimed) then ``fn(m)`` under measurement, ``reps`` times."""
+        """Run ``setup()`` (untimed) then ``fn(state)`` under measurement, ``reps`` times. ``fn`` returns a dict of
+        figures, or a callable giving them: bookkeeping (which files held updated keys) then runs untimed."""
         runs = []
         for _ in range(reps or self.args.reps):
             state = setup() if setup else None
             with measure(self.spark) as m:
                 extra = fn(state)
+            if callable(extra):
+                extra = extra()
             m.extra.update(extra or {})
             runs.append(m.as_dict())
         return summarize(runs)
@@ -223,6 +226,9 @@ class Bench:
             table = self.hoodpy_open(path)
             before = {(bf.partition_path, bf.file_id): bf for bf in table.file_system_view().latest_base_files()}
             r = table.upsert(self.spark.read.parquet(str(batch)))
+            return lambda: hoodpy_figures(path, before, r)
+
+        def hoodpy_figures(path, before, r):
             rewritten = [before[(s.partition_path, s.file_id)] for s in r.metadata.write_stats
                          if (s.partition_path, s.file_id) in before]
             with_updates = self.files_with_keys([str(path / bf.path) for bf in before.values()], updated_keys)
@@ -245,6 +251,9 @@ class Bench:
                 before = self.delta_files(dt, path)
                 dt.merge(pq.read_table(batch), MERGE_PREDICATE, source_alias="s", target_alias="t",
                          streamed_exec=streamed).when_matched_update_all().when_not_matched_insert_all().execute()
+                return lambda: delta_figures(path, before)
+
+            def delta_figures(path, before):
                 after = self.delta_files(DeltaTable(str(path)), path)
                 removed = {p: s for p, s in before.items() if p not in after}
                 added = {p: s for p, s in after.items() if p not in before}
@@ -269,6 +278,9 @@ class Bench:
             w = merged.write.mode("overwrite")
             parts = VARIANTS[variant]
             (w.partitionBy(*parts) if parts else w).parquet(str(dest))
+            return lambda: spark_figures(src, dest)
+
+        def spark_figures(src, dest):
             n_old, b_old = dir_bytes(src)
             n, b = dir_bytes(dest)
             with_updates = self.files_with_keys([str(p) for p in Path(src).rglob("*.parquet")], updated_keys)
