@@ -1,5 +1,7 @@
-"""SQL only: create a hoodpy table, insert, merge, update, delete, time travel and show commits, all through
-``spark.sql``; checked against expected rows and against hudi-rs reading the same files."""
+"""SQL only: create a hoodpy table, insert, merge, update, delete, time travel, CALL run_clustering,
+run_clean and show_commits, all through ``spark.sql``; checked against expected rows and against hudi-rs
+reading the same files. The table services run last (the ``serviced`` fixture is first requested by the
+last tests of the module), since cleaning removes the files that time travel to the first commits reads."""
 
 from __future__ import annotations
 
@@ -134,3 +136,44 @@ def test_hudi_rs_reads_what_sql_wrote(history):
     assert hudi_rs_rows(path) == history["after_delete"]
     instants = sorted(c[0] for c in history["commits"])
     assert hudi_rs_rows(path, as_of=instants[1]) == history["after_merge"]
+
+
+# -- table services through CALL, last: cleaning removes the files older instants need ----------------
+@pytest.fixture(scope="module")
+def serviced(hoodpy_spark, history):
+    """After the tests above: CALL run_clean (keeping one commit), run_clustering, show_commits. (Cleaning
+    first: file groups that clustering replaced are cleaned only once the clustering leaves retention.)"""
+    spark, t = hoodpy_spark, history["table"]
+    seen = {"parquet_before_clean": len(list(Path(history["location"]).rglob("*.parquet")))}
+    seen["clean"] = [tuple(r) for r in spark.sql(f"CALL run_clean(table => '{t}', retain_commits => 1)").collect()]
+    seen["parquet_after_clean"] = len(list(Path(history["location"]).rglob("*.parquet")))
+    seen["after_clean"] = rows(spark, f"SELECT {', '.join(COLUMNS)} FROM {t}")
+    seen["clustering"] = [tuple(r) for r in spark.sql(
+        f"CALL run_clustering(table => '{t}', order => 'name', show_involved_partition => true)").collect()]
+    seen["after_clustering"] = rows(spark, f"SELECT {', '.join(COLUMNS)} FROM {t}")
+    seen["show_clustering"] = [tuple(r) for r in spark.sql(f"CALL show_clustering(table => '{t}')").collect()]
+    seen["commits"] = [tuple(r) for r in spark.sql(f"CALL show_commits(table => '{t}')").collect()]
+    return seen
+
+
+def test_run_clean_deletes_old_file_versions(hoodpy_spark, history, serviced):
+    from sql_ext.errors import InstantNotRetainedError
+
+    ((start, _, deleted, earliest, _, version),) = serviced["clean"]
+    assert deleted > 0 and serviced["parquet_after_clean"] == serviced["parquet_before_clean"] - deleted
+    assert earliest == history["commits"][0][0]  # one commit retained: the latest write (the DELETE)
+    assert serviced["after_clean"] == history["after_delete"]
+    first = sorted(c[0] for c in history["commits"])[0]
+    with pytest.raises(InstantNotRetainedError, match=first):
+        hoodpy_spark.sql(f"SELECT * FROM {history['table']} VERSION AS OF {first}").collect()
+
+
+def test_run_clustering_rewrites_without_changing_rows(history, serviced):
+    ((instant, groups, state, partitions),) = serviced["clustering"]
+    assert state == "COMPLETED" and "city=sf" in partitions.split(",") and groups == len(partitions.split(","))
+    assert serviced["after_clustering"] == history["after_delete"]
+    assert serviced["show_clustering"] == [(instant, groups, "COMPLETED", "*")]
+    newest = serviced["commits"][0]
+    assert (newest[0], newest[2]) == (instant, "replacecommit")
+    assert [c[0] for c in serviced["commits"][1:]] == [c[0] for c in history["commits"]]
+    assert hudi_rs_rows(history["location"]) == history["after_delete"]
