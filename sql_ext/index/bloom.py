@@ -6,6 +6,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -86,3 +87,63 @@ class BloomIndex:
         candidates = keys.join(F.broadcast(files), cond, "inner").select(
             RECORD_KEY, "f_partition", "f_file_id", "f_path")
         return candidates.groupBy("f_path").applyInArrow(_check_file(storage.base_uri), LOCATED_DDL)
+
+
+def _check_candidates(storage: Storage, bf: BaseFile, candidates: pa.Array) -> pa.Table:
+    """The ``candidates`` (unique keys) that ``bf`` holds: footer bloom filter first, then its key column."""
+    with storage.fs.open_input_file(storage.full_path(bf.path)) as f:
+        pf = pq.ParquetFile(f)
+        text = (pf.metadata.metadata or {}).get(FOOTER_BLOOM_FILTER_KEY.encode())
+        if text is not None:
+            bloom = BloomFilter.deserialize(text.decode())
+            candidates = candidates.filter(pa.array(bloom.might_contain_many(candidates), pa.bool_()))
+        if len(candidates):
+            stored = pf.read(columns=[RECORD_KEY]).column(RECORD_KEY).combine_chunks()
+            candidates = candidates.filter(pc.is_in(candidates, value_set=stored))
+    n = len(candidates)
+    return pa.table({
+        RECORD_KEY: candidates.cast(pa.string()),
+        LOC_PARTITION: pa.array([bf.partition_path] * n, pa.string()),
+        LOC_FILE_ID: pa.array([bf.file_id] * n, pa.string()),
+    })
+
+
+def locate_on_driver(storage: Storage, keys: pa.Table, base_files: list[BaseFile], *, is_global: bool,
+                     prune_by_ranges: bool = True) -> pa.Table:
+    """:meth:`BloomIndex.locate` for a batch whose keys the driver holds (``RECORD_KEY``, ``PARTITION_PATH``).
+
+    Same answer, no Spark job: footer key ranges pick each file's candidate keys by binary search over the
+    sorted batch keys, then the file's bloom filter and key column confirm them. Files whose range holds
+    no batch key are never opened beyond their footer.
+    """
+    empty = pa.table({RECORD_KEY: pa.array([], pa.string()), LOC_PARTITION: pa.array([], pa.string()),
+                      LOC_FILE_ID: pa.array([], pa.string())})
+    if not base_files or keys.num_rows == 0:
+        return empty
+    ranges = key_ranges(storage, base_files) if prune_by_ranges else [(None, None)] * len(base_files)
+    sorted_keys: dict[str | None, tuple[pa.Array, np.ndarray]] = {}
+
+    def keys_of(partition: str | None) -> tuple[pa.Array, np.ndarray]:
+        if partition not in sorted_keys:
+            column = keys.column(RECORD_KEY)
+            if partition is not None:
+                column = column.filter(pc.equal(keys.column(PARTITION_PATH), partition))
+            unique = pc.unique(column.combine_chunks())
+            unique = unique.take(pc.sort_indices(unique))
+            sorted_keys[partition] = (unique, unique.to_numpy(zero_copy_only=False))
+        return sorted_keys[partition]
+
+    work = []
+    for bf, (lo, hi) in zip(base_files, ranges, strict=True):
+        arrow_keys, np_keys = keys_of(None if is_global else bf.partition_path)
+        if lo is None or hi is None:
+            start, stop = 0, len(np_keys)
+        else:
+            start, stop = int(np.searchsorted(np_keys, lo, "left")), int(np.searchsorted(np_keys, hi, "right"))
+        if stop > start:
+            work.append((bf, arrow_keys.slice(start, stop - start)))
+    if not work:
+        return empty
+    with ThreadPoolExecutor(max_workers=min(8, len(work))) as pool:
+        found = list(pool.map(lambda item: _check_candidates(storage, *item), work))
+    return pa.concat_tables([empty, *found])

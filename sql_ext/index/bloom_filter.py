@@ -40,6 +40,8 @@ import struct
 from collections.abc import Iterable
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from sql_ext.config.index import IndexConfig
 from sql_ext.errors import InvalidConfigError, InvalidRecordError
@@ -253,14 +255,81 @@ class BloomFilter:
         if len(self._pending_keys) >= _BATCH:
             self._flush()
 
-    def add_all(self, keys: Iterable[str]) -> None:
+    def _might_contain_arrow(self, keys: pa.Array | pa.ChunkedArray) -> list[bool]:
+        result: list[bool] = []
+        for chunk, _ in self._arrow_batches(keys):
+            positions = self._positions_of_batch(chunk)
+            hit = np.zeros(len(positions), dtype=np.bool_)
+            for row in self._rows:
+                hit |= row[positions].all(axis=1)
+            result.extend(hit.tolist())
+        return result
+
+    @staticmethod
+    def _arrow_batches(keys: pa.Array | pa.ChunkedArray):
+        """(MurmurBatch, start) per _BATCH keys of an Arrow string array, read straight from its buffers."""
+        if isinstance(keys, pa.ChunkedArray):
+            keys = keys.combine_chunks()
+        if not pa.types.is_binary(keys.type) and not pa.types.is_large_binary(keys.type):
+            keys = keys.cast(pa.large_binary() if pa.types.is_large_string(keys.type) else pa.binary())
+        if keys.null_count or (len(keys) and pc.min(pc.binary_length(keys)).as_py() == 0):
+            raise InvalidRecordError("A record key added to or looked up in a bloom filter must not be empty")
+        # Arrow strings are valid UTF-8, so their bytes are what Java's getBytes(UTF_8) gives.
+        wide = pa.types.is_large_binary(keys.type)
+        for start in range(0, len(keys), _BATCH):
+            chunk = keys.slice(start, _BATCH)
+            _, offsets_buf, data_buf = chunk.buffers()
+            offsets = np.frombuffer(offsets_buf, dtype=np.int64 if wide else np.int32)[
+                chunk.offset:chunk.offset + len(chunk) + 1]
+            data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+            yield MurmurBatch.from_offsets(offsets, data), start
+
+    def add_all(self, keys: Iterable[str] | pa.Array | pa.ChunkedArray) -> None:
         """Add record keys in order (the order decides which row each key lands in).
 
+        An Arrow string array is hashed straight from its buffers (no Python object per key): the form
+        base file writers use.
+
         Raises:
-            InvalidRecordError: A key is empty; the keys before it have been added.
+            InvalidRecordError: A key is empty (for a Python iterable, the keys before it have been added;
+                for an Arrow array, none has).
         """
+        if isinstance(keys, (pa.Array, pa.ChunkedArray)):
+            self._add_arrow(keys)
+            return
         for key in keys:
             self.add(key)
+
+    def _add_arrow(self, keys: pa.Array | pa.ChunkedArray) -> None:
+        batches = self._arrow_batches(keys)  # validates before any row is claimed
+        first = next(batches, None)
+        if first is None:
+            return
+        rows = self._claim_rows(len(keys))
+        self._flush()
+        for batch, start in (first, *batches):
+            self._set_bits(self._positions_of_batch(batch), rows[start:start + len(batch)])
+
+    def _claim_rows(self, n: int) -> np.ndarray:
+        """:meth:`_claim_row` for ``n`` keys at once: whole runs of keys share a row until it fills."""
+        out = np.empty(n, dtype=np.int64)
+        done = 0
+        while done < n:
+            if self._reached_max:
+                k = n - done
+                out[done:] = (self._cur_matrix_index + np.arange(k)) % len(self._rows)
+                self._cur_matrix_index += k
+                self._current_nb_record += k
+                done = n
+            elif self._current_nb_record < self._nr:
+                k = min(n - done, self._nr - self._current_nb_record)
+                out[done:done + k] = len(self._rows) - 1
+                self._current_nb_record += k
+                done += k
+            else:  # the active row is full: _claim_row opens a row or switches to round robin
+                out[done] = self._claim_row()
+                done += 1
+        return out
 
     def _claim_row(self) -> int:
         """The row the next key goes to; mirrors ``InternalDynamicBloomFilter.getActiveStandardBF`` + ``add``."""
@@ -286,7 +355,9 @@ class BloomFilter:
             return
         keys, rows = self._pending_keys, np.asarray(self._pending_rows, dtype=np.int64)
         self._pending_keys, self._pending_rows = [], []
-        positions = self._positions(keys)
+        self._set_bits(self._positions(keys), rows)
+
+    def _set_bits(self, positions: np.ndarray, rows: np.ndarray) -> None:
         targets = np.unique(rows)
         if len(targets) == 1:  # the common case: every key went to the last row
             self._rows[targets[0]][positions.ravel()] = True
@@ -298,8 +369,10 @@ class BloomFilter:
 
     def _positions(self, keys: list[bytes]) -> np.ndarray:
         """Bit positions of many keys: an ``int64`` array of shape ``(len(keys), num_hashes)``."""
-        batch = MurmurBatch(keys)
-        positions = np.empty((len(keys), self._num_hashes), dtype=np.int64)
+        return self._positions_of_batch(MurmurBatch(keys))
+
+    def _positions_of_batch(self, batch: MurmurBatch) -> np.ndarray:
+        positions = np.empty((len(batch), self._num_hashes), dtype=np.int64)
         seeds: int | np.ndarray = 0
         for i in range(self._num_hashes):
             hashed = batch.hash32(seeds)
@@ -334,8 +407,10 @@ class BloomFilter:
         Raises:
             InvalidRecordError: A key is empty.
         """
-        encoded = [_encode_key(key) for key in keys]
         self._flush()
+        if isinstance(keys, (pa.Array, pa.ChunkedArray)):
+            return self._might_contain_arrow(keys)
+        encoded = [_encode_key(key) for key in keys]
         result: list[bool] = []
         for start in range(0, len(encoded), _BATCH):
             positions = self._positions(encoded[start : start + _BATCH])

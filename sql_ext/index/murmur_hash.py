@@ -102,15 +102,29 @@ class MurmurBatch:
     """
 
     def __init__(self, keys: Sequence[bytes]):
-        n = len(keys)
-        lengths = np.fromiter(map(len, keys), dtype=np.int64, count=n)
+        lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+        self._build(lengths, np.frombuffer(b"".join(keys), dtype=np.uint8))
+
+    @classmethod
+    def from_offsets(cls, offsets: np.ndarray, data: np.ndarray) -> MurmurBatch:
+        """Keys laid out as Arrow lays out a binary array: key ``i`` is ``data[offsets[i]:offsets[i + 1]]``.
+
+        Builds the batch without a Python object per key.
+        """
+        batch = cls.__new__(cls)
+        offsets = offsets.astype(np.int64)
+        batch._build(np.diff(offsets), data[offsets[0]:offsets[-1]])
+        return batch
+
+    def _build(self, lengths: np.ndarray, flat: np.ndarray) -> None:
+        n = len(lengths)
         nblocks = lengths >> 2
         max_blocks = int(nblocks.max()) if n else 0
         # One spare word so the tail bytes of the longest keys have a home; padding stays zero.
         width = (max_blocks + 1) * 4
         padded = np.zeros((n, width), dtype=np.uint8)
         if n:
-            padded[np.arange(width) < lengths[:, None]] = np.frombuffer(b"".join(keys), dtype=np.uint8)
+            padded[np.arange(width) < lengths[:, None]] = flat
 
         # Seed-independent block mixing: k *= m; k ^= k >>> r; k *= m.
         words = padded.view("<u4")[:, :max_blocks].astype(np.uint32)

@@ -52,13 +52,12 @@ class BaseFileOptions:
 def footer_metadata(keys: pa.Array, options: BaseFileOptions) -> dict[bytes, bytes]:
     """Hudi's footer entries for the record keys of a file, in file order."""
     bloom = BloomFilter.create(options.bloom_num_entries, options.bloom_fpp, options.bloom_max_entries)
-    key_list = keys.to_pylist()
-    bloom.add_all(key_list)
+    bloom.add_all(keys)
     meta = {
         FOOTER_BLOOM_FILTER_KEY.encode(): bloom.serialize().encode(),
         FOOTER_BLOOM_TYPE_KEY.encode(): BLOOM_TYPE_DYNAMIC_V0.encode(),
     }
-    if key_list:
+    if len(keys):
         bounds = pc.min_max(keys)
         meta[FOOTER_MIN_RECORD_KEY.encode()] = bounds["min"].as_py().encode()
         meta[FOOTER_MAX_RECORD_KEY.encode()] = bounds["max"].as_py().encode()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, StructType
@@ -94,11 +96,12 @@ def keyed_records(df: DataFrame, keygen: KeyGenerator, *, deletes: bool = False,
     return out
 
 
-def validate(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None) -> list[str]:
+def validate(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None) -> tuple[list[str], int]:
     """Fail, naming the problem, on null record keys or null ordering values; else return the batch's
-    partition paths, sorted (one Spark job for both)."""
+    partition paths, sorted, and how many of its records are upserts (one Spark job for all)."""
     aggs = [F.sum(F.col(_INVALID_KEY).cast("long")).alias("bad_keys"),
-            F.collect_set(F.col(PARTITION_PATH)).alias("partitions")]
+            F.collect_set(F.col(PARTITION_PATH)).alias("partitions"),
+            F.count(F.when(F.col(OP) == OP_UPSERT, 1)).alias("upserts")]
     if ordering_field is not None:
         aggs.append(F.sum(F.when((F.col(OP) == OP_UPSERT) & F.col(ordering_field).isNull(), 1).otherwise(0))
                     .alias("bad_ordering"))
@@ -112,7 +115,37 @@ def validate(records: DataFrame, keygen: KeyGenerator, ordering_field: str | Non
     if ordering_field is not None and row["bad_ordering"]:
         raise InvalidRecordError(
             f"{row['bad_ordering']} record(s) have a null ordering (precombine) field {ordering_field!r}")
-    return sorted(row["partitions"])
+    return sorted(row["partitions"]), row["upserts"]
+
+
+def collect_keys(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None,
+                 ) -> tuple[pa.Table, list[str]]:
+    """:func:`validate` that also brings the batch's (record key, partition path, op) to the driver as Arrow, in
+    the same single Spark job, for driver-side index lookups. Fails as :func:`validate` does."""
+    cols = [RECORD_KEY, PARTITION_PATH, OP, _INVALID_KEY]
+    if ordering_field is not None:
+        cols.append(((F.col(OP) == OP_UPSERT) & F.col(ordering_field).isNull()).alias("_bad_ordering"))
+    table = records.select(*cols).toArrow()
+    bad_keys = pc.sum(table.column(_INVALID_KEY).cast(pa.int64())).as_py() or 0
+    if bad_keys:
+        examples = [r.asDict() for r in records.filter(F.col(_INVALID_KEY))
+                    .select(*keygen.record_key_fields).limit(3).collect()]
+        raise InvalidRecordError(
+            f"{bad_keys} record(s) have a null or empty record key "
+            f"(fields {', '.join(keygen.record_key_fields)})", examples=examples)
+    if ordering_field is not None:
+        bad_ordering = pc.sum(table.column("_bad_ordering").cast(pa.int64())).as_py() or 0
+        if bad_ordering:
+            raise InvalidRecordError(
+                f"{bad_ordering} record(s) have a null ordering (precombine) field {ordering_field!r}")
+    partitions = pc.unique(table.column(PARTITION_PATH).combine_chunks()).drop_null().to_pylist()
+    return table.select([RECORD_KEY, PARTITION_PATH, OP]), sorted(partitions)
+
+
+def has_duplicate_keys(keys: pa.Table, *, by_partition: bool) -> bool:
+    """Whether two rows of the collected batch share a record key (and partition, with ``by_partition``)."""
+    columns = [RECORD_KEY, PARTITION_PATH] if by_partition else [RECORD_KEY]
+    return keys.select(columns).group_by(columns).aggregate([]).num_rows != keys.num_rows
 
 
 def combine(records: DataFrame, ordering_field: str | None, *, by_partition: bool) -> DataFrame:

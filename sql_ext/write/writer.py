@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
@@ -22,6 +23,7 @@ from sql_ext.config.concurrency import ConcurrencyConfig
 from sql_ext.errors import ClusteringUpdateError, InvalidRecordError, WriteConflictError
 from sql_ext.file_group.fs_view import FileSystemView
 from sql_ext.index.base import LOC_FILE_ID, LOC_PARTITION, index_for, tag
+from sql_ext.index.bloom import locate_on_driver
 from sql_ext.schema import avro_schema_from_arrow, avro_schema_to_json, evolve_schema
 from sql_ext.timeline import transitions
 from sql_ext.timeline.avro_models import AvroModel, serialize
@@ -110,6 +112,9 @@ class Writer:
         self._cached: list[DataFrame] = []  # persisted for the life of one write
         self._partitions: list[str] = []  # partition paths the batch names (none for deletes by key alone)
         self._clustering_inputs: dict[tuple[str, str], str] | None = None  # see _pending_clustering
+        # (record key, partition path, op) of the batch, collected when keys are looked up on the driver.
+        self._batch_keys: pa.Table | None = None
+        self._upsert_count: int | None = None  # upsert records in the batch, while combining has not changed it
 
     # -- entry point -------------------------------------------------------------------------
     def write(self, df: DataFrame, operation: WriteOperation) -> CommitResult:
@@ -117,6 +122,8 @@ class Writer:
         retries = self.config.get(ConcurrencyConfig.NUM_RETRIES_ON_CONFLICT)
         for attempt in range(retries + 1):
             self._clustering_inputs = None  # a retry sees the timeline afresh
+            self._batch_keys = None
+            self._upsert_count = None
             try:
                 return self._write_once(df, operation)
             except WriteConflictError:
@@ -136,7 +143,8 @@ class Writer:
             requested = transitions.create_requested(self.storage, instant_time, operation.action,
                                                      self._requested_bytes(operation))
             inflight = transitions.transition_to_inflight(self.storage, requested)
-            persisted = records.persist()
+            # With the keys on the driver the merge is the only action left on the records: nothing to cache.
+            persisted = records if self._batch_keys is not None else records.persist()
             try:
                 metadata = self._run(persisted, operation, timeline, inflight, target_schema)
                 transaction.commit(inflight, metadata, lambda: commit_step.commit(self.storage, inflight, metadata))
@@ -186,8 +194,21 @@ class Writer:
             *[(F.col(f.name).cast(f.dataType) if f.name in present else F.lit(None).cast(f.dataType)).alias(f.name)
               for f in spark_target.fields],
         )
-        self._partitions = rec.validate(records, keygen, None if is_delete else self.ordering_field)
+        ordering = None if is_delete else self.ordering_field
+        if self._driver_lookup(operation):
+            self._batch_keys, self._partitions = rec.collect_keys(records, keygen, ordering)
+        else:
+            self._partitions, self._upsert_count = rec.validate(records, keygen, ordering)
         return rec.drop_working_columns(records), target
+
+    def _driver_lookup(self, operation: WriteOperation) -> bool:
+        """Whether the batch's keys come to the driver and are located there (bloom index, per partition):
+        one Spark job validates and collects them, and tagging, insert counts and the pending-clustering
+        check need no further job."""
+        from sql_ext.config.index import BLOOM
+
+        return (operation.uses_index and not self._global_lookup(operation)
+                and self.config.get(IndexConfig.TYPE) == BLOOM)
 
     def _combines(self, operation: WriteOperation) -> bool:
         if operation == WriteOperation.UPSERT:
@@ -216,8 +237,14 @@ class Writer:
             options=BaseFileOptions.from_config(self.config),
         )
         if self._combines(operation):
-            records = rec.combine(records, self.ordering_field,
-                                  by_partition=not self._global_lookup(operation))
+            by_partition = not self._global_lookup(operation)
+            if self._batch_keys is not None and not rec.has_duplicate_keys(self._batch_keys,
+                                                                            by_partition=by_partition):
+                pass  # every key is unique already: combining would be a shuffle that changes nothing
+            else:
+                records = rec.combine(records, self.ordering_field, by_partition=by_partition)
+                self._upsert_count = None
+                self._batch_keys = None  # the collected keys predate combining: locate in Spark
         if operation == WriteOperation.BULK_INSERT:
             stats = self._bulk_insert(records, merge_ctx, timeline)
             return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json)
@@ -277,6 +304,8 @@ class Writer:
 
     def _tag_and_assign(self, records: DataFrame, operation: WriteOperation, view: FileSystemView,
                         timeline: Timeline) -> DataFrame:
+        if self._batch_keys is not None:
+            return self._tag_and_assign_on_driver(records, view, timeline)
         is_global = self._global_lookup(operation)
         index = index_for(self.config, force_global=is_global)
         located = index.locate(self.spark, records, self.storage, view.latest_base_files())
@@ -302,6 +331,47 @@ class Writer:
         inserts = inserts.drop(LOC_FILE_ID, LOC_PARTITION)
         self._reject_updates_under_clustering(updates, timeline)
         return self._assign_inserts(inserts, updates, view, timeline)
+
+    def _tag_and_assign_on_driver(self, records: DataFrame, view: FileSystemView, timeline: Timeline,
+                                  ) -> DataFrame:
+        """:meth:`_tag_and_assign` with the batch keys located on the driver (see :meth:`_driver_lookup`)."""
+        keys = self._batch_keys
+        located = locate_on_driver(self.storage, keys.select([RECORD_KEY, PARTITION_PATH]),
+                                   view.latest_base_files(self._partitions), is_global=False,
+                                   prune_by_ranges=self.config.get(IndexConfig.BLOOM_PRUNE_BY_RANGES))
+        joined = keys.join(located, keys=[RECORD_KEY, PARTITION_PATH], right_keys=[RECORD_KEY, LOC_PARTITION],
+                           join_type="left outer")
+        found = pc.is_valid(joined.column(LOC_FILE_ID))
+        targets = joined.filter(found).group_by([PARTITION_PATH, LOC_FILE_ID]).aggregate([])
+        self._reject_targets_under_clustering(
+            set(zip(targets.column(PARTITION_PATH).to_pylist(), targets.column(LOC_FILE_ID).to_pylist())),
+            timeline)
+        new = joined.filter(pc.and_(pc.invert(found), pc.equal(joined.column(OP), OP_UPSERT)))
+        counts = new.group_by([PARTITION_PATH]).aggregate([([], "count_all")])
+        insert_counts = dict(zip(counts.column(PARTITION_PATH).to_pylist(), counts.column("count_all").to_pylist()))
+
+        if located.num_rows:
+            loc = self.spark.createDataFrame(located).withColumnRenamed(RECORD_KEY, "_loc_key")
+            tagged = records.join(F.broadcast(loc), (F.col(RECORD_KEY) == F.col("_loc_key"))
+                                  & (F.col(PARTITION_PATH) == F.col(LOC_PARTITION)), "left").drop("_loc_key")
+        else:
+            tagged = records.withColumn(LOC_PARTITION, F.lit(None).cast("string")).withColumn(
+                LOC_FILE_ID, F.lit(None).cast("string"))
+        updates = tagged.filter(F.col(LOC_FILE_ID).isNotNull()).withColumn(TARGET_FILE_ID, F.col(LOC_FILE_ID))
+        inserts = tagged.filter(F.col(LOC_FILE_ID).isNull() & (F.col(OP) == OP_UPSERT)).withColumn(
+            TARGET_FILE_ID, F.lit(None).cast("string"))
+        updates = updates.drop(LOC_FILE_ID, LOC_PARTITION)
+        inserts = inserts.drop(LOC_FILE_ID, LOC_PARTITION)
+        return self._assign_inserts(inserts, updates, view, timeline, counts=insert_counts)
+
+    def _reject_targets_under_clustering(self, targets: set[tuple[str, str]], timeline: Timeline) -> None:
+        """:meth:`_reject_updates_under_clustering` for update targets known on the driver."""
+        if self.config.get(ClusteringConfig.UPDATES_STRATEGY) != REJECT_UPDATE_STRATEGY:
+            return
+        owner = self._pending_clustering(timeline)
+        hits = sorted(t for t in targets if t in owner)
+        if hits:
+            raise ClusteringUpdateError(owner[hits[0]], [h[1] for h in hits[:100]])
 
     def _pending_clustering(self, timeline: Timeline) -> dict[tuple[str, str], str]:
         """(partition, file id) -> plan instant of every pending clustering input; read once per write."""
@@ -333,9 +403,11 @@ class Writer:
         return self.config.get(IndexConfig.SIMPLE_UPDATE_PARTITION_PATH)
 
     def _assign_inserts(self, inserts: DataFrame, updates: DataFrame | None, view: FileSystemView | None,
-                        timeline: Timeline) -> DataFrame:
-        """Give each insert a target file group (small files first, then new groups)."""
-        counts = {r[0]: r[1] for r in inserts.groupBy(PARTITION_PATH).count().collect()}
+                        timeline: Timeline, counts: dict[str, int] | None = None) -> DataFrame:
+        """Give each insert a target file group (small files first, then new groups); ``counts`` (inserts per
+        partition) saves a Spark job when the driver knows them already."""
+        if counts is None:
+            counts = {r[0]: r[1] for r in inserts.groupBy(PARTITION_PATH).count().collect()}
         small: dict[str, list] = {}
         if view is not None:
             # File groups under a pending clustering plan take no inserts (Hudi's UpsertPartitioner).
@@ -370,5 +442,6 @@ class Writer:
         configured = self.config.get(WriteConfig.WRITE_PARALLELISM)
         if configured > 0:
             return configured
-        total = rows.count()
+        # Counted with the validation when no combining changed the batch since.
+        total = self._upsert_count if self._upsert_count is not None else rows.count()
         return max(1, -(-total // sizing.records_per_new_file))
