@@ -82,6 +82,17 @@ def report(spark, batches: list[gen.Batch]) -> bool:
         spark.sql(f"select {', '.join(EXPECTED_COLUMNS[model])} from {SCHEMA}.{model} order by 1") \
             .show(5, truncate=False)
 
+    late = es.late_ride_events(batches)
+    if late:
+        stored = {r["ride_id"]: r for r in table_rows(spark, "rides", EXPECTED_COLUMNS["rides"])}
+        print(f"\n=== Late ride events in batch {batches[-1].batch_id} (older than what was already stored): "
+              f"{len(late)}; none of them won ===")
+        for e in late[:4]:
+            now = stored.get(e["ride_id"])
+            held = f"{now['status']} (fare {now['fare']}, event_ts {now['event_ts']:%H:%M:%S})" if now else "deleted"
+            print(f"  {e['ride_id']}: late event {e['status']} (fare {e['fare']}, event_ts "
+                  f"{e['event_ts']:%H:%M:%S}) -> table holds {held}")
+
     procedures = set(procedure_names())
     for model in ("rides", "driver_assignments"):
         table = f"{SCHEMA}.{model}"

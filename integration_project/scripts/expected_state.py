@@ -152,3 +152,17 @@ def summary(batches: list[gen.Batch]) -> dict[str, int]:
                 k = (kind, e[key])
                 newest[k] = max(newest.get(k, e["event_ts"]), e["event_ts"])
     return counts
+
+
+def late_ride_events(batches: list[gen.Batch]) -> list[Row]:
+    """Typed ride events of the last batch that are older than an event an earlier batch delivered for
+    the same ride and differ from it (stale images, not redeliveries), sorted by ride_id."""
+    newest: dict[str, Row] = {}
+    for b in batches[:-1]:
+        for e in map(typed_ride, b.ride_events):
+            if e["ride_id"] not in newest or e["event_ts"] >= newest[e["ride_id"]]["event_ts"]:
+                newest[e["ride_id"]] = e
+    late = [e for e in map(typed_ride, batches[-1].ride_events)
+            if e["ride_id"] in newest and e["event_ts"] < newest[e["ride_id"]]["event_ts"]
+            and (e["status"], e["fare"]) != (newest[e["ride_id"]]["status"], newest[e["ride_id"]]["fare"])]
+    return sorted(late, key=lambda e: e["ride_id"])

@@ -86,3 +86,13 @@ def test_a_ride_whose_latest_event_is_a_delete_is_absent():
     assert not deleted & {r["ride_id"] for r in es.expected_rides(batches)}
     # A ride deleted in batch 2 was present after batch 1.
     assert deleted & {r["ride_id"] for r in es.expected_rides(batches[:1])}
+
+
+def test_late_ride_events_are_stale_images_that_lose():
+    batches = gen.generate()
+    late = es.late_ride_events(batches)
+    assert late
+    final = {r["ride_id"]: r for r in es.expected_rides(batches)}
+    for e in late:
+        # Older than what batch 1 delivered, so the final row (if the ride still exists) is not this event.
+        assert e["ride_id"] not in final or final[e["ride_id"]]["event_ts"] > e["event_ts"]
