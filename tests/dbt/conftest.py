@@ -11,9 +11,6 @@ import os
 
 import pytest
 
-pytest_plugins = ["dbt.tests.fixtures.project"]
-
-
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "tests/dbt/" in str(item.fspath).replace("\\", "/"):
