@@ -125,3 +125,14 @@ def new_instant_time(after: str | None = None) -> str:
             candidate = instant_time_of(parse_instant_time(floor.ljust(17, "0")) + timedelta(milliseconds=1))
         _last_issued = candidate
         return candidate
+
+
+def plan_instant_time(requested: str | None, latest: str | None, what: str) -> str:
+    """The instant time of a new table-service plan: ``requested`` if given (it must follow ``latest``, the
+    newest instant on the timeline, so the plan cannot slip in behind work already there), else a fresh one."""
+    if requested is None:
+        return new_instant_time(after=latest)
+    if latest is not None and validate_instant_time(requested) <= latest:
+        raise InvalidInstantError(f"{what} instant {requested} must be later than the latest instant "
+                                  f"{latest} on the timeline")
+    return requested

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from sql_ext.config import HoodieConfig
 from sql_ext.config.clean import KEEP_LATEST_FILE_VERSIONS, NUM_COMMITS, CleanConfig
-from sql_ext.errors import InvalidInstantError, PlanNotFoundError
+from sql_ext.errors import PlanNotFoundError
 from sql_ext.file_group.fs_view import list_base_files
 from sql_ext.services.clean.execute import (
     CleanResult,
@@ -38,7 +38,7 @@ from sql_ext.services.clean.plan import (
     with_instant,
 )
 from sql_ext.storage import Storage
-from sql_ext.timeline.instant import Action, new_instant_time, validate_instant_time
+from sql_ext.timeline.instant import Action, plan_instant_time
 from sql_ext.timeline.timeline import Timeline
 
 if TYPE_CHECKING:
@@ -124,12 +124,7 @@ def schedule_clean(storage: Storage, config: HoodieConfig, *, instant_time: str 
         plan = compute_clean_plan(storage, config, timeline=timeline, now=now)
         if plan is None:
             return None
-        latest = timeline.latest_instant_time()
-        if instant_time is None:
-            instant_time = new_instant_time(after=latest)
-        elif latest is not None and validate_instant_time(instant_time) <= latest:
-            raise InvalidInstantError(f"Clean instant {instant_time} must be later than the latest instant "
-                                      f"{latest} on the timeline")
+        instant_time = plan_instant_time(instant_time, timeline.latest_instant_time(), "Clean")
         plan = with_instant(plan, instant_time)
         save_clean_plan(storage, plan)
         from sql_ext.services.savepoint import forget_deleted_savepoints

@@ -45,7 +45,7 @@ from sql_ext.config.clustering import (
 from sql_ext.config.concurrency import OPTIMISTIC_CONCURRENCY_CONTROL, ConcurrencyConfig
 from sql_ext.config.storage import StorageConfig
 from sql_ext.config.table import TableConfig
-from sql_ext.errors import InvalidConfigError, InvalidInstantError, PlanNotFoundError
+from sql_ext.errors import InvalidConfigError, PlanNotFoundError
 from sql_ext.file_group.file_group import FileSlice
 from sql_ext.file_group.fs_view import FileSystemView
 from sql_ext.file_group.naming import parse_base_file_name
@@ -54,7 +54,7 @@ from sql_ext.services.clustering.layout import is_orderable
 from sql_ext.storage import Storage
 from sql_ext.timeline import transitions
 from sql_ext.timeline.avro_models import AvroModel, deserialize, serialize
-from sql_ext.timeline.instant import Action, Instant, State, new_instant_time, validate_instant_time
+from sql_ext.timeline.instant import Action, Instant, State, plan_instant_time, validate_instant_time
 from sql_ext.timeline.metadata import OperationType
 from sql_ext.timeline.timeline import METAFOLDER, Timeline
 from sql_ext.transaction.conflict import FileGroupId, pending_clustering_file_groups
@@ -538,12 +538,7 @@ def schedule_clustering(target: Any, config: HoodieConfig | Mapping[str, Any] | 
         plan = plan_clustering(timeline, view, config, table_schema_fields=schema, now=now)
         if plan is None:
             return None
-        latest = timeline.latest_instant_time()
-        if instant_time is None:
-            instant_time = new_instant_time(after=latest)
-        elif latest is not None and validate_instant_time(instant_time) <= latest:
-            raise InvalidInstantError(f"Clustering instant {instant_time} must be later than the latest "
-                                      f"instant {latest} on the timeline")
+        instant_time = plan_instant_time(instant_time, timeline.latest_instant_time(), "Clustering")
         plan = replace(plan, instant_time=instant_time)
         transitions.create_requested(storage, instant_time, Action.REPLACECOMMIT,
                                      serialize(AvroModel.REQUESTED_REPLACE_METADATA, plan.requested_metadata()))
