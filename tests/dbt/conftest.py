@@ -31,3 +31,18 @@ def logs_dir(tmp_path_factory, prefix):
     os.environ["DBT_LOG_PATH"] = path
     yield path
     del os.environ["DBT_LOG_PATH"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _restore_session_sql_conf(spark):
+    # The adapter sets dbt's session confs (ANSI off, LEGACY store assignment) on the shared session; put
+    # them back after each dbt module so the tests that follow run on Spark's defaults, as users' code does.
+    from dbt.adapters.hoodpy.session import SESSION_SQL_CONF
+
+    saved = {key: spark.conf.get(key, None) for key in SESSION_SQL_CONF}
+    yield
+    for key, value in saved.items():
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)
