@@ -22,6 +22,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from sql_ext.config import HoodieConfig
 from sql_ext.config.properties import load_table_properties, save_table_properties, table_checksum
 from sql_ext.config.table import TableConfig
+from sql_ext.config.write import WriteConfig
 from sql_ext.errors import (
     InvalidConfigError,
     TableAlreadyExistsError,
@@ -40,6 +41,9 @@ from sql_ext.schema import (
     parse_avro_schema,
     to_create_schema_form,
 )
+from sql_ext.services.archive import archive_after_commit
+from sql_ext.services.clean.service import clean_after_commit, validate_after_commit_services
+from sql_ext.services.clustering.service import cluster_after_commit, resume_pending_clustering
 from sql_ext.storage import Storage, open_storage
 from sql_ext.timeline.timeline import Timeline
 from sql_ext.write.operation import WriteOperation
@@ -216,23 +220,14 @@ class HoodieTable:
     def write(self, df: DataFrame, operation: str | WriteOperation | None = None, *,
               options: Mapping[str, Any] | None = None) -> CommitResult:
         """Write ``df`` with ``operation`` (default: ``hoodie.datasource.write.operation``, i.e. upsert)."""
-        from sql_ext.config.write import WriteConfig
-
         config = self.config.with_options(options)
         op = WriteOperation(operation if isinstance(operation, WriteOperation)
                             else (str(operation).lower() if operation else config.get(WriteConfig.OPERATION)))
-        from sql_ext.services.clustering.service import cluster_after_commit, resume_pending_clustering
-
-        from sql_ext.services.clean.service import validate_after_commit_services
-
         validate_after_commit_services(config)  # a bad clean / archival option fails before anything is written
         resume_pending_clustering(self, options)
         result = Writer(self, options).write(df, op)
         self._record_create_schema(result)
         cluster_after_commit(self, options)
-        from sql_ext.services.archive import archive_after_commit
-        from sql_ext.services.clean.service import clean_after_commit
-
         clean_after_commit(self, options)
         archive_after_commit(self, options)
         return result
