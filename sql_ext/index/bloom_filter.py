@@ -258,11 +258,7 @@ class BloomFilter:
     def _might_contain_arrow(self, keys: pa.Array | pa.ChunkedArray) -> list[bool]:
         result: list[bool] = []
         for chunk, _ in self._arrow_batches(keys):
-            positions = self._positions_of_batch(chunk)
-            hit = np.zeros(len(positions), dtype=np.bool_)
-            for row in self._rows:
-                hit |= row[positions].all(axis=1)
-            result.extend(hit.tolist())
+            result.extend(self._hits(self._positions_of_batch(chunk)).tolist())
         return result
 
     @staticmethod
@@ -363,23 +359,27 @@ class BloomFilter:
             self._rows[targets[0]][positions.ravel()] = True
             return
         for row in targets:
-            self._rows[row][positions[rows == row].ravel()] = True
+            self._rows[row][positions[:, rows == row].ravel()] = True
 
     # -- hashing -----------------------------------------------------------------------------------------
 
     def _positions(self, keys: list[bytes]) -> np.ndarray:
-        """Bit positions of many keys: an ``int64`` array of shape ``(len(keys), num_hashes)``."""
+        """Bit positions of many keys: a ``uint32`` array of shape ``(num_hashes, len(keys))``."""
         return self._positions_of_batch(MurmurBatch(keys))
 
     def _positions_of_batch(self, batch: MurmurBatch) -> np.ndarray:
-        positions = np.empty((len(batch), self._num_hashes), dtype=np.int64)
-        seeds: int | np.ndarray = 0
-        for i in range(self._num_hashes):
-            hashed = batch.hash32(seeds)
-            # Java's Math.abs(h % vectorSize) with a truncating %, which equals abs(h) % vectorSize.
-            positions[:, i] = np.abs(hashed.astype(np.int64)) % self._vector_size
-            seeds = hashed
-        return positions
+        hashed = batch.hash32_chain(self._num_hashes)
+        # Java's Math.abs(h % vectorSize) with a truncating %, which equals abs(h) % vectorSize. abs in int32
+        # wraps -2^31 to itself, which read as uint32 is 2^31, the true absolute value; uint32 division is
+        # several times faster than int64.
+        return np.abs(hashed).view(np.uint32) % np.uint32(self._vector_size)
+
+    def _hits(self, positions: np.ndarray) -> np.ndarray:
+        """Per key (column of ``positions``): whether some row has all its bits set."""
+        hit = np.zeros(positions.shape[1], dtype=np.bool_)
+        for row in self._rows:
+            hit |= row[positions].all(axis=0)
+        return hit
 
     def _positions_of(self, data: bytes) -> list[int]:
         """Bit positions of one key (pure Python; cheaper than numpy for a single key)."""
@@ -413,11 +413,7 @@ class BloomFilter:
         encoded = [_encode_key(key) for key in keys]
         result: list[bool] = []
         for start in range(0, len(encoded), _BATCH):
-            positions = self._positions(encoded[start : start + _BATCH])
-            hit = np.zeros(len(positions), dtype=np.bool_)
-            for row in self._rows:
-                hit |= row[positions].all(axis=1)
-            result.extend(hit.tolist())
+            result.extend(self._hits(self._positions(encoded[start : start + _BATCH])).tolist())
         return result
 
     # -- serialization -----------------------------------------------------------------------------------

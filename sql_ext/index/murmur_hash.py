@@ -146,8 +146,9 @@ class MurmurBatch:
         self._order = order
         self._size = n
         self._lengths = lengths[order].astype(np.uint32)
-        self._has_tail = (left != 0)[order]
-        self._tail = tail[order].astype(np.uint32)
+        # Keys with 1 to 3 tail bytes (positions in block-count order) and their sign-extended tail words.
+        self._tail_rows = np.flatnonzero((left != 0)[order])
+        self._tail_words = tail[order][self._tail_rows].astype(np.uint32)
         # Transposed so that block b of the first c keys is one contiguous slice.
         self._words = np.ascontiguousarray(words[order].T)
         sorted_blocks = nblocks[order]
@@ -155,6 +156,41 @@ class MurmurBatch:
 
     def __len__(self) -> int:
         return self._size
+
+    def hash32_chain(self, count: int) -> np.ndarray:
+        """``count`` chained hashes of every key: row ``i`` is ``hash32(key, seed=row i - 1)``, row 0 seeded
+        with 0 (Hadoop's ``HashFunction.hash``, which derives a bloom filter's positions this way).
+
+        Same values as ``count`` calls of :meth:`hash32`, but the keys stay in block-count order between
+        rounds and are put back in the given order once, for all rounds together.
+
+        Returns:
+            An ``int32`` array of shape ``(count, len(self))``, columns in the order the keys were given.
+        """
+        out = np.empty((count, self._size), dtype=np.uint32)
+        h = np.zeros(self._size, dtype=np.uint32)
+        for i in range(count):
+            h = self._hash_sorted(h)
+            out[i] = h
+        unsorted = np.empty_like(out)
+        unsorted[:, self._order] = out
+        return unsorted.view(np.int32)
+
+    def _hash_sorted(self, seeds: np.ndarray) -> np.ndarray:
+        """The hash of every key, keys and ``seeds`` (``uint32``) both in block-count order."""
+        h = seeds ^ self._lengths
+        for b, count in enumerate(self._prefix):
+            block = h[:count]
+            block *= _M_U32
+            block ^= self._words[b, :count]
+        tail = h[self._tail_rows]
+        tail ^= self._tail_words
+        tail *= _M_U32
+        h[self._tail_rows] = tail
+        h ^= h >> np.uint32(13)
+        h *= _M_U32
+        h ^= h >> np.uint32(15)
+        return h
 
     def hash32(self, seeds: int | np.ndarray) -> np.ndarray:
         """Hash every key, each with its own seed (or one seed for all).
@@ -170,15 +206,7 @@ class MurmurBatch:
             h = seeds[self._order].astype(np.uint32)
         else:
             h = np.full(self._size, seeds & _MASK32, dtype=np.uint32)
-        h ^= self._lengths
-        for b, count in enumerate(self._prefix):
-            block = h[:count]
-            block *= _M_U32
-            block ^= self._words[b, :count]
-        h = np.where(self._has_tail, (h ^ self._tail) * _M_U32, h)
-        h ^= h >> np.uint32(13)
-        h *= _M_U32
-        h ^= h >> np.uint32(15)
+        h = self._hash_sorted(h)
         out = np.empty(self._size, dtype=np.uint32)
         out[self._order] = h
         return out.view(np.int32)

@@ -198,6 +198,43 @@ def test_batch_hash_equals_scalar_hash(items: list[tuple[bytes, int]]) -> None:
     assert batch.hash32(seeds).tolist() == [hash32(data, seed) for data, seed in items]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=40), min_size=1, max_size=30), st.integers(1, 40))
+def test_chained_batch_hash_equals_scalar_chain(keys: list[bytes], count: int) -> None:
+    """hash32_chain keeps keys in block-count order between rounds: the scalar chain decides."""
+    expected = []
+    for data in keys:
+        h, chain = 0, []
+        for _ in range(count):
+            h = hash32(data, h)
+            chain.append(h)
+        expected.append(chain)
+    got = MurmurBatch(keys).hash32_chain(count)
+    assert got.dtype == np.int32 and got.shape == (count, len(keys))
+    assert got.T.tolist() == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=30), min_size=1, max_size=50),
+       st.sampled_from([(60000, 1e-9), (10, 0.1), (3, 0.5), (1000, 1e-4)]))
+def test_vectorised_positions_equal_scalar_positions(keys: list[str], sizing: tuple[int, float]) -> None:
+    """Bit positions of a batch (uint32 remainder of the absolute hash) match the one-key Python path."""
+    bloom = BloomFilter.create(*sizing)
+    encoded = [k.encode("utf-8", "surrogatepass") for k in keys]
+    positions = bloom._positions(encoded)
+    assert positions.shape == (bloom.num_hashes, len(keys))
+    assert positions.T.tolist() == [bloom._positions_of(data) for data in encoded]
+
+
+def test_position_of_most_negative_hash() -> None:
+    """abs(-2^31) overflows in int32; Java's Math.abs(h % size) never sees it, and neither may we."""
+    bloom = BloomFilter.create(10, 0.1)
+    hashed = np.array([[-(2**31), 2**31 - 1, -1, 0]], dtype=np.int32)
+    got = np.abs(hashed).view(np.uint32) % np.uint32(bloom.vector_size)
+    assert got.ravel().tolist() == [abs(int(h) % bloom.vector_size if h >= 0 else -(abs(int(h)) % bloom.vector_size))
+                                    for h in hashed.ravel()]
+
+
 def test_hash32_stays_in_java_int_range() -> None:
     values = [hash32(bytes([i]) * (i % 9), i * 7919 - 2**31) for i in range(256)]
     assert all(-(2**31) <= v < 2**31 for v in values)
