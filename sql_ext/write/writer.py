@@ -176,7 +176,9 @@ class Writer:
         table_schema = self.table.arrow_schema(timeline)
         if is_delete:
             if table_schema is None:
-                raise InvalidRecordError("Cannot delete from a table that has no committed data")
+                raise InvalidRecordError(
+                    "Cannot delete from a table that has no committed data and no schema: there is nothing to "
+                    "delete (tables created with a schema, as SQL CREATE TABLE does, accept the delete)")
             target = table_schema
         else:
             data_cols = [c for c in records.columns if c not in rec.WORKING_COLUMNS]
