@@ -28,13 +28,20 @@ sync's Hudi input format) are hoodpy tables too when their TBLPROPERTIES carry o
 ``DESCRIBE TABLE EXTENDED`` then checks the provider / input format and takes the base path from the
 location. Results are cached per session for ``CACHE_TTL_SECONDS`` and dropped
 whenever a DDL statement runs through the layer.
+
+Persistent views are looked up the same way (``spark.catalog.getTable`` tells a view, then one
+``DESCRIBE TABLE EXTENDED`` gives its stored text, namespace and columns), cached alike, so that the layer
+can expand a view over hoodpy tables at query time (:mod:`sql_ext.sql.views`). Within one statement
+(:meth:`SparkCatalog.statement`) a name is qualified once, however often it is looked up.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -139,6 +146,46 @@ class CatalogTable:
                 from e
 
 
+@dataclass(frozen=True)
+class ViewDefinition:
+    """A persistent view as the catalog stores it: Spark resolves ``text`` in ``catalog``.``namespace`` and
+    names its output ``columns`` (the view's own names) from the query's ``query_columns``."""
+
+    name: TableName
+    text: str
+    catalog: str
+    namespace: str
+    columns: tuple[str, ...]
+    query_columns: tuple[str, ...]
+
+
+_BACKQUOTED = re.compile(r"`((?:[^`]|``)*)`")
+
+
+def parse_view_description(name: TableName, rows: list[tuple[str, str]]) -> ViewDefinition | None:
+    """A :class:`ViewDefinition` from ``DESCRIBE TABLE EXTENDED`` rows (col_name, data_type); None when
+    they do not describe a view with a stored text."""
+    columns, info, in_columns = [], {}, True
+    for key, value in rows:
+        key = (key or "").strip()
+        if in_columns:
+            if not key or key.startswith("#"):
+                in_columns = False
+            else:
+                columns.append(key)
+            continue
+        info[key.lower()] = value or ""
+    if info.get("type", "").strip().upper() != "VIEW":
+        return None
+    text = info.get("view text") or info.get("view original text")
+    if not text:
+        return None
+    catalog, _, namespace = info.get("view catalog and namespace", "").strip().partition(".")
+    query_columns = tuple(c.replace("``", "`") for c in _BACKQUOTED.findall(info.get("view query output columns", "")))
+    return ViewDefinition(name, text, catalog or SESSION_CATALOG, namespace or name.database, tuple(columns),
+                          query_columns or tuple(columns))
+
+
 def split_name(name: str | exp.Table) -> tuple[str | None, str | None, str] | None:
     """(catalog, database, table) of a name as written, or None if it is not a plain table name."""
     if isinstance(name, str):
@@ -166,6 +213,22 @@ class SparkCatalog:
         self.sql = sql
         self.ttl = ttl
         self._cache: dict[TableName, tuple[float, CatalogTable | None]] = {}
+        self._views: dict[TableName, tuple[float, ViewDefinition | None]] = {}
+        self._qualified: dict[str, TableName | None] | None = None  # names qualified in the current statement
+        self.generation = 0  # bumped by invalidate(): caches derived from lookups key on it
+
+    @contextlib.contextmanager
+    def statement(self) -> Iterator[None]:
+        """Within the block a name is qualified (temporary view? current database?) once: one statement
+        looks each relation up several times (views, hoodpy reads, DML targets)."""
+        if self._qualified is not None:
+            yield
+            return
+        self._qualified = {}
+        try:
+            yield
+        finally:
+            self._qualified = None
 
     # -- names -------------------------------------------------------------------------------------
     def current_database(self) -> str:
@@ -173,6 +236,15 @@ class SparkCatalog:
 
     def qualify(self, name: str | exp.Table) -> TableName | None:
         """The catalog table a name refers to, or None (temporary views, other catalogs, odd names)."""
+        memo = self._qualified
+        if memo is None:
+            return self._qualify(name)
+        key = name if isinstance(name, str) else "\x00".join(p.name for p in name.parts)
+        if key not in memo:
+            memo[key] = self._qualify(name)
+        return memo[key]
+
+    def _qualify(self, name: str | exp.Table) -> TableName | None:
         parts = split_name(name)
         if parts is None:
             return None
@@ -274,11 +346,39 @@ class SparkCatalog:
             raise NotAHoodieTableError(str(qualified), f"no {BASE_PATH_PROPERTY} table property")
         return entry
 
+    def view(self, name: TableName) -> ViewDefinition | None:
+        """The persistent view called ``name``, or None when it is anything else (or nothing). Hoodpy
+        tables already known to the cache are never described."""
+        now = time.monotonic()
+        hit = self._views.get(name)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        known = self._cache.get(name)
+        definition = None
+        if not (known is not None and known[0] > now and known[1] is not None):
+            definition = self._describe_view(name)
+        self._views[name] = (now + self.ttl, definition)
+        return definition
+
+    def _describe_view(self, name: TableName) -> ViewDefinition | None:
+        try:
+            if str(self.spark.catalog.getTable(name.sql()).tableType).upper() != "VIEW":
+                return None
+            rows = self.sql(f"DESCRIBE TABLE EXTENDED {name.sql()}").collect()
+        except Exception:  # noqa: BLE001 -- missing, or not describable: Spark reports it when it reads
+            return None
+        return parse_view_description(name, [(r[0], r[1]) for r in rows])
+
     def invalidate(self, name: TableName | None = None) -> None:
+        self.generation += 1
+        if self._qualified is not None:
+            self._qualified.clear()
         if name is None:
             self._cache.clear()
+            self._views.clear()
         else:
             self._cache.pop(name, None)
+            self._views.pop(name, None)
 
     # -- DDL -----------------------------------------------------------------------------------------
     def database_location(self, database: str) -> str:

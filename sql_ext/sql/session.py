@@ -26,6 +26,10 @@ Routing, per statement (``spark.sql(text, args)``):
    reference spans change). A statement that touches no hoodpy table reaches Spark byte for byte, with the
    caller's ``args`` and keyword arguments. Statements using pyspark's ``{name}`` formatting (keyword
    arguments) always pass through, except ``CALL``, which is rejected.
+
+Persistent views over hoodpy tables are stored with their original text (``CREATE VIEW`` passes through)
+and expanded whenever a statement reads them (:mod:`sql_ext.sql.views`), so they always show the tables'
+current snapshots. Plain Spark, without the layer, fails to read such a view as it fails to read the table.
 """
 
 from __future__ import annotations
@@ -47,7 +51,8 @@ from sql_ext.sql.dialect import DIALECT
 from sql_ext.errors import CallSyntaxError, InvalidStatementError, UnsupportedStatementError
 from sql_ext.sql.procedures import get_procedure
 from sql_ext.sql.procedures.base import ProcedureContext
-from sql_ext.sql.rewrite import ReadRef, ReadResolver, escape_braces, render, splice
+from sql_ext.sql.rewrite import ReadRef, ReadResolver, escape_braces, relation_tables, render, splice
+from sql_ext.sql.views import ViewExpander
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -128,6 +133,7 @@ class SqlLayer:
         if self.catalog is None:
             self.catalog = SparkCatalog(self.spark, self.passthrough_sql)
         self.reads = ReadResolver(self.spark, self.catalog, self.timestamp_to_instant)
+        self.views = ViewExpander(self.catalog)
 
     # -- entry points ---------------------------------------------------------------------------------
     def sql(self, sqlQuery: str, args: Any = None, **kwargs: Any) -> DataFrame:
@@ -141,6 +147,10 @@ class SqlLayer:
             return self._pass(sqlQuery, args, invalidate=head is not None and head[1] in _DDL_WORDS)
         if head[1] == "CALL":
             return self.call(sqlQuery, args)
+        with self.catalog.statement():
+            return self._routed(sqlQuery, args, head)
+
+    def _routed(self, sqlQuery: str, args: Any, head: tuple[TokenType, str]) -> DataFrame:
         if head[1] == "EXPLAIN":
             return self.explain(sqlQuery, args)
         try:
@@ -192,6 +202,9 @@ class SqlLayer:
             return self._pass(text, args)
         if len(statements) != 1 or not isinstance(statements[0], exp.Query):
             return self._pass(text, args)
+        expanded = self.views.expand(statements[0], inner, lambda tree: ())
+        if expanded is not None:
+            statements[0], inner = expanded
         refs = self.reads.find(statements[0])
         if not refs:
             return self._pass(text, args)
@@ -200,10 +213,15 @@ class SqlLayer:
 
     def table(self, tableName: str) -> DataFrame:
         """``spark.table(name)``: a hoodpy table's snapshot, anything else as Spark resolves it."""
-        entry = self.catalog.lookup(tableName) if isinstance(tableName, str) else None
-        if entry is None:
+        if not isinstance(tableName, str):
             return self.passthrough_table(tableName)
-        return entry.open(self.spark).read()
+        entry = self.catalog.lookup(tableName)
+        if entry is not None:
+            return entry.open(self.spark).read()
+        name = self.catalog.qualify(tableName)
+        if name is not None and self.views.view_over_hoodpy(name) is not None:
+            return self.sql(f"SELECT * FROM {name.sql()}")
+        return self.passthrough_table(tableName)
 
     # -- dispatch ---------------------------------------------------------------------------------------
     def _pass(self, text: str, args: Any = None, *, invalidate: bool = False, **kwargs: Any) -> DataFrame:
@@ -223,6 +241,10 @@ class SqlLayer:
         return procedure().run(ProcedureContext(self.spark, self.catalog), stmt.args)
 
     def execute(self, tree: exp.Expr, text: str, args: Any) -> DataFrame:
+        if _may_read_views(tree):
+            expanded = self.views.expand(tree, text, _not_reads)
+            if expanded is not None:
+                tree, text = expanded
         if isinstance(tree, exp.Create):
             return self._create(tree, text, args)
         if isinstance(tree, exp.Drop):
@@ -267,14 +289,21 @@ class SqlLayer:
         if kind == "VIEW":
             temporary = any(isinstance(p, exp.TemporaryProperty)
                             for p in (tree.args.get("properties") or exp.Properties()).expressions)
+            if not temporary:
+                return self._create_persistent_view(tree, text, args, target)
             refs = self.reads.find(tree, exclude=[target])
-            if refs and not temporary:
-                raise UnsupportedStatementError(
-                    text, "a persistent view cannot read hoodpy table(s) "
-                    f"{', '.join(str(r.entry.name) for r in refs)}: Spark would pin it to one snapshot's files; "
-                    "create a TEMPORARY VIEW, or query the table directly")
             return self._rewritten(tree, text, args, refs, session_views=True, invalidate=True)
         return self.rewrite_reads(tree, text, args, exclude=[target], invalidate=True)
+
+    def _create_persistent_view(self, tree: exp.Create, text: str, args: Any, target: exp.Expr) -> DataFrame:
+        """Spark stores the view's text as written; reads through the layer expand it (see
+        :mod:`sql_ext.sql.views`), so it shows the hoodpy tables' current snapshots, never pinned files."""
+        for node in relation_tables(tree, [target]):
+            if node.args.get("version") is not None and self.catalog.lookup(node) is not None:
+                raise UnsupportedStatementError(
+                    text, f"a persistent view cannot time-travel hoodpy table {node.name!r} (it is expanded at "
+                    "query time to the current snapshot): create a TEMPORARY VIEW for a fixed instant")
+        return self._pass(text, args, invalidate=True)
 
     def _drop(self, tree: exp.Drop, text: str, args: Any) -> DataFrame:
         kind = (tree.args.get("kind") or "").upper()
@@ -333,6 +362,31 @@ class SqlLayer:
         micros = int(row["us"])
         return instant_time_of(datetime.fromtimestamp(micros // 1_000_000, tz=timezone.utc).replace(
             microsecond=micros % 1_000_000))
+
+
+def _is_persistent_view(tree: exp.Create) -> bool:
+    properties = (tree.args.get("properties") or exp.Properties()).expressions
+    return (tree.args.get("kind") or "").upper() == "VIEW" and \
+        not any(isinstance(p, exp.TemporaryProperty) for p in properties)
+
+
+def _may_read_views(tree: exp.Expr) -> bool:
+    """Whether a statement's relations are reads in which views get expanded: not DDL on the relation
+    itself, and not a persistent view's definition (stored as written)."""
+    if isinstance(tree, (exp.Drop, exp.TruncateTable, exp.Alter)):
+        return False
+    return not (isinstance(tree, exp.Create) and _is_persistent_view(tree))
+
+
+def _not_reads(tree: exp.Expr) -> list[exp.Expr]:
+    """The relations of a statement that it writes or defines (never expanded)."""
+    if isinstance(tree, exp.Create):
+        return [tree.this.this if isinstance(tree.this, exp.Schema) else tree.this]
+    if isinstance(tree, (exp.Insert, exp.Delete, exp.Update, exp.Merge)):
+        return [dml.target_table(tree)]
+    if isinstance(tree, exp.Cache):
+        return [tree.this]
+    return []
 
 
 def enable(spark: SparkSession) -> SparkSession:

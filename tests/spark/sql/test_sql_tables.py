@@ -113,7 +113,8 @@ def test_create_or_replace_is_not_supported_yet(hoodpy_spark, database):
      "must equate the record key column(s) id"),
     ("MERGE INTO {t} t USING (SELECT 1 AS id) s ON t.id = s.id WHEN NOT MATCHED BY SOURCE THEN DELETE",
      "WHEN NOT MATCHED BY SOURCE"),
-    ("CREATE VIEW {t}_view AS SELECT * FROM {t}", "a persistent view cannot read hoodpy table"),
+    ("CREATE VIEW {t}_view AS SELECT * FROM {t} VERSION AS OF '20200101000000'",
+     "a persistent view cannot time-travel"),
     ("CACHE TABLE {t}", "CACHE TABLE on hoodpy table"),
 ])
 def test_statement_errors_name_the_problem_before_writing(hoodpy_spark, events, statement, fragment):

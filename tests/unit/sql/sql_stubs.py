@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from sql_ext.sql.catalog import TableName, split_name
+from sql_ext.sql.catalog import TableName, ViewDefinition, split_name
 from sql_ext.sql.session import SqlLayer
 
 
@@ -50,21 +51,43 @@ class StubCatalog:
     hoodpy: set[str] = field(default_factory=set)
     lookups: list[str] = field(default_factory=list)
     invalidations: int = 0
+    views: dict[str, ViewDefinition] = field(default_factory=dict)  # persistent views, by qualified name
+    view_lookups: list[str] = field(default_factory=list)
+    ttl: float = 30.0
+    generation: int = 0
 
-    def lookup(self, name: Any) -> StubEntry | None:
+    def qualify(self, name: Any) -> TableName | None:
         parts = split_name(name)
         if parts is None:
             return None
         _, database, table = parts
-        qualified = TableName((database or "db").lower(), table.lower())
+        return TableName((database or "db").lower(), table.lower())
+
+    def lookup(self, name: Any) -> StubEntry | None:
+        qualified = self.qualify(name)
+        if qualified is None:
+            return None
         self.lookups.append(str(qualified))
+        return self.lookup_qualified(qualified)
+
+    def lookup_qualified(self, qualified: TableName) -> StubEntry | None:
         return StubEntry(qualified, f"/lake/{qualified.table}") if str(qualified) in self.hoodpy else None
+
+    def view(self, name: TableName) -> ViewDefinition | None:
+        self.view_lookups.append(str(name))
+        return self.views.get(str(name))
+
+    @contextlib.contextmanager
+    def statement(self) -> Any:
+        yield
 
     def invalidate(self, name: Any = None) -> None:
         self.invalidations += 1
+        self.generation += 1
 
 
-def stub_layer(hoodpy: set[str] = frozenset()) -> tuple[SqlLayer, Spy]:
+def stub_layer(hoodpy: set[str] = frozenset(), views: dict[str, ViewDefinition] | None = None,
+               ) -> tuple[SqlLayer, Spy]:
     spy = Spy("sql")
-    layer = SqlLayer(object(), spy, Spy("table"), catalog=StubCatalog(set(hoodpy)))
+    layer = SqlLayer(object(), spy, Spy("table"), catalog=StubCatalog(set(hoodpy), views=dict(views or {})))
     return layer, spy
