@@ -169,6 +169,9 @@ class HoodpyAdapter(SparkAdapter):
                                   window=window)
         except HoodieError as e:
             raise DbtRuntimeError(f"hoodpy write into {target} failed: {e}") from e
+        from dbt.adapters.hoodpy.schema_sync import sync_catalog_types
+
+        sync_catalog_types(self._spark(), str(target))  # a widened column type reaches dbt's column lists
         return summary.message
 
     @available
@@ -183,6 +186,24 @@ class HoodpyAdapter(SparkAdapter):
             raise DbtRuntimeError(f"hoodpy could not drop column(s) {', '.join(columns)} of {relation}: {e}") from e
         self.cache_dropped(relation)
         self.cache_added(relation.incorporate(type="table", is_hoodpy=True))
+
+    @available
+    def hoodpy_check_column_types(self, relation: BaseRelation, batch: BaseRelation, model: Dict[str, Any],
+                                  ) -> List[str]:
+        """on_schema_change append_new_columns / sync_all_columns: the model's changed column types follow
+        Hudi's type promotion; narrowing fails naming the model and the column, before anything is written.
+        Returns the columns that became strings (the table was rebuilt)."""
+        from dbt.adapters.hoodpy.schema_sync import check_type_changes
+
+        try:
+            rebuilt = check_type_changes(self._spark(), str(relation), str(batch), relation.identifier,
+                                         self._spec(model))
+        except HoodieError as e:
+            raise DbtRuntimeError(f"hoodpy model '{_node_name(model)}': {e}") from e
+        if rebuilt:
+            self.cache_dropped(relation)
+            self.cache_added(relation.incorporate(type="table", is_hoodpy=True))
+        return rebuilt
 
     @available
     def hoodpy_service_args(self, model: Dict[str, Any], service: str, overrides: Dict[str, Any]) -> str:

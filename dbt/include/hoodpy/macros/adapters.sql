@@ -78,6 +78,15 @@
 {% endmacro %}
 
 
+{#-- A hoodpy table's column types change with its writes (Hudi's promotion, checked by the incremental
+     materialization through adapter.hoodpy_check_column_types), never by ALTER COLUMN. --#}
+{% macro hoodpy__alter_column_type(relation, column_name, new_column_type) -%}
+  {%- if not relation.is_hoodpy -%}
+    {{ return(spark__alter_column_type(relation, column_name, new_column_type)) }}
+  {%- endif -%}
+{%- endmacro %}
+
+
 {#-- A query over hoodpy tables returns their _hoodie_* meta columns too; they are the table's, never the
      model's (dbt's column lists for check_cols='all', contracts and CTAS columns must not see them). --#}
 {% macro hoodpy__get_columns_in_query(select_sql) %}

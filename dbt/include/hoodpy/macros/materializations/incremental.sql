@@ -28,9 +28,14 @@
     {%- set temp_relation = make_temp_relation(target_relation) -%}
     {% do run_query(create_table_as(True, temp_relation, compiled_code)) %}
     {%- set existing_relation = existing_relation.incorporate(is_hoodpy=spec.is_hoodpy) -%}
+    {%- set retyped = [] -%}
+    {%- if spec.is_hoodpy and on_schema_change in ('append_new_columns', 'sync_all_columns') -%}
+      {#-- changed column types: Hudi's promotion, or an error naming the column before any change --#}
+      {%- set retyped = adapter.hoodpy_check_column_types(existing_relation, temp_relation, model) -%}
+    {%- endif -%}
     {%- set dest_columns = process_schema_changes(on_schema_change, temp_relation, existing_relation) -%}
-    {%- if spec.is_hoodpy and on_schema_change == 'sync_all_columns' -%}
-      {#-- a dropped column rebuilt the table: the batch view must read the new table's files --#}
+    {%- if spec.is_hoodpy and (on_schema_change == 'sync_all_columns' or retyped) -%}
+      {#-- a dropped or retyped column rebuilt the table: the batch view must read the new table's files --#}
       {% do run_query(create_table_as(True, temp_relation, compiled_code)) %}
     {%- endif -%}
     {%- if not dest_columns -%}
