@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.types import StringType, StructField, StructType
 
 from sql_ext.config import HoodieConfig, declared_keys
 from sql_ext.config.index import IndexConfig
@@ -49,8 +50,10 @@ from sql_ext.write.merge import (
     merge_file_group,
 )
 from sql_ext.write.operation import WriteOperation
+from sql_ext.write.targets import assign_by_ranges, attach_targets, target_table
 from sql_ext.write.partitioner import (
     HASH_SPACE,
+    InsertBucket,
     SizingConfig,
     average_record_size,
     hash_ranges,
@@ -344,29 +347,25 @@ class Writer:
         joined = keys.join(located, keys=[RECORD_KEY, PARTITION_PATH], right_keys=[RECORD_KEY, LOC_PARTITION],
                            join_type="left outer")
         found = pc.is_valid(joined.column(LOC_FILE_ID))
-        targets = joined.filter(found).group_by([PARTITION_PATH, LOC_FILE_ID]).aggregate([])
+        groups = located.group_by([LOC_PARTITION, LOC_FILE_ID]).aggregate([])
         self._reject_targets_under_clustering(
-            set(zip(targets.column(PARTITION_PATH).to_pylist(), targets.column(LOC_FILE_ID).to_pylist())),
-            timeline)
+            set(zip(groups.column(LOC_PARTITION).to_pylist(), groups.column(LOC_FILE_ID).to_pylist())), timeline)
         new = joined.filter(pc.and_(pc.invert(found), pc.equal(joined.column(OP), OP_UPSERT)))
         counts = new.group_by([PARTITION_PATH]).aggregate([([], "count_all")])
         insert_counts = dict(zip(counts.column(PARTITION_PATH).to_pylist(), counts.column("count_all").to_pylist()))
-
-        if located.num_rows:
-            # One chunk: pyspark 4.0's createDataFrame drops the rows of a table whose leading chunks are
-            # empty (measured: a located key vanished and its update was lost).
-            loc = self.spark.createDataFrame(located.combine_chunks()).withColumnRenamed(RECORD_KEY, "_loc_key")
-            tagged = records.join(F.broadcast(loc), (F.col(RECORD_KEY) == F.col("_loc_key"))
-                                  & (F.col(PARTITION_PATH) == F.col(LOC_PARTITION)), "left").drop("_loc_key")
-        else:
-            tagged = records.withColumn(LOC_PARTITION, F.lit(None).cast("string")).withColumn(
-                LOC_FILE_ID, F.lit(None).cast("string"))
-        updates = tagged.filter(F.col(LOC_FILE_ID).isNotNull()).withColumn(TARGET_FILE_ID, F.col(LOC_FILE_ID))
-        inserts = tagged.filter(F.col(LOC_FILE_ID).isNull() & (F.col(OP) == OP_UPSERT)).withColumn(
-            TARGET_FILE_ID, F.lit(None).cast("string"))
-        updates = updates.drop(LOC_FILE_ID, LOC_PARTITION)
-        inserts = inserts.drop(LOC_FILE_ID, LOC_PARTITION)
-        return self._assign_inserts(inserts, updates, view, timeline, counts=insert_counts)
+        ranges = hash_ranges(self._insert_buckets(insert_counts, view, timeline))
+        # Every record's target is known here: updates keep their file group, inserts take the bucket their
+        # key hashes into. Executors attach it: no join against driver data, so no extra Spark job. Unique
+        # keys only (a batch that is not combined may repeat one; each of its records gets the target).
+        new = new.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([])
+        targets = target_table(
+            pa.concat_arrays([t.column(RECORD_KEY).combine_chunks().cast(pa.string()) for t in (located, new)]),
+            pa.concat_arrays([located.column(LOC_PARTITION).combine_chunks().cast(pa.string()),
+                              new.column(PARTITION_PATH).combine_chunks().cast(pa.string())]),
+            pa.concat_arrays([located.column(LOC_FILE_ID).combine_chunks().cast(pa.string()),
+                              assign_by_ranges(new.column(RECORD_KEY), new.column(PARTITION_PATH), ranges)]))
+        schema = StructType([*records.schema.fields, StructField(TARGET_FILE_ID, StringType())])
+        return records.mapInArrow(lambda batches: attach_targets(targets, batches), schema)
 
     def _reject_targets_under_clustering(self, targets: set[tuple[str, str]], timeline: Timeline) -> None:
         """:meth:`_reject_updates_under_clustering` for update targets known on the driver."""
@@ -412,14 +411,7 @@ class Writer:
         partition) saves a Spark job when the driver knows them already."""
         if counts is None:
             counts = {r[0]: r[1] for r in inserts.groupBy(PARTITION_PATH).count().collect()}
-        small: dict[str, list] = {}
-        if view is not None:
-            # File groups under a pending clustering plan take no inserts (Hudi's UpsertPartitioner).
-            clustering = self._pending_clustering(timeline)
-            for bf in view.latest_base_files(counts):
-                if (bf.partition_path, bf.file_id) not in clustering:
-                    small.setdefault(bf.partition_path, []).append(bf)
-        buckets = plan_insert_buckets(counts, small, self._sizing(timeline))
+        buckets = self._insert_buckets(counts, view, timeline)
         if buckets:
             ranges = self.spark.createDataFrame(hash_ranges(buckets), "b_partition string, b_file_id string, "
                                                 "b_low long, b_high long")
@@ -431,6 +423,18 @@ class Writer:
         else:
             assigned = inserts.limit(0)
         return assigned if updates is None else updates.unionByName(assigned)
+
+    def _insert_buckets(self, counts: dict[str, int], view: FileSystemView | None, timeline: Timeline,
+                        ) -> list[InsertBucket]:
+        """Where ``counts`` inserts per partition go: small file groups of ``view`` first, then new groups."""
+        small: dict[str, list] = {}
+        if view is not None:
+            # File groups under a pending clustering plan take no inserts (Hudi's UpsertPartitioner).
+            clustering = self._pending_clustering(timeline)
+            for bf in view.latest_base_files(counts):
+                if (bf.partition_path, bf.file_id) not in clustering:
+                    small.setdefault(bf.partition_path, []).append(bf)
+        return plan_insert_buckets(counts, small, self._sizing(timeline))
 
     def _bulk_insert(self, records: DataFrame, merge_ctx: MergeContext, timeline: Timeline) -> list:
         sizing = self._sizing(timeline)

@@ -8,7 +8,7 @@ empty, which is how the per-file lookup results were concatenated; the update si
 from __future__ import annotations
 
 import pytest
-from hoodpy_spark_helpers import SMALL_BLOOM, by_key
+from hoodpy_spark_helpers import SMALL_BLOOM, by_key, latest_files
 
 from sql_ext.table import HoodieTable
 
@@ -27,3 +27,23 @@ def test_update_found_after_files_without_batch_keys_is_applied(spark, tmp_path)
     assert (result.num_inserts, result.num_update_writes) == (1, 1)
     assert by_key(t.read(), "p", "v") == {"1": ("a", "a1"), "2": ("b", "b2"), "3": ("a", "a3"),
                                           "4": ("b", "b4-new"), "5": ("a", "a5")}
+
+
+def test_mixed_batch_targets_decided_on_the_driver(spark, tmp_path):
+    """Updates, inserts (into a small existing file group and a new partition), a delete of a stored key and
+    a delete of an absent key, in one batch: each record reaches its file group, the absent delete none."""
+    ddl = DDL + ", _hoodie_is_deleted boolean"
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="mixed_t", record_key_fields=["id"],
+                           partition_fields=["p"], precombine_field="ts", options=SMALL_BLOOM)
+    t.upsert(spark.createDataFrame([(1, "a", 1, "a1", False), (2, "b", 1, "b2", False), (3, "a", 1, "a3", False),
+                                    (4, "b", 1, "b4", False)], ddl))
+    groups_before = set(latest_files(t))
+    result = t.upsert(spark.createDataFrame([(1, "a", 2, "a1-new", False), (2, "b", 2, None, True),
+                                             (9, "c", 2, None, True), (7, "a", 2, "a7", False),
+                                             (8, "c", 2, "c8", False)], ddl))
+    assert (result.num_inserts, result.num_update_writes, result.num_deletes) == (2, 1, 1)
+    assert by_key(t.read(), "p", "v") == {"1": ("a", "a1-new"), "3": ("a", "a3"), "4": ("b", "b4"),
+                                          "7": ("a", "a7"), "8": ("c", "c8")}
+    new_groups = [fg for fg in latest_files(t) if fg not in groups_before]
+    # Partition a's insert joined its small file group; only partition c got a new group.
+    assert [fg[0].rsplit("=", 1)[-1] for fg in new_groups] == ["c"]
