@@ -23,6 +23,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sql_ext.file_group.file_group import BaseFile
@@ -177,10 +178,29 @@ def file_may_match(ranges: dict[str, ColumnRange], filters: Sequence[Filter]) ->
     return True
 
 
+def _decidable(f: Filter, schema: pa.Schema) -> bool:
+    """Whether statistics can ever rule ``f`` out, judged from the table schema alone: not for a column the
+    schema lacks or a nested one, nor for ``>`` / ``>=`` (or NaN) on a floating-point column."""
+    name, op, value = f
+    if "." in name or name.startswith("_hoodie_"):
+        return True  # a struct path (the footers decide) or a meta column (not in the data schema)
+    index = schema.get_field_index(name)
+    if index < 0:
+        return False
+    t = schema.field(index).type
+    if pa.types.is_nested(t):
+        return False
+    return not (pa.types.is_floating(t) and (op in (">", ">=") or _has_nan(value)))
+
+
 def prune_by_column_stats(storage: Storage, base_files: Sequence[BaseFile], filters: Sequence[Filter],
-                          ) -> list[BaseFile]:
-    """The base files that may hold rows matching all ``filters`` (a conjunction), in input order."""
+                          schema: pa.Schema | None = None) -> list[BaseFile]:
+    """The base files that may hold rows matching all ``filters`` (a conjunction), in input order. With the
+    table's ``schema``, filters statistics can never decide are dropped first, so footers are only read
+    when one can prune."""
     filters = [(f[0], str(f[1]).lower(), f[2]) for f in filters]
+    if schema is not None:
+        filters = [f for f in filters if _decidable(f, schema)]
     if not filters or not base_files:
         return list(base_files)
     return [bf for bf, ranges in zip(base_files, column_ranges(storage, base_files), strict=True)

@@ -1,109 +1,101 @@
 """Reads as native Spark DataFrames over the chosen base files: snapshot, as of an instant, incremental.
 
-The file-system view picks the files; partition values and footer key ranges prune them; Spark's own
-parquet reader does the rest (vectorized reads, column pruning, row-group statistics).
+The file-system view picks the files; partition values, footer key ranges and column statistics prune them
+(filters as :mod:`sql_ext.read_filters` binds them); Spark's own parquet reader does the rest (vectorized
+reads, column pruning, row-group statistics).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sql_ext.data_skipping import prune_by_column_stats
-from sql_ext.errors import InvalidConfigError
 from sql_ext.file_group.file_group import BaseFile
 from sql_ext.file_scan import read_parquet_files
 from sql_ext.index.bloom import key_ranges
+from sql_ext.read_filters import Filter, bind_filters, check_filters, filter_column
 from sql_ext.timeline.instant import validate_instant_time
 
 if TYPE_CHECKING:
     from sql_ext.table import HoodieTable
 
-Filter = tuple[str, str, Any]
-_OPS = {"=", "==", "!=", "<>", "<", "<=", ">", ">=", "in", "not in", "is null", "is not null"}
-
-
-def _check_filters(filters: Sequence[Filter]) -> list[Filter]:
-    out = []
-    for f in filters:
-        if not (isinstance(f, (tuple, list)) and len(f) == 3) or str(f[1]).lower() not in _OPS:
-            raise InvalidConfigError("filters", f, f"expected (column, op, value) with op in {sorted(_OPS)}")
-        out.append((f[0], str(f[1]).lower(), f[2]))
-    return out
-
-
-def filter_column(f: Filter) -> Column:
-    name, op, value = f
-    c = F.col(name)
-    if op in ("=", "=="):
-        return c == F.lit(value)
-    if op in ("!=", "<>"):
-        return c != F.lit(value)
-    if op == "in":
-        return c.isin(list(value))
-    if op == "not in":
-        return ~c.isin(list(value))
-    if op in ("is null", "is not null"):  # the value is ignored
-        return c.isNull() if op == "is null" else c.isNotNull()
-    return {"<": c < value, "<=": c <= value, ">": c > value, ">=": c >= value}[op]
+__all__ = ["Filter", "bind_filters", "check_filters", "filter_column", "incremental", "read_base_files", "select_files",
+           "snapshot"]
 
 
 def _compare(left: Any, op: str, right: Any) -> bool:
+    if op in ("is null", "is not null"):
+        return (left is None) == (op == "is null")
+    if left is None:
+        return False  # a comparison with NULL is never true
+    if op in ("in", "not in"):
+        return (left in right) == (op == "in")
     if op in ("=", "=="):
         return left == right
     if op in ("!=", "<>"):
         return left != right
-    if op == "in":
-        return left in right
-    if op == "not in":
-        return left not in right
-    if op in ("is null", "is not null"):
-        return (left is None) == (op == "is null")
-    if left is None:
-        return False
-    return {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right}[op]
+    return {"<": lambda: left < right, "<=": lambda: left <= right, ">": lambda: left > right,
+            ">=": lambda: left >= right}[op]()
 
 
 def _as_text(value: Any) -> Any:
-    if isinstance(value, (list, tuple, set)):
-        return [_as_text(v) for v in value]
     if isinstance(value, bool):
         return "true" if value else "false"
     return None if value is None else str(value)
 
 
 def _typed(text: str | None, sample: Any) -> Any:
-    """A partition value string in the type of the filter value, so 10 < 9 is not compared as text."""
-    if text is None or isinstance(sample, str) or sample is None:
+    """A partition value string in the type of the (bound) filter value, so 10 < 9 is not compared as
+    text; raises ValueError (or another error) when it has no such reading."""
+    if text is None or sample is None or isinstance(sample, str):
         return text
-    try:
-        return type(sample)(text)
-    except (TypeError, ValueError):
-        return text
+    if isinstance(sample, bool):
+        return {"true": True, "false": False}[text.strip().lower()]
+    if isinstance(sample, float):
+        return float(text)
+    if isinstance(sample, (int, Decimal)):
+        value = Decimal(text.strip())
+        return int(value) if value == value.to_integral_value() else value
+    if isinstance(sample, dt.date) and not isinstance(sample, dt.datetime):
+        return dt.date.fromisoformat(text.strip())
+    return type(sample)(text)
 
 
 def prune_partitions(table: HoodieTable, files: list[BaseFile], filters: list[Filter]) -> list[BaseFile]:
+    """The files whose partition values may pass ``filters`` (bound); a value that cannot be compared
+    keeps the file."""
     part_filters = [f for f in filters if f[0] in table.keygen.partition_fields]
     if not part_filters:
         return files
     keep = []
     for bf in files:
         values = table.keygen.partition_values(bf.partition_path)
-        ok = True
-        for name, op, value in part_filters:
-            sample = next(iter(value), None) if op in ("in", "not in") else value
-            left = _typed(values.get(name), sample)
-            right = [_typed(_as_text(v), v) for v in value] if op in ("in", "not in") else value
-            if not _compare(left, op, right):
-                ok = False
-                break
-        if ok:
+        if all(_partition_may_match(values.get(name), op, value) for name, op, value in part_filters):
             keep.append(bf)
     return keep
+
+
+def _partition_may_match(text: str | None, op: str, value: Any) -> bool:
+    try:
+        if op in ("in", "not in"):
+            sample = next((v for v in value if v is not None), None)
+            right = [_typed(_as_text(v), v) for v in value if v is not None]
+            if op == "not in" and len(right) < len(value):
+                return False  # x NOT IN (..., NULL) is never true
+        else:
+            sample, right = value, value
+        if value is None and op not in ("is null", "is not null"):
+            return False
+        return _compare(_typed(text, sample), op, right)
+    except Exception:  # noqa: BLE001 -- values Python cannot compare: Spark decides, keep the file
+        return True
 
 
 def _key_text_is_exact(value: Any, key_type: pa.DataType | None) -> bool:
@@ -123,13 +115,17 @@ def _key_text_is_exact(value: Any, key_type: pa.DataType | None) -> bool:
     return False
 
 
-def prune_by_key_range(table: HoodieTable, files: list[BaseFile], filters: list[Filter]) -> list[BaseFile]:
-    """Skip files whose footer [min, max] record key holds none of the keys an equality filter asks for."""
+def prune_by_key_range(table: HoodieTable, files: list[BaseFile], filters: list[Filter],
+                       schema: pa.Schema | None = None) -> list[BaseFile]:
+    """Skip files whose footer [min, max] record key holds none of the keys an equality filter asks for
+    (``schema``: the table's data schema, loaded when not given)."""
     keygen = table.keygen
     if keygen.composite_record_key or not files:
         return files
     field = keygen.record_key_fields[0]
-    schema = table.arrow_schema()
+    if not any(name == field for name, _, _ in filters):
+        return files
+    schema = schema if schema is not None else table.arrow_schema()
     key_type = schema.field(field).type if schema is not None and field in schema.names else None
     wanted: set[str] | None = None
     for name, op, value in filters:
@@ -148,6 +144,16 @@ def prune_by_key_range(table: HoodieTable, files: list[BaseFile], filters: list[
     return keep
 
 
+def select_files(table: HoodieTable, files: list[BaseFile], filters: list[Filter],
+                 schema: pa.Schema | None = None) -> list[BaseFile]:
+    """The base files that may hold rows passing ``filters`` (bound, :func:`bind_filters`): partition
+    values, then record-key ranges, then footer column statistics (``schema``: the data schema)."""
+    if not filters:
+        return files
+    files = prune_by_key_range(table, prune_partitions(table, files, filters), filters, schema)
+    return prune_by_column_stats(table.storage, files, filters, schema)
+
+
 def read_base_files(table: HoodieTable, files: list[BaseFile], schema_instant: str | None = None) -> DataFrame:
     schema = table.spark_schema(as_of=schema_instant)
     return read_parquet_files(table.spark, table.storage, [bf.path for bf in files], schema)
@@ -156,15 +162,16 @@ def read_base_files(table: HoodieTable, files: list[BaseFile], schema_instant: s
 def snapshot(table: HoodieTable, *, as_of: str | None = None, filters: Sequence[Filter] = (),
              apply_filters: bool = True) -> DataFrame:
     """The files ``filters`` may match, read; with ``apply_filters`` False the rows are not filtered (the
-    SQL layer's caller applies its whole WHERE anyway)."""
+    SQL layer's caller applies its whole WHERE anyway). Filter values are bound to their columns' types
+    (:mod:`sql_ext.read_filters`), so pruning and Spark's filter agree under either ANSI setting."""
     if as_of is not None:
         validate_instant_time(as_of)
-    checked = _check_filters(filters)
-    files = table.file_system_view(as_of=as_of).latest_base_files()
-    files = prune_by_key_range(table, prune_partitions(table, files, checked), checked)
-    files = prune_by_column_stats(table.storage, files, checked)
-    df = read_base_files(table, files, as_of)
-    for f in checked if apply_filters else ():
+    view = table.file_system_view(as_of=as_of)
+    schema = table.spark_schema(as_of=as_of, timeline=view.timeline)
+    bound = bind_filters(filters, schema)  # before any listing of footers: bad values fail first
+    files = select_files(table, view.latest_base_files(), bound, table.arrow_schema(view.timeline, as_of))
+    df = read_parquet_files(table.spark, table.storage, [bf.path for bf in files], schema)
+    for f in bound if apply_filters else ():
         df = df.filter(filter_column(f))
     return df
 

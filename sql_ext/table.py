@@ -182,9 +182,9 @@ class HoodieTable:
         create = self.properties.get(TableConfig.CREATE_SCHEMA.key)
         return arrow_schema_from_avro(parse_avro_schema(create)) if create else None
 
-    def spark_schema(self, as_of: str | None = None) -> StructType:
+    def spark_schema(self, as_of: str | None = None, timeline: Timeline | None = None) -> StructType:
         """Meta columns followed by the data columns, as reads return them."""
-        arrow = self.arrow_schema(as_of=as_of)
+        arrow = self.arrow_schema(timeline, as_of=as_of)
         meta = [StructField(c, StringType(), True) for c in META_COLUMNS]
         data = from_arrow_schema(arrow, prefer_timestamp_ntz=True).fields if arrow is not None else []
         return StructType(meta + list(data))

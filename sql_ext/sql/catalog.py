@@ -204,6 +204,18 @@ def split_name(name: str | exp.Table) -> tuple[str | None, str | None, str] | No
     return parts[0], parts[1], parts[2]
 
 
+def qualifies_column(column: exp.Column, name: TableName) -> bool:
+    """Whether a column written ``db.t.col`` (or ``spark_catalog.db.t.col``) names a column of table
+    ``name``; a column qualified by its table alone (``t.col``) does not count here."""
+    db = column.args.get("db")
+    if not isinstance(db, exp.Identifier) or not isinstance(column.args.get("table"), exp.Identifier):
+        return False
+    catalog = column.args.get("catalog")
+    if catalog is not None and (not isinstance(catalog, exp.Identifier) or catalog.name.lower() != SESSION_CATALOG):
+        return False
+    return column.table.lower() == name.table and db.name.lower() == name.database
+
+
 class SparkCatalog:
     """The bridge between hoodpy tables and one session's catalog. ``sql`` is the session's own (un-routed)
     ``spark.sql``."""

@@ -14,8 +14,11 @@ only has to be conservative (never drop a row the WHERE keeps). What is not push
   i.e. the FROM table of a query with a RIGHT or FULL join, or a LEFT / RIGHT / FULL / SEMI / ANTI joined
   table; and, in a query with joins, columns not qualified with the table's name or alias;
 * a literal whose kind differs from the column's type (only integers against integer or floating-point
-  columns, decimals and floats against DOUBLE, strings against STRING, booleans against BOOLEAN), so
-  Spark's implicit casts can never make the filters disagree with the WHERE.
+  columns, decimals and floats against DOUBLE, strings against STRING, booleans against BOOLEAN), nor an
+  integer beyond what a FLOAT (2^24) or DOUBLE (2^53) column holds exactly, so Spark's implicit casts
+  can never make the filters disagree with the WHERE under either ANSI setting (``id IN (9.0, '20')``
+  is true for id 9 with ANSI on, false with it off: such a filter is left to Spark). Pushed literals are
+  then bound to the column's type (:func:`sql_ext.read_filters.bind_filters`) for pruning.
 
 Example:
     >>> tree = DIALECT.parse("SELECT * FROM t WHERE city = 'sf' AND fare BETWEEN 1 AND 5")[0]
@@ -39,11 +42,16 @@ from sqlglot import exp
 
 from sql_ext.read import Filter
 from sql_ext.sql.call import NotALiteral, constant
+from sql_ext.sql.catalog import TableName, qualifies_column
 
 _COMPARISONS = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
 _FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _NULLABLE_SIDES = {"LEFT", "RIGHT", "FULL"}
 _FILTERING_KINDS = {"SEMI", "ANTI"}
+# Integers a FLOAT / DOUBLE holds exactly: beyond them non-ANSI Spark rounds an integer literal to the
+# column's type and ANSI compares both as DOUBLE, so the two settings can return different rows.
+_FLOAT_EXACT = 1 << 24
+_DOUBLE_EXACT = 1 << 53
 
 
 def _select_of(node: exp.Table) -> tuple[exp.Select, exp.Join | None] | None:
@@ -82,8 +90,10 @@ def _literal(node: exp.Expr) -> Any:
     return value
 
 
-def candidate_filters(node: exp.Table) -> list[Filter]:
-    """Filters (column names as written) from the WHERE of the query that reads ``node``; [] if none."""
+def candidate_filters(node: exp.Table, name: TableName | None = None) -> list[Filter]:
+    """Filters (column names as written) from the WHERE of the query that reads ``node``; [] if none.
+    ``name``: the catalog table ``node`` resolves to, so that ``db.t.col`` counts as its column when
+    ``node`` has no alias (Spark resolves it then)."""
     found = _select_of(node)
     if found is None:
         return []
@@ -91,12 +101,14 @@ def candidate_filters(node: exp.Table) -> list[Filter]:
     where = select.args.get("where")
     if where is None or not _join_keeps_filters(select, join):
         return []
-    names = {node.alias_or_name.lower(), node.name.lower()} if not node.alias else {node.alias.lower()}
+    names = {node.name.lower()} if not node.alias else {node.alias.lower()}
     single_source = not select.args.get("joins")
 
     def own_column(e: exp.Expr) -> str | None:
-        if not isinstance(e, exp.Column) or not isinstance(e.this, exp.Identifier) or e.args.get("db"):
+        if not isinstance(e, exp.Column) or not isinstance(e.this, exp.Identifier):
             return None
+        if e.args.get("db"):
+            return e.name if name is not None and not node.alias and qualifies_column(e, name) else None
         qualifier = e.table
         if qualifier:
             return e.name if qualifier.lower() in names else None
@@ -145,8 +157,11 @@ def _fits(value: Any, data_type) -> bool:
         return bool(value) and all(_fits(v, data_type) for v in value)
     if isinstance(value, bool):
         return isinstance(data_type, BooleanType)
-    if isinstance(value, int):
-        return isinstance(data_type, (IntegralType, DoubleType, FloatType))
+    if isinstance(value, int):  # against FLOAT / DOUBLE only where ANSI (DOUBLE) and non-ANSI casts agree
+        if isinstance(data_type, FloatType):
+            return abs(value) <= _FLOAT_EXACT
+        return isinstance(data_type, IntegralType) or (isinstance(data_type, DoubleType) and
+                                                       abs(value) <= _DOUBLE_EXACT)
     if isinstance(value, float):
         return isinstance(data_type, DoubleType)
     if isinstance(value, str):

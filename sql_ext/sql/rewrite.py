@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from sql_ext.errors import InvalidInstantError
-from sql_ext.read import snapshot
-from sql_ext.sql.catalog import CatalogTable, SparkCatalog
+from sql_ext.read_cache import SnapshotCache
+from sql_ext.sql.catalog import CatalogTable, SparkCatalog, qualifies_column
 from sql_ext.sql.dialect import DIALECT
 from sql_ext.sql.pushdown import candidate_filters, typed_filters
 
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 REF_META = "hoodpy_ref"
+QUALIFIED_META = "hoodpy_qualified_column"
 _MARKER = "__HOODPY_REF_{}__"
 _INSTANT = re.compile(r"^\d{14}(\d{3})?$")
 
@@ -51,6 +52,9 @@ class ReadRef:
     as_of: str | None
     key: str  # the DataFrame parameter name, e.g. __hoodpy_0
     filters: list = field(default_factory=list)  # WHERE conjuncts to push into the read (column as written)
+    # Columns written db.t.col / spark_catalog.db.t.col: the reference becomes "<snapshot> AS t", so they
+    # lose their database and catalog qualifiers (t.col), which is how Spark would have resolved them.
+    qualified_columns: list[exp.Column] = field(default_factory=list)
 
 
 def cte_names(tree: exp.Expr) -> set[str]:
@@ -80,6 +84,7 @@ class ReadResolver:
         self.catalog = catalog
         self.timestamp_to_instant = timestamp_to_instant
         self._ids = itertools.count()
+        self.snapshots = SnapshotCache()
 
     def find(self, tree: exp.Expr, exclude: Iterable[exp.Expr] = ()) -> list[ReadRef]:
         """The hoodpy references in ``tree``; each gets a parameter name unique within this session."""
@@ -90,7 +95,14 @@ class ReadResolver:
                 continue
             key = f"__hoodpy_{next(self._ids)}"
             node.meta[REF_META] = key
-            refs.append(ReadRef(node, entry, self.as_of(node), key, candidate_filters(node)))
+            refs.append(ReadRef(node, entry, self.as_of(node), key, candidate_filters(node, entry.name)))
+        unaliased = [r for r in refs if r.node.args.get("alias") is None]
+        if unaliased:
+            for column in tree.find_all(exp.Column):
+                ref = next((r for r in unaliased if qualifies_column(column, r.entry.name)), None)
+                if ref is not None:
+                    column.meta[QUALIFIED_META] = True
+                    ref.qualified_columns.append(column)
         return refs
 
     def as_of(self, node: exp.Table) -> str | None:
@@ -118,17 +130,15 @@ class ReadResolver:
 
     def frames(self, refs: Iterable[ReadRef]) -> dict[str, DataFrame]:
         """One snapshot DataFrame per reference, read with the filters its query's WHERE allows (see
-        :mod:`sql_ext.sql.pushdown`); a table read twice alike is read once."""
+        :mod:`sql_ext.sql.pushdown`); planned through the session's :class:`SnapshotCache`, so a table
+        read twice alike (in this statement or since its last change) is planned and built once. The
+        statement's WHERE filters the rows: the filters only prune files."""
         out: dict[str, DataFrame] = {}
-        cache: dict[tuple, DataFrame] = {}
         for ref in refs:
             table = ref.entry.open(self.spark)
-            filters = typed_filters(ref.filters, table.spark_schema(as_of=ref.as_of)) if ref.filters else []
-            key = (ref.entry.base_path, ref.as_of, repr(filters))
-            if key not in cache:  # the statement's WHERE filters the rows: the filters only prune files
-                cache[key] = snapshot(table, as_of=ref.as_of, filters=filters, apply_filters=False) if filters \
-                    else table.read(as_of=ref.as_of)
-            out[ref.key] = cache[key]
+            state = self.snapshots.state(table)
+            filters = typed_filters(ref.filters, state.schema(table, ref.as_of)[1]) if ref.filters else []
+            out[ref.key] = self.snapshots.snapshot(table, as_of=ref.as_of, filters=filters, state=state)
         return out
 
 
@@ -158,21 +168,27 @@ def splice(text: str, refs: list[ReadRef], substitute: Callable[[ReadRef], str],
     character unchanged except, with ``escape``, ``{``/``}`` doubled for pyspark's formatter. None if a
     span is unknown."""
     keep = escape_braces if escape else (lambda t: t)
-    spans = []
+    edits: list[tuple[int, int, str]] = []  # [start, end] replaced by text
     for ref in refs:
         span = _span(ref.node)
         if span is None:
             return None
-        spans.append((span, ref))
-    spans.sort(key=lambda s: s[0][0])
-    out, pos = [], 0
-    for (start, end), ref in spans:
-        if start < pos:
-            return None
-        out.append(keep(text[pos:start]))
         replacement = substitute(ref)
         if ref.node.args.get("alias") is None:
             replacement += f" AS {ref.node.this.sql(dialect=DIALECT)}"
+        edits.append((*span, replacement))
+        for column in ref.qualified_columns:  # "db.t.col" -> "t.col": drop up to the table identifier
+            first = column.args.get("catalog") or column.args.get("db")
+            start, table_start = first.meta.get("start"), column.args["table"].meta.get("start")
+            if start is None or table_start is None:
+                return None
+            edits.append((start, table_start - 1, ""))
+    edits.sort(key=lambda e: e[0])
+    out, pos = [], 0
+    for start, end, replacement in edits:
+        if start < pos:
+            return None
+        out.append(keep(text[pos:start]))
         out.append(replacement)
         pos = end + 1
     out.append(keep(text[pos:]))
@@ -192,6 +208,8 @@ def render(node: exp.Expr, substitute: Callable[[str], str] = lambda key: "{" + 
             markers[marker] = key
             alias = n.args.get("alias") or exp.TableAlias(this=n.this.copy())
             return exp.Table(this=exp.to_identifier(marker), alias=alias.copy())
+        if isinstance(n, exp.Column) and n.meta.get(QUALIFIED_META):
+            return exp.Column(this=n.this.copy(), table=n.args["table"].copy())
         return n
 
     text = node.transform(replace, copy=True).sql(dialect=DIALECT)

@@ -86,8 +86,28 @@ class StubCatalog:
         self.generation += 1
 
 
+@dataclass
+class StubState:
+    table: StubTable
+
+    def schema(self, table: StubTable, as_of: str | None) -> tuple[Any, Any]:
+        return None, table.spark_schema(as_of)
+
+
+class StubSnapshots:
+    """The session's snapshot cache (:class:`sql_ext.read_cache.SnapshotCache`): reads through StubTable."""
+
+    def state(self, table: StubTable) -> StubState:
+        return StubState(table)
+
+    def snapshot(self, table: StubTable, *, as_of: str | None = None, filters: Any = (), state: Any = None,
+                 ) -> tuple:
+        return table.read(as_of=as_of, filters=filters)
+
+
 def stub_layer(hoodpy: set[str] = frozenset(), views: dict[str, ViewDefinition] | None = None,
                ) -> tuple[SqlLayer, Spy]:
     spy = Spy("sql")
     layer = SqlLayer(object(), spy, Spy("table"), catalog=StubCatalog(set(hoodpy), views=dict(views or {})))
+    layer.reads.snapshots = StubSnapshots()
     return layer, spy
