@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -80,10 +81,10 @@ def task_ids() -> tuple[int, int, int]:
 def add_meta_columns(data: pa.Table, keys: pa.Array, partition_path: str, instant_time: str) -> pa.Table:
     n = data.num_rows
     meta = [
-        pa.array([instant_time] * n, pa.string()),
+        pa.repeat(pa.scalar(instant_time, pa.string()), n),
         pa.nulls(n, pa.string()),  # sequence numbers depend on the final row position
         keys.cast(pa.string()),
-        pa.array([partition_path] * n, pa.string()),
+        pa.repeat(pa.scalar(partition_path, pa.string()), n),
         pa.nulls(n, pa.string()),
     ]
     return pa.Table.from_arrays(meta + list(data.columns), names=list(META_COLUMNS) + data.column_names)
@@ -112,12 +113,12 @@ def finalize(rows: pa.Table, fresh: pa.Array, *, instant_time: str, file_name: s
     """Stamp the file name on every row and sequence numbers on the rows this write produced."""
     n = rows.num_rows
     first = claim_sequence_numbers(n)
-    positions = pc.cast(pa.array(range(first, first + n), pa.int64()), pa.string())
+    positions = pc.cast(pa.array(np.arange(first, first + n, dtype=np.int64)), pa.string())
     new_seqno = pc.binary_join_element_wise(f"{instant_time}_{task_partition}", positions, "_")
     seqno = pc.if_else(fresh, new_seqno, rows.column(COMMIT_SEQNO).combine_chunks()) if n else new_seqno
     rows = rows.set_column(rows.schema.get_field_index(COMMIT_SEQNO), COMMIT_SEQNO, seqno)
     return rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME,
-                           pa.array([file_name] * n, pa.string()))
+                           pa.repeat(pa.scalar(file_name, pa.string()), n))
 
 
 def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
@@ -167,12 +168,12 @@ def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
         matched_new = pc.is_in(new_keys, value_set=old_keys)
     else:
         match = pa.nulls(n_old, pa.int32())
-        replaced = pa.array([False] * n_old, pa.bool_())
-        deleted = pa.array([False] * n_old, pa.bool_())
-        matched_new = pa.array([False] * new_rows.num_rows, pa.bool_())
+        replaced = pa.repeat(pa.scalar(False), n_old)
+        deleted = pa.repeat(pa.scalar(False), n_old)
+        matched_new = pa.repeat(pa.scalar(False), new_rows.num_rows)
 
     old_take = pc.if_else(replaced, pc.add(pc.cast(match, pa.int64()), n_old),
-                          pa.array(range(n_old), pa.int64()))
+                          pa.array(np.arange(n_old, dtype=np.int64)))
     old_take = old_take.filter(pc.invert(deleted))
     insert_take = pc.add(pc.indices_nonzero(pc.invert(matched_new)), n_old) if new_rows.num_rows else \
         pa.array([], pa.uint64())
