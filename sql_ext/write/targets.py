@@ -21,6 +21,7 @@ from sql_ext.write.merge import PARTITION_PATH, RECORD_KEY, TARGET_FILE_ID
 from sql_ext.write.partitioner import HASH_SPACE
 
 _ROW = "_hoodie_row"
+_MAX_BATCH_ROWS = 10000  # Spark's spark.sql.execution.arrow.maxRecordsPerBatch default
 
 
 def key_hashes(keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -73,15 +74,19 @@ def attach_targets(targets: pa.Table, batches: Iterator[pa.RecordBatch]) -> Iter
     of keys the table lacks) are dropped."""
     plain = targets.cast(pa.schema([pa.field(RECORD_KEY, pa.string()), pa.field(PARTITION_PATH, pa.string()),
                                     pa.field(TARGET_FILE_ID, pa.string())]))
-    for batch in batches:
-        # Join the keys alone (with the row number) and take the rows: Arrow joins reject nested payloads.
-        probe = pa.table({RECORD_KEY: batch.column(RECORD_KEY).cast(pa.string()),
-                          PARTITION_PATH: batch.column(PARTITION_PATH).cast(pa.string()),
-                          _ROW: pa.array(np.arange(batch.num_rows, dtype=np.int64))})
-        # Back in batch order: Arrow's join does not keep it, and uncombined repeats of a key rely on it.
-        hits = probe.join(plain, keys=[RECORD_KEY, PARTITION_PATH], join_type="inner").sort_by(_ROW)
-        if hits.num_rows == 0:
-            continue
-        rows = pa.Table.from_batches([batch]).take(hits.column(_ROW))
-        out = rows.append_column(pa.field(TARGET_FILE_ID, pa.string()), hits.column(TARGET_FILE_ID))
-        yield from out.combine_chunks().to_batches()
+    # One join per task, not per Arrow batch: the join hashes the whole target table each time.
+    collected = list(batches)
+    if not collected:
+        return
+    records = pa.Table.from_batches(collected)
+    # Join the keys alone (with the row number) and take the rows: Arrow joins reject nested payloads.
+    probe = pa.table({RECORD_KEY: records.column(RECORD_KEY).cast(pa.string()),
+                      PARTITION_PATH: records.column(PARTITION_PATH).cast(pa.string()),
+                      _ROW: pa.array(np.arange(records.num_rows, dtype=np.int64))})
+    # Back in batch order: Arrow's join does not keep it, and uncombined repeats of a key rely on it.
+    hits = probe.join(plain, keys=[RECORD_KEY, PARTITION_PATH], join_type="inner").sort_by(_ROW)
+    if hits.num_rows == 0:
+        return
+    out = records.take(hits.column(_ROW))
+    out = out.append_column(pa.field(TARGET_FILE_ID, pa.string()), hits.column(TARGET_FILE_ID))
+    yield from out.to_batches(max_chunksize=_MAX_BATCH_ROWS)

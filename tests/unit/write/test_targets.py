@@ -72,3 +72,14 @@ def test_attach_targets_skips_batches_without_targets() -> None:
     targets = target_table(pa.array(["k1"]), pa.array([""]), pa.array(["f1"]))
     batch = _batch({RECORD_KEY: ["zz"], PARTITION_PATH: [""], "v": [1]})
     assert list(attach_targets(targets, iter([batch]))) == []
+
+
+def test_attach_targets_over_many_batches_keeps_batch_order() -> None:
+    targets = target_table(pa.array([f"k{i}" for i in range(0, 50, 2)]), pa.array([""] * 25),
+                           pa.array([f"f{i % 3}" for i in range(25)]))
+    batches = [_batch({RECORD_KEY: [f"k{i}" for i in range(s, s + 10)], PARTITION_PATH: [""] * 10,
+                       "v": list(range(s, s + 10))}) for s in range(0, 50, 10)]
+    out = pa.Table.from_batches(list(attach_targets(targets, iter(batches))))
+    assert out.column("v").to_pylist() == list(range(0, 50, 2))
+    assert out.column(TARGET_FILE_ID).to_pylist() == [f"f{i % 3}" for i in range(25)]
+    assert list(attach_targets(targets, iter([]))) == []
