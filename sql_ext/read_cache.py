@@ -20,10 +20,11 @@ session, and bounded.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -79,22 +80,28 @@ class SnapshotCache:
         self.max_frames = max_frames
         self._states: OrderedDict[str, TableState] = OrderedDict()
         self._frames: OrderedDict[tuple, DataFrame] = OrderedDict()
+        self._lock = threading.Lock()  # dbt runs models on threads that share one session
 
     def state(self, table: HoodieTable) -> TableState:
         """The table's current state: one listing of ``.hoodie/``, more work only when it changed."""
         listing = table.storage.list_files(METAFOLDER)
         fingerprint = tuple(sorted((f.path, f.size, f.mtime_ns) for f in listing))
         key = str(table.base_path)
-        state = self._states.get(key)
+        with self._lock:
+            state = self._states.get(key)
         if state is None or state.fingerprint != fingerprint:
             names = (f.path.rsplit("/", 1)[-1] for f in listing)
             timeline = Timeline(table.storage, (i for i in map(parse_instant_file_name, names) if i is not None))
             state = TableState(fingerprint, timeline, list_base_files(table.storage))
-            self._states[key] = state
-        self._states.move_to_end(key)
-        while len(self._states) > self.max_tables:
-            self._states.popitem(last=False)
+        self._remember(self._states, key, state, self.max_tables)
         return state
+
+    def _remember(self, cache: OrderedDict, key: Any, value: Any, limit: int) -> None:
+        with self._lock:
+            cache[key] = value
+            cache.move_to_end(key)
+            while len(cache) > limit:
+                cache.popitem(last=False)
 
     def snapshot(self, table: HoodieTable, *, as_of: str | None = None, filters: Sequence[Filter] = (),
                  state: TableState | None = None) -> DataFrame:
@@ -109,15 +116,14 @@ class SnapshotCache:
         files = select_files(table, state.view(table, as_of).latest_base_files(), bound, arrow_schema)
         paths = tuple(bf.path for bf in files)
         key = (str(table.base_path), paths, schema.json())  # the files are immutable: no state needed
-        df = self._frames.get(key)
+        with self._lock:
+            df = self._frames.get(key)
         if df is None:
             df = read_parquet_files(table.spark, table.storage, paths, schema)
-            self._frames[key] = df
-        self._frames.move_to_end(key)
-        while len(self._frames) > self.max_frames:
-            self._frames.popitem(last=False)
+        self._remember(self._frames, key, df, self.max_frames)
         return df
 
     def clear(self) -> None:
-        self._states.clear()
-        self._frames.clear()
+        with self._lock:
+            self._states.clear()
+            self._frames.clear()
