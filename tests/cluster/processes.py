@@ -18,6 +18,8 @@ import pyspark
 
 SPARK_HOME = Path(pyspark.__file__).parent
 CONNECT_SERVER = "org.apache.spark.sql.connect.service.SparkConnectServer"
+# Short-lived test JVMs on a small machine: the C1 compiler only and one GC thread start them faster.
+QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 def free_port() -> int:
@@ -89,7 +91,8 @@ def standalone_cluster(work: Path, *, workers: int = 2, cores: int = 1, memory: 
                        timeout: float = 600) -> Iterator[str]:
     """A standalone master and ``workers`` workers on 127.0.0.1; yields the ``spark://`` master URL."""
     port, ui = free_port(), free_port()
-    env = spark_env(SPARK_WORKER_DIR=str(work / "worker-dirs"), SPARK_LOG_DIR=str(work / "logs"))
+    env = spark_env(SPARK_WORKER_DIR=str(work / "worker-dirs"), SPARK_LOG_DIR=str(work / "logs"),
+                    SPARK_DAEMON_JAVA_OPTS=QUICK_JVM)
     procs: list[subprocess.Popen] = []
     spark_class = str(SPARK_HOME / "bin" / "spark-class")
     try:
@@ -98,13 +101,17 @@ def standalone_cluster(work: Path, *, workers: int = 2, cores: int = 1, memory: 
                              "--port", str(port), "--webui-port", str(ui)], log, env))
         _wait_for_port(port, procs[0], log, timeout)
         url = f"spark://127.0.0.1:{port}"
+        # Workers start side by side (their JVM starts dominate), then each must listen.
+        started = []
         for i in range(workers):
             wport, wui = free_port(), free_port()
             wlog = work / f"worker-{i}.log"
             procs.append(_start([spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
                                  "--port", str(wport), "--webui-port", str(wui), "--cores", str(cores),
                                  "--memory", memory, "--work-dir", str(work / f"worker-{i}"), url], wlog, env))
-            _wait_for_port(wport, procs[-1], wlog, timeout)
+            started.append((wport, procs[-1], wlog))
+        for wport, proc, wlog in started:
+            _wait_for_port(wport, proc, wlog, timeout)
         yield url
     finally:
         _stop(procs)
