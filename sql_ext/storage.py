@@ -12,11 +12,18 @@ by exactly one writer. Local files use ``O_EXCL`` and hard links; S3 uses condit
 (``If-None-Match: *`` to create, ``If-Match: <etag>`` to take over or release a lock) through boto3, since
 pyarrow has no conditional put. Other stores write objects atomically but have no put-if-absent here:
 they are safe for a single writer only, and the lock refuses to run on them.
+
+Some S3-compatible stores (older MinIO and Ceph, some gateways) silently ignore the conditional headers,
+which would make put-if-absent a plain overwrite without anyone noticing. So before relying on them, a
+process probes each (endpoint, bucket) once (:func:`probe_conditional_requests`); a store that fails the
+probe counts as having no put-if-absent: a single writer still works, the file-system lock is refused.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -28,6 +35,8 @@ import pyarrow.fs as pafs
 from sql_ext.config import HoodieConfig
 from sql_ext.config.filesystem import ENV_FALLBACKS, FileSystemConfig
 from sql_ext.errors import HoodieIOError, UnsupportedStorageError
+
+_log = logging.getLogger(__name__)
 
 S3_SCHEMES = ("s3", "s3a")
 OBJECT_STORE_SCHEMES = (*S3_SCHEMES, "gs", "gcs", "abfs", "abfss")
@@ -214,6 +223,91 @@ class _S3Conditional:
         return r["Body"].read(), r["ETag"]
 
 
+@dataclass(frozen=True)
+class ConditionalRequests:
+    """What one S3-compatible store was seen to honour (measured by a probe, not assumed)."""
+
+    endpoint: str
+    bucket: str
+    create: bool  # PUT with If-None-Match: * refuses an existing key (put-if-absent)
+    replace: bool  # PUT and DELETE with If-Match refuse a stale ETag (lock take-over and release)
+    problem: str = ""  # what failed, for error messages
+
+    @property
+    def where(self) -> str:
+        return f"S3 endpoint {self.endpoint} (bucket {self.bucket!r})"
+
+
+PROBE_PREFIX = ".hoodie/.aux/.conditional-requests-probe-"
+_probed: dict[tuple[str, str], ConditionalRequests] = {}
+_probe_guard = threading.Lock()
+
+
+def probe_conditional_requests(conditional: _S3Conditional, key_prefix: str) -> ConditionalRequests:
+    """Whether the store honours conditional requests; probed once per (endpoint, bucket) per process.
+
+    Under a fresh key below ``key_prefix``: a PUT with ``If-None-Match: *`` must succeed, a second one must
+    be refused (412), a PUT and a DELETE with a stale ``If-Match`` must be refused too; the probe object is
+    deleted afterwards. Errors other than a refusal or "not implemented" (credentials, network) propagate
+    and leave nothing cached.
+    """
+    endpoint = conditional.settings.endpoint_url or "AWS default"
+    cache_key = (endpoint, conditional.bucket)
+    with _probe_guard:  # one probe per store even when several threads start writing at once
+        known = _probed.get(cache_key)
+        if known is None:
+            known = _probe(conditional, f"{key_prefix}{uuid.uuid4().hex}", endpoint)
+            _probed[cache_key] = known
+            if known.problem:
+                _log.warning("%s: %s", known.where, known.problem)
+        return known
+
+
+def _probe(conditional: _S3Conditional, key: str, endpoint: str) -> ConditionalRequests:
+    client, bucket = conditional.client, conditional.bucket
+    stale = '"00000000000000000000000000000000"'
+
+    def found(create: bool, replace: bool, problem: str = "") -> ConditionalRequests:
+        return ConditionalRequests(endpoint, bucket, create, replace, problem)
+
+    first = _outcome(lambda: client.put_object(Bucket=bucket, Key=key, Body=b"probe", IfNoneMatch="*"))
+    if first != "accepted":
+        # Nothing was created, so there is nothing to delete.
+        return found(False, False, f"a PUT with If-None-Match: * of a new key was {first}, so hoodpy has "
+                                   "no put-if-absent there")
+    try:
+        second = _outcome(lambda: client.put_object(Bucket=bucket, Key=key, Body=b"again", IfNoneMatch="*"))
+        if second != "refused":
+            return found(False, False, f"the store ignores If-None-Match: a second PUT with If-None-Match: * "
+                                       f"of the same key was {second} instead of refused (412), so "
+                                       "put-if-absent would silently overwrite")
+        put = _outcome(lambda: client.put_object(Bucket=bucket, Key=key, Body=b"stale", IfMatch=stale))
+        delete = _outcome(lambda: client.delete_object(Bucket=bucket, Key=key, IfMatch=stale))
+        if put != "refused" or delete != "refused":
+            verb, outcome = ("PUT", put) if put != "refused" else ("DELETE", delete)
+            return found(True, False, f"the store ignores If-Match: a {verb} with a stale If-Match was "
+                                      f"{outcome} instead of refused (412), so an expired lock cannot be "
+                                      "taken over safely")
+        return found(True, True)
+    finally:
+        conditional.client.delete_object(Bucket=bucket, Key=key)
+
+
+def _outcome(request) -> str:
+    """'accepted', 'refused' (412 / 409) or 'not implemented' (501); any other error propagates."""
+    try:
+        request()
+        return "accepted"
+    except Exception as e:  # noqa: BLE001 - botocore's ClientError, classified below
+        if _S3Conditional._precondition_failed(e):
+            return "refused"
+        response = getattr(e, "response", None) or {}
+        if response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 501 or \
+                str(response.get("Error", {}).get("Code", "")) == "NotImplemented":
+            return "not implemented"
+        raise
+
+
 def _not_found(e: Exception) -> bool:
     response = getattr(e, "response", None) or {}
     return str(response.get("Error", {}).get("Code", "")) in ("NoSuchKey", "404", "NotFound") or \
@@ -274,15 +368,35 @@ class Storage:
 
     @property
     def supports_exclusive_create(self) -> bool:
-        """Whether :meth:`create_exclusive` is a true put-if-absent here (local files, S3 with boto3)."""
+        """Whether :meth:`create_exclusive` is a true put-if-absent here: local files, or S3 with boto3 where
+        the store passed the conditional-request probe (run on first use; see :meth:`conditional_requests`)."""
         if self.is_local:
             return True
+        found = self.conditional_requests()
+        return found is not None and found.create
+
+    def conditional_requests(self) -> ConditionalRequests | None:
+        """What this S3 store honours (probed once per endpoint and bucket per process); None where hoodpy
+        makes no conditional requests (not S3, or boto3 missing)."""
         if self._conditional is None:
-            return False
+            return None
         try:
-            return self._conditional.client is not None
+            self._conditional.client
         except ImportError:
-            return False
+            return None
+        return probe_conditional_requests(self._conditional, self._key(PROBE_PREFIX))
+
+    @property
+    def exclusive_create_problem(self) -> str:
+        """Why this storage has no put-if-absent ('' when it has one), for error messages."""
+        if self.supports_exclusive_create:
+            return ""
+        found = self.conditional_requests()
+        if found is not None:
+            return f"{found.where}: {found.problem}"
+        if self.scheme in S3_SCHEMES:
+            return "S3 without boto3 (install the s3 extra) offers hoodpy no put-if-absent"
+        return f"{self.scheme or 'this'} storage offers hoodpy no put-if-absent"
 
     def full_path(self, rel: str) -> str:
         return f"{self.root}/{rel}" if rel else self.root
@@ -352,7 +466,7 @@ class Storage:
         if self._conditional is not None and self.supports_exclusive_create:
             return self._conditional.put_if_absent(self._key(rel), data) is not None
         if not self.is_local:
-            raise HoodieIOError(full, f"Exclusive create is not supported on {self.scheme or 'this'} storage "
+            raise HoodieIOError(full, f"Exclusive create is not supported here: {self.exclusive_create_problem} "
                                 "(needs a put-if-absent: local files, or S3 with boto3 installed)")
         parent = full.rsplit("/", 1)[0]
         os.makedirs(parent, exist_ok=True)
@@ -388,7 +502,9 @@ class Storage:
     # -- compare-and-swap on one small object (lock take-over and release on S3) -----------------------
     @property
     def supports_conditional_replace(self) -> bool:
-        return self._conditional is not None and self.supports_exclusive_create
+        """Whether If-Match requests (:meth:`replace_if_match`, :meth:`delete_if_match`) are honoured here."""
+        found = self.conditional_requests()
+        return found is not None and found.create and found.replace
 
     def read_versioned(self, rel: str) -> tuple[bytes, str] | None:
         """The content of ``rel`` and a version token (the ETag), or None when absent (S3 only)."""
@@ -404,7 +520,8 @@ class Storage:
 
     def _require_conditional(self, rel: str) -> _S3Conditional:
         if not self.supports_conditional_replace:
-            raise HoodieIOError(self.full_path(rel), "Conditional requests are only available on S3 with boto3")
+            raise HoodieIOError(self.full_path(rel), "Conditional requests are only available on S3 with boto3, "
+                                "on a store that honours If-Match")
         assert self._conditional is not None
         return self._conditional
 

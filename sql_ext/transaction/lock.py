@@ -4,7 +4,7 @@ The file lock is created with put-if-absent semantics and records its owner and 
 crashed holder's lock can be taken over safely after it expired, and release checks it still owns it.
 On S3 the take-over and the release are compare-and-swap requests on the lock object's ETag, so two
 writers can never both believe they hold it (Hudi's own file-system lock is not safe there). Stores
-without put-if-absent are refused.
+without put-if-absent (or whose probe showed they ignore the conditional headers) are refused.
 """
 
 from __future__ import annotations
@@ -169,10 +169,19 @@ def lock_provider(storage: Storage, config: HoodieConfig) -> FileSystemLock | In
     provider = config.get(ConcurrencyConfig.LOCK_PROVIDER)
     if provider == IN_PROCESS_LOCK:
         return InProcessLock(storage, timing)
+    alternatives = (f"use {ConcurrencyConfig.WRITE_CONCURRENCY_MODE.key}=SINGLE_WRITER, or {IN_PROCESS_LOCK} "
+                    "when all writers share one process")
+    # On S3 this runs the store's conditional-request probe, before the write has written anything.
     if not storage.supports_exclusive_create:
         raise UnsafeStorageConfigError(
             ConcurrencyConfig.LOCK_PROVIDER.key, provider, storage.base_uri,
-            f"{storage.scheme or 'this'} storage offers hoodpy no put-if-absent, so two writers could both "
-            f"take the file-system lock (on S3 install boto3); use {ConcurrencyConfig.WRITE_CONCURRENCY_MODE.key}"
-            f"=SINGLE_WRITER, or {IN_PROCESS_LOCK} when all writers share one process")
-    return FileSystemLock(storage, timing, config.get(ConcurrencyConfig.FILESYSTEM_LOCK_EXPIRE_MINUTES))
+            f"{storage.exclusive_create_problem}, so two writers could both take the file-system lock "
+            f"(on S3 install boto3, on a store that honours If-None-Match); {alternatives}")
+    expire_minutes = config.get(ConcurrencyConfig.FILESYSTEM_LOCK_EXPIRE_MINUTES)
+    found = storage.conditional_requests()
+    if expire_minutes and found is not None and not found.replace:
+        # Taking over an expired lease needs a compare-and-swap; without it two writers could both win.
+        raise UnsafeStorageConfigError(
+            ConcurrencyConfig.FILESYSTEM_LOCK_EXPIRE_MINUTES.key, expire_minutes, storage.base_uri,
+            f"{found.where}: {found.problem}; set it to 0 (a lock never expires) or {alternatives}")
+    return FileSystemLock(storage, timing, expire_minutes)
