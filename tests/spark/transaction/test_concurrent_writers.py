@@ -92,3 +92,49 @@ def test_overlapping_writers_commit_whole_or_fail_cleanly(spark, tmp_path):
     timeline = HoodieTable.for_path(spark, path).timeline
     completed = {i.timestamp for i in timeline.completed_commits()}
     assert all(bf.instant_time in completed for bf in list_base_files(HoodieTable.for_path(spark, path).storage))
+
+
+# Slow tier: more writers, many batches each (the quick tests above run 2 x 2 in CI).
+@pytest.mark.slow
+@pytest.mark.parametrize("writers,batches", [(3, 6), (4, 4)])
+def test_many_disjoint_writers_many_batches_all_commit(spark, tmp_path, writers, batches):
+    path = str(tmp_path / "disjoint_many")
+    t = HoodieTable.create(spark, path, table_name="occ", record_key_fields=["id"], partition_fields=["part"],
+                           options={"hoodie.index.bloom.num_entries": "100"})
+    t.bulk_insert(spark.createDataFrame([(i, f"p{i % writers}", "init") for i in range(8 * writers)], SCHEMA))
+    initial = _state(spark, path)
+    # Writer n owns partition p<n>: updates of its keys plus new keys of its own in every batch.
+    plans = {f"W{n}": [[(i, f"p{n}", f"W{n}-{b}") for i in range(8 * writers) if i % writers == n]
+                       + [(1000 + 100 * n + b, f"p{n}", f"W{n}-{b}")] for b in range(batches)]
+             for n in range(writers)}
+    results = _run_writers(path, plans)
+    assert len(results) == writers * batches and all("instant" in r for r in results), results
+    expected = _model(results, plans, initial)
+    assert len(expected) == 8 * writers + writers * batches
+    assert _state(spark, path) == expected == _hudi_rs(path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("writers,batches", [(3, 6), (4, 4)])
+def test_many_overlapping_writers_many_batches(spark, tmp_path, writers, batches):
+    path = str(tmp_path / "overlap_many")
+    _table(spark, path)
+    initial = _state(spark, path)
+    # Every batch updates the same keys (every file group of p0 and p1) and adds one key of its own.
+    plans = {f"W{n}": [[(i, f"p{i % 2}", f"W{n}-{b}") for i in range(0, 20, 3)]
+                       + [(1000 + 100 * n + b, "p0", f"W{n}-{b}")] for b in range(batches)]
+             for n in range(writers)}
+    results = _run_writers(path, plans)
+    assert len(results) == writers * batches
+    landed = [r for r in results if "instant" in r]
+    assert landed, results
+    for r in results:
+        assert "instant" in r or "conflicts with instant" in r["conflict"], r
+    expected = _model(results, plans, initial)
+    # Each batch's own new key is present exactly when that batch committed: nothing lost, nothing extra.
+    assert {k for k in expected if k >= 1000} == {1000 + 100 * int(r["writer"][1:]) + r["batch"] for r in landed}
+    assert _state(spark, path) == expected == _hudi_rs(path)
+    timeline = HoodieTable.for_path(spark, path).timeline
+    completed = {i.timestamp for i in timeline.completed_commits()}
+    assert timeline.pending_writes() == []
+    assert all(bf.instant_time in completed for bf in list_base_files(HoodieTable.for_path(spark, path).storage))
