@@ -137,27 +137,27 @@ class Writer:
     def _write_once(self, df: DataFrame, operation: WriteOperation) -> CommitResult:
         transaction = WriteTransaction(self.storage, self.config)
         timeline = Timeline.load(self.storage)
-        records, target_schema = self._prepare(df, operation, timeline)
-        timeline = transaction.clean_failed_writes(timeline)
-        instant_time = new_instant_time(after=timeline.latest_instant_time())
-        # The heartbeat exists before the instant does, so a concurrent LAZY cleaner never sees this
-        # write without one.
-        with transaction.heartbeat(instant_time):
-            requested = transitions.create_requested(self.storage, instant_time, operation.action,
-                                                     self._requested_bytes(operation))
-            inflight = transitions.transition_to_inflight(self.storage, requested)
-            # With the keys on the driver the merge is the only action left on the records: nothing to cache.
-            persisted = records if self._batch_keys is not None else records.persist()
-            try:
-                metadata = self._run(persisted, operation, timeline, inflight, target_schema)
-                transaction.commit(inflight, metadata, lambda: commit_step.commit(self.storage, inflight, metadata))
-            except BaseException:
-                commit_step.abort(self.storage, inflight)
-                raise
-            finally:
-                for cached in (persisted, *self._cached):
-                    cached.unpersist()
-                self._cached.clear()
+        try:
+            records, target_schema = self._prepare(df, operation, timeline)
+            timeline = transaction.clean_failed_writes(timeline)
+            instant_time = new_instant_time(after=timeline.latest_instant_time())
+            # The heartbeat exists before the instant does, so a concurrent LAZY cleaner never sees this
+            # write without one.
+            with transaction.heartbeat(instant_time):
+                requested = transitions.create_requested(self.storage, instant_time, operation.action,
+                                                         self._requested_bytes(operation))
+                inflight = transitions.transition_to_inflight(self.storage, requested)
+                try:
+                    metadata = self._run(records, operation, timeline, inflight, target_schema)
+                    transaction.commit(inflight, metadata,
+                                       lambda: commit_step.commit(self.storage, inflight, metadata))
+                except BaseException:
+                    commit_step.abort(self.storage, inflight)
+                    raise
+        finally:
+            for cached in self._cached:
+                cached.unpersist()
+            self._cached.clear()
         return CommitResult.of(instant_time, operation, metadata)
 
     # -- preparation (no instant exists yet: a failure here leaves the table untouched) -----------
@@ -200,6 +200,11 @@ class Writer:
               for f in spark_target.fields],
         )
         ordering = None if is_delete else self.ordering_field
+        # Cached before the first action: validation / key lookup and the merge must see one evaluation of
+        # the batch. A re-evaluated batch can differ (dbt snapshots key rows by md5(id || current_timestamp()),
+        # which changes per query), and records whose keys the lookup never saw would be lost.
+        records = records.persist()
+        self._cached.append(records)
         if self._driver_lookup(operation):
             self._batch_keys, self._partitions = rec.collect_keys(records, keygen, ordering)
         else:

@@ -47,3 +47,25 @@ def test_mixed_batch_targets_decided_on_the_driver(spark, tmp_path):
     new_groups = [fg for fg in latest_files(t) if fg not in groups_before]
     # Partition a's insert joined its small file group; only partition c got a new group.
     assert [fg[0].rsplit("=", 1)[-1] for fg in new_groups] == ["c"]
+
+
+def test_batch_with_nondeterministic_keys_is_evaluated_once(spark, tmp_path):
+    """A batch whose keys change on every evaluation (dbt snapshots key rows by md5(id || current_timestamp()))
+    is written with the keys the lookup saw: the records are computed once for the lookup and the merge.
+
+    Regression: the merge job re-evaluated the batch, its keys matched none of the driver's decisions, and
+    the inserts were silently dropped."""
+    from pyspark.sql import functions as F
+
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="nondet_t", record_key_fields=["k"],
+                           options=SMALL_BLOOM)
+    t.upsert(spark.range(10).select(F.concat(F.lit("old-"), F.col("id")).alias("k"), F.col("id").cast("int")))
+    # current_timestamp() is fixed per query execution, so every Spark job computes other keys.
+    batch = spark.range(10).select(F.md5(F.concat_ws("|", F.col("id"), F.current_timestamp().cast("string")))
+                                   .alias("k"), (F.col("id") + 100).cast("int").alias("id"))
+    result = t.upsert(batch)
+    assert (result.num_inserts, result.num_update_writes) == (10, 0)
+    rows = t.read().select("_hoodie_record_key", "k", "id").collect()
+    assert len(rows) == 20 and len({r.k for r in rows}) == 20
+    assert sorted(r.id for r in rows) == list(range(10)) + list(range(100, 110))
+    assert all(r._hoodie_record_key == r.k for r in rows)
