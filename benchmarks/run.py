@@ -479,9 +479,13 @@ class Bench:
         out: dict = {"rounds": rounds}
         self.results["workloads"]["clean"] = out
 
+        # The rounds run without the automatic cleaner (it would already have cleaned inside them); the
+        # measured clean then keeps only the latest version of each file group, as vacuum(retention 0) does.
+        no_auto_clean = {**HOODPY_OPTIONS, "hoodie.clean.automatic": "false"}
+
         def h_setup():
             path = self.copy_of(self.golden(sf, "unpartitioned", "hoodpy"), "clean-hoodpy")
-            t = self.hoodpy_open(path)
+            t = HoodieTable.for_path(self.spark, str(path), options=no_auto_clean)
             for b in batches:
                 t.upsert(self.spark.read.parquet(str(b)))
             return path
@@ -489,7 +493,8 @@ class Bench:
         def h_run(path):
             t = self.hoodpy_open(path)
             before = dir_bytes(path)
-            r = t.cleaning.run()
+            r = t.cleaning.run({"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                                "hoodie.cleaner.fileversions.retained": "1"})
             after = dir_bytes(path)
             return {"files_deleted": before[0] - after[0], "bytes_deleted": before[1] - after[1],
                     "result": str(r)[:200]}
