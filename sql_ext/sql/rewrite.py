@@ -146,20 +146,25 @@ def escape_braces(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-def _span(node: exp.Table) -> tuple[int, int] | None:
-    """[start, end] character positions of a table reference (with its time-travel clause)."""
+def name_span(node: exp.Table) -> tuple[int, int] | None:
+    """[start, end] (inclusive) character positions of a table name as written (no alias, no time travel)."""
     parts = [p for p in (node.args.get("catalog"), node.args.get("db"), node.this) if p is not None]
     starts = [p.meta.get("start") for p in parts]
     end = node.this.meta.get("end")
     if any(s is None for s in starts) or end is None:
         return None
-    version = node.args.get("version")
-    if version is not None:
-        value = version.expression
-        end = value.meta.get("end") if isinstance(value, exp.Literal) else None
-        if end is None:
-            return None
     return min(starts), end
+
+
+def _span(node: exp.Table) -> tuple[int, int] | None:
+    """[start, end] character positions of a table reference (with its time-travel clause)."""
+    span = name_span(node)
+    version = node.args.get("version")
+    if span is None or version is None:
+        return span
+    value = version.expression
+    end = value.meta.get("end") if isinstance(value, exp.Literal) else None
+    return None if end is None else (span[0], end)
 
 
 def splice(text: str, refs: list[ReadRef], substitute: Callable[[ReadRef], str], *, escape: bool = True,

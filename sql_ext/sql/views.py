@@ -25,7 +25,7 @@ from sqlglot import exp
 from sql_ext.errors import UnsupportedStatementError
 from sql_ext.sql.catalog import SESSION_CATALOG, TableName, ViewDefinition, quote_identifier
 from sql_ext.sql.dialect import DIALECT
-from sql_ext.sql.rewrite import relation_tables
+from sql_ext.sql.rewrite import name_span, relation_tables
 
 if TYPE_CHECKING:
     from sql_ext.sql.catalog import SparkCatalog
@@ -34,16 +34,6 @@ if TYPE_CHECKING:
 # created through CREATE VIEW, but a replaced view could form one.
 MAX_DEPTH = 100
 _ALIAS = "__hoodpy_view"
-
-
-def _span(node: exp.Table) -> tuple[int, int] | None:
-    """[start, end] (inclusive) of a table name as written (without alias)."""
-    parts = [p for p in (node.args.get("catalog"), node.args.get("db"), node.this) if p is not None]
-    starts = [p.meta.get("start") for p in parts]
-    end = node.this.meta.get("end")
-    if any(s is None for s in starts) or end is None:
-        return None
-    return min(starts), end
 
 
 def _parse(text: str) -> exp.Expr | None:
@@ -142,7 +132,7 @@ class ViewExpander:
     def _splice(self, text: str, targets: list[tuple[exp.Table, ViewDefinition]]) -> str:
         spans = []
         for node, view in targets:
-            span = _span(node)
+            span = name_span(node)
             if span is None:
                 raise UnsupportedStatementError(text, f"hoodpy could not locate view {view.name} in the statement")
             alias = "" if node.args.get("alias") is not None else f" AS {quote_identifier(node.name)}"
