@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from spark_local import spark_session
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 LAYOUTS = {
@@ -33,19 +35,6 @@ LAYOUTS = {
 }
 OPTIONS = {"hoodie.index.bloom.num_entries": 1000, "hoodie.parquet.compression.codec": "snappy"}
 RANGE = 1_000_000
-
-
-def spark_session():
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    spark = (SparkSession.builder.master("local[2]").appName("clustering-layouts")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "8").config("spark.sql.session.timeZone", "UTC")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
 
 
 def predicates() -> dict[str, list[tuple[str, str, int]]]:
@@ -93,7 +82,7 @@ def main() -> None:
     from sql_ext.services.clustering import execute_clustering, schedule_clustering
     from sql_ext.table import HoodieTable
 
-    spark = spark_session()
+    spark = spark_session("clustering-layouts", shuffle_partitions=8)
     work = Path(args.workdir or tempfile.mkdtemp(prefix="hoodpy-clustering-bench-"))
     base = work / "before"
     shutil.rmtree(base, ignore_errors=True)

@@ -43,6 +43,7 @@ import pyarrow.parquet as pq  # noqa: E402
 
 import lineitem  # noqa: E402
 from measure import measure  # noqa: E402
+from spark_local import spark_session  # noqa: E402
 
 HOODPY_OPTIONS = {"hoodie.parquet.compression.codec": "snappy"}
 KEY = list(lineitem.RECORD_KEY)
@@ -51,18 +52,6 @@ MERGE_PREDICATE = "t.l_orderkey = s.l_orderkey AND t.l_linenumber = s.l_linenumb
 
 
 # -- plumbing ---------------------------------------------------------------------------------------
-def spark_session(memory: str):
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    spark = (SparkSession.builder.master("local[2]").appName("hoodpy-bench")
-             .config("spark.driver.memory", memory)
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "8").config("spark.sql.session.timeZone", "UTC")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
 
 
 def summarize(reps: list[dict]) -> dict:
@@ -97,7 +86,7 @@ class Bench:
         self.data = Path(args.data)
         self.out = Path(args.out)
         self.out.mkdir(parents=True, exist_ok=True)
-        self.spark = spark_session(args.driver_memory)
+        self.spark = spark_session("hoodpy-bench", shuffle_partitions=8, driver_memory=args.driver_memory)
         self.results: dict = {"meta": self.meta(), "workloads": {}}
 
     def meta(self) -> dict:

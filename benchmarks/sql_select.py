@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from spark_local import spark_session
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 QUERIES = {
@@ -32,19 +34,6 @@ QUERIES = {
     "partition": "SELECT count(*), avg(fare) FROM {t} WHERE city = 'sf'",
 }
 OPTIONS = {"hoodie.parquet.compression.codec": "snappy", "hoodie.index.bloom.num_entries": 10000}
-
-
-def spark_session():
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    spark = (SparkSession.builder.master("local[2]").appName("sql-select")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "4").config("spark.sql.session.timeZone", "UTC")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
 
 
 def build(spark, path: str, rows: int, upserts: int):
@@ -93,7 +82,7 @@ def main() -> None:
 
     from sql_ext import enable
 
-    spark = spark_session()
+    spark = spark_session("sql-select", shuffle_partitions=4)
     plain_sql = spark.sql  # the session's own, before enable()
     work = tempfile.mkdtemp(prefix="hoodpy-sql-select-")
     try:

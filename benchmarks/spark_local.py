@@ -1,0 +1,21 @@
+"""The benchmarks' local SparkSession: two cores, no UI, UTC, quiet logs."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def spark_session(app: str, *, shuffle_partitions: int, driver_memory: str | None = None):
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master("local[2]").appName(app)
+    if driver_memory:
+        builder = builder.config("spark.driver.memory", driver_memory)
+    spark = (builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
