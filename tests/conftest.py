@@ -20,6 +20,8 @@ def spark(tmp_path_factory):
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
+    from sql_ext.spark_worker import spark_conf
+
     warehouse = tmp_path_factory.mktemp("warehouse")
     session = (
         SparkSession.builder.master("local[2]")
@@ -30,6 +32,7 @@ def spark(tmp_path_factory):
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.warehouse.dir", str(warehouse))
         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={warehouse}")
+        .config(map=spark_conf())  # hoodpy's worker daemon, as dbt's and the demo's local sessions use
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

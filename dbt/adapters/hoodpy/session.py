@@ -12,6 +12,8 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
+from sql_ext.spark_worker import spark_conf
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -40,6 +42,8 @@ def builder_conf(creds: HoodpyCredentials) -> dict[str, str]:
         "spark.sql.catalogImplementation": "hive",
         **SESSION_SQL_CONF,
     }
+    if (creds.master or _default_master()).startswith("local"):
+        conf.update(spark_conf())  # workers run this interpreter (see sql_ext/spark_worker.py)
     if creds.metastore_uri:
         conf["spark.hadoop.hive.metastore.uris"] = creds.metastore_uri
     else:
