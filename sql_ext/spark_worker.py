@@ -8,7 +8,9 @@ Python 3.11 a zip importer then re-reads its archive's whole directory: for the 
 without those archives, this daemon drops them from the path before starting PySpark's own daemon, so
 tasks pay nothing. When it does not (pyspark is only in the archives), the path is left as it was.
 
-``spark_conf()`` gives the setting for sessions that build their workers from the driver's interpreter.
+``spark_conf()`` gives the setting for sessions whose workers run the driver's interpreter with hoodpy
+installed (the daemon starts before any ``spark.submit.pyFiles`` are on the path, so a cluster that ships
+hoodpy as a zip keeps PySpark's default daemon).
 """
 
 from __future__ import annotations
