@@ -54,14 +54,19 @@ def normalize(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=pa.schema(fields))
 
 
-def upsert_batch(table: pa.Table, *, updates: int, inserts: int, concentrated: bool, seed: int = 7) -> pa.Table:
+def upsert_batch(table: pa.Table, *, updates: int, inserts: int, concentrated: bool, seed: int = 7,
+                 newest: int | None = None) -> pa.Table:
     """``updates`` existing rows with changed values plus ``inserts`` rows with new keys.
 
-    ``concentrated`` samples from the newest 10% of orders (the highest order keys), else from all rows.
+    ``concentrated`` samples from the newest 10% of orders (the highest order keys), else from all rows;
+    ``newest`` instead samples from that many rows of the newest orders, whatever the table's size (the
+    scaling workload: the same batch touches the same amount of data in a larger table).
     """
     rng = np.random.default_rng(seed)
     orderkeys = table.column("l_orderkey")
-    if concentrated:
+    if newest is not None:
+        pool = np.argsort(orderkeys.to_numpy(zero_copy_only=False), kind="stable")[-newest:]
+    elif concentrated:
         lo, hi = pc.min_max(orderkeys).values()
         cut = lo.as_py() + 0.9 * (hi.as_py() - lo.as_py())
         pool = np.flatnonzero(pc.greater_equal(orderkeys, cut).to_numpy(zero_copy_only=False))

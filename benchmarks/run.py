@@ -193,12 +193,14 @@ class Bench:
         shutil.rmtree(self.work / "load", ignore_errors=True)
 
     # -- workload 2 (and 7, the floor): upserts -------------------------------------------------------
-    def batch_file(self, sf: float, concentrated: bool, updates: int, inserts: int, tag: str) -> Path:
-        path = self.data / f"sf{sf:g}" / f"batch-{tag}-{'conc' if concentrated else 'unif'}-{updates}-{inserts}.parquet"
+    def batch_file(self, sf: float, concentrated: bool, updates: int, inserts: int, tag: str,
+                   newest: int | None = None) -> Path:
+        shape = f"newest{newest}" if newest else ("conc" if concentrated else "unif")
+        path = self.data / f"sf{sf:g}" / f"batch-{tag}-{shape}-{updates}-{inserts}.parquet"
         if not path.exists():
             table = pq.read_table(lineitem.generate(self.data, sf))
             pq.write_table(lineitem.upsert_batch(table, updates=updates, inserts=inserts,
-                                                 concentrated=concentrated), path)
+                                                 concentrated=concentrated, newest=newest), path)
         return path
 
     def upsert_engines(self, sf: float, variant: str, batch: Path, engines: tuple[str, ...]) -> dict:
@@ -364,10 +366,13 @@ class Bench:
     def w_scaling(self) -> None:
         base_rows = pq.ParquetFile(lineitem.generate(self.data, 0.25)).metadata.num_rows
         updates, inserts = int(base_rows * 0.05), int(base_rows * 0.01)
-        out: dict = {"updates": updates, "inserts": inserts, "scenarios": {}}
+        # The same batch everywhere: its keys come from the same number of newest rows (SF 0.25's newest
+        # 10%), so a larger table holds more untouched data, not a more spread-out batch.
+        newest = int(base_rows * 0.1)
+        out: dict = {"updates": updates, "inserts": inserts, "newest_rows_sampled": newest, "scenarios": {}}
         self.results["workloads"]["scaling"] = out
         for sf in self.args.scaling:
-            batch = self.batch_file(sf, True, updates, inserts, "w3")
+            batch = self.batch_file(sf, True, updates, inserts, "w3", newest=newest)
             out["scenarios"][f"sf{sf:g}"] = self.upsert_engines(sf, "unpartitioned", batch,
                                                                ("hoodpy_upsert", "delta_merge_default"))
             self.save()
