@@ -407,18 +407,22 @@ class Bench:
                 cond = cond & (F.col(col) >= F.lit(v) if op == ">=" else F.col(col) < F.lit(v))
             return cond
 
-        for layout in ("linear", "z-order", "hilbert"):
+        # Curves over the values' own bits (DIRECT, Hudi's default) and over sampled quantiles (SAMPLE).
+        for name, layout, method in (("linear", "linear", "DIRECT"), ("z-order", "z-order", "DIRECT"),
+                                     ("hilbert", "hilbert", "DIRECT"), ("z-order sample", "z-order", "SAMPLE"),
+                                     ("hilbert sample", "hilbert", "SAMPLE")):
             def setup():
                 return self.copy_of(self.golden(sf, "unpartitioned", "hoodpy"), "cluster")
 
-            def run(path, layout=layout):
+            def run(path, layout=layout, method=method):
                 t = self.hoodpy_open(path)
                 opts = {"hoodie.clustering.plan.strategy.target.file.max.bytes": target,
                         "hoodie.clustering.plan.strategy.max.bytes.per.group": total_bytes * 2,
-                        "hoodie.clustering.plan.strategy.small.file.limit": total_bytes * 2}
+                        "hoodie.clustering.plan.strategy.small.file.limit": total_bytes * 2,
+                        "hoodie.layout.optimize.curve.build.method": method}
                 r = t.clustering.run(sort_columns=["l_shipdate", "l_partkey"], layout=layout, options=opts)
                 return {"result": str(r)[:200]}
-            log(f"clustering {layout}")
+            log(f"clustering {name}")
             entry = {"clustering": self.repeat(run, setup=setup), "queries": {}}
             path = self.work / "scratch" / "cluster"  # the last repetition's table
             t = self.hoodpy_open(path)
@@ -429,7 +433,7 @@ class Bench:
                     "rows": self.spark.read.parquet(*[t.storage.uri(bf.path) for bf in kept])
                     .filter(spark_filter(filters)).count() if kept else 0})
                 entry["queries"][name] = {"files_scanned": len(kept), "files_total": len(files), **q}
-            out["layouts"][layout] = entry
+            out["layouts"][name] = entry
             self.save()
 
         # delta-rs: the same table as delta, split into the same number of files, z-ordered.
