@@ -12,6 +12,7 @@ import random
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
@@ -29,11 +30,23 @@ def die() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def install(fault: str, seed: int) -> None:
+def install(fault: str, seed: int, path: str) -> None:
     if fault == "after_requested":
         transitions.transition_to_inflight = lambda *a, **k: die()
     elif fault == "after_files":
         commit_step.commit = lambda *a, **k: die()
+    elif fault == "during_file_writes":
+        # Die as soon as the first new base file appears: the executor may still be writing it, and the
+        # write's other file groups are not written yet.
+        table_dir = Path(path)
+        before = set(table_dir.rglob("*.parquet"))
+
+        def watch():
+            while not set(table_dir.rglob("*.parquet")) - before:
+                time.sleep(0.002)
+            die()
+
+        threading.Thread(target=watch, daemon=True).start()
     elif fault == "during_commit":
         real_publish = transitions.Storage.publish
 
@@ -79,11 +92,11 @@ def main() -> None:
     rows = [tuple(r) for r in json.loads(batch_json)]
     table = HoodieTable.for_path(spark, path, options={"hoodie.index.bloom.num_entries": "100"})
     if fault != "during_rollback":
-        install(fault, seed)
+        install(fault, seed, path)
     df = spark.createDataFrame(rows, SCHEMA)
     if fault == "during_rollback":
         # Crash while rolling back the previous failed write, before this write starts.
-        install(fault, seed)
+        install(fault, seed, path)
     table.write(df, operation)
     print("COMMITTED", flush=True)
     spark.stop()

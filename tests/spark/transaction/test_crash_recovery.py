@@ -23,8 +23,8 @@ pytestmark = [pytest.mark.spark]
 
 WRITER = Path(__file__).with_name("crash_writer.py")
 SCHEMA = "id int, part string, ts long, val string"
-QUICK = ["after_files", "during_commit", "during_rollback", "after_requested", "none"]
-ALL = ["after_requested", "after_files", "during_commit", "during_rollback", "random", "none"]
+QUICK = ["during_file_writes", "after_files", "during_commit", "during_rollback", "after_requested", "none"]
+ALL = ["after_requested", "during_file_writes", "after_files", "during_commit", "during_rollback", "random", "none"]
 OPTIONS = {"hoodie.index.bloom.num_entries": "100"}
 
 
