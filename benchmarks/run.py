@@ -93,7 +93,8 @@ class Bench:
         import deltalake
         import pyspark
 
-        return {"sf": self.args.sf, "reps": self.args.reps, "cpus": os.cpu_count(), "python": platform.python_version(),
+        return {"sf": self.args.sf, "reps": self.args.reps, "warmup": self.args.warmup, "cpus": os.cpu_count(),
+                "python": platform.python_version(),
                 "pyspark": pyspark.__version__, "deltalake": deltalake.__version__, "pyarrow": pa.__version__,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "hoodpy_options": HOODPY_OPTIONS,
                 "load_avg_at_start": os.getloadavg()}
@@ -101,9 +102,13 @@ class Bench:
     def save(self) -> None:
         (self.out / "results.json").write_text(json.dumps(self.results, indent=2, default=str))
 
-    def repeat(self, fn, setup=None, reps: int | None = None) -> dict:
-        """Run ``setup()`` (untimed) then ``fn(state)`` under measurement, ``reps`` times. ``fn`` returns a dict of
-        figures, or a callable giving them: bookkeeping (which files held updated keys) then runs untimed."""
+    def repeat(self, fn, setup=None, reps: int | None = None, warmup: int | None = None) -> dict:
+        """Run ``setup()`` (untimed) then ``fn(state)`` under measurement, ``reps`` times, after ``warmup``
+        untimed runs (default ``--warmup``: the first run of a code path in a process pays for JIT, Python
+        worker start and imports, for every engine). ``fn`` returns a dict of figures, or a callable giving
+        them: bookkeeping (which files held updated keys) then runs untimed."""
+        for _ in range(self.args.warmup if warmup is None else warmup):
+            fn(setup() if setup else None)
         runs = []
         for _ in range(reps or self.args.reps):
             state = setup() if setup else None
@@ -510,9 +515,10 @@ class Bench:
             after = dir_bytes(path)
             return {"files_deleted": before[0] - after[0], "bytes_deleted": before[1] - after[1]}
         log("clean hoodpy")
-        out["hoodpy_clean"] = self.repeat(h_run, setup=h_setup)
+        # No warm-up: each setup is ten upsert rounds, which warm both engines anyway.
+        out["hoodpy_clean"] = self.repeat(h_run, setup=h_setup, warmup=0)
         log("clean delta")
-        out["delta_vacuum"] = self.repeat(d_run, setup=d_setup)
+        out["delta_vacuum"] = self.repeat(d_run, setup=d_setup, warmup=0)
         self.save()
 
     def batch_file_seeded(self, sf: float, seed: int, updates: int) -> Path:
@@ -611,6 +617,7 @@ def main() -> None:
                                                "spark_full_rewrite")
     p.add_argument("--scaling", default="0.25,1,2,4", help="scale factors for the scaling workload")
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--warmup", type=int, default=1, help="untimed runs of each engine before its timed ones")
     p.add_argument("--cluster-files", type=int, default=16, help="files the clustering workload aims for")
     p.add_argument("--data", default="/tmp/hoodpy-bench/data", help="generated TPC-H data (kept between runs)")
     p.add_argument("--work", default="/tmp/hoodpy-bench/work", help="tables written by the benchmark")

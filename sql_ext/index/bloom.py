@@ -89,12 +89,19 @@ class BloomIndex:
         return candidates.groupBy("f_path").applyInArrow(_check_file(storage.base_uri), LOCATED_DDL)
 
 
+# A bloom probe hashes a key 30 times (~1.2 us); reading and matching a file's key column costs ~0.2 us per
+# stored key. With more candidates than a sixth of the file's keys, the bloom filter cannot pay for itself
+# (dense updates: nearly every candidate is stored) and the key column alone decides.
+_BLOOM_WORTHWHILE_FRACTION = 6
+
+
 def _check_candidates(storage: Storage, bf: BaseFile, candidates: pa.Array) -> pa.Table:
-    """The ``candidates`` (unique keys) that ``bf`` holds: footer bloom filter first, then its key column."""
+    """The ``candidates`` (unique keys) that ``bf`` holds: footer bloom filter first (unless the candidates are
+    dense), then its key column."""
     with storage.fs.open_input_file(storage.full_path(bf.path)) as f:
         pf = pq.ParquetFile(f)
         text = (pf.metadata.metadata or {}).get(FOOTER_BLOOM_FILTER_KEY.encode())
-        if text is not None:
+        if text is not None and len(candidates) * _BLOOM_WORTHWHILE_FRACTION <= pf.metadata.num_rows:
             bloom = BloomFilter.deserialize(text.decode())
             candidates = candidates.filter(pa.array(bloom.might_contain_many(candidates), pa.bool_()))
         if len(candidates):

@@ -203,6 +203,41 @@ class BloomFilter:
             max_entries=max_entries,
         )
 
+    @classmethod
+    def resume(cls, text: str | bytes, keys_added: int, num_entries: int = 60000, fpp: float = 0.000000001,
+               max_entries: int = 100000) -> BloomFilter | None:
+        """The filter ``create(num_entries, fpp, max_entries)`` is after adding ``keys_added`` keys, rebuilt from
+        ``text``, the serialized filter of exactly those keys; None when ``text`` cannot be that (other sizing,
+        another key count, not a ``DYNAMIC_V0`` filter).
+
+        Adding more keys to the result gives, byte for byte, the filter of all the keys built from scratch:
+        a rewritten file that keeps its old keys in order and appends new ones need not hash the old ones
+        again. Unlike :meth:`deserialize`, the growth bound and round-robin state are restored.
+
+        Example:
+            >>> old = BloomFilter.create(2, 0.1, 4)
+            >>> old.add_all(["a", "b", "c"])
+            >>> resumed = BloomFilter.resume(old.serialize(), 3, 2, 0.1, 4)
+            >>> resumed.add_all(["d", "e"])
+            >>> scratch = BloomFilter.create(2, 0.1, 4)
+            >>> scratch.add_all(["a", "b", "c", "d", "e"])
+            >>> resumed.serialize() == scratch.serialize()
+            True
+        """
+        fresh = cls.create(num_entries, fpp, max_entries)
+        try:
+            stored = cls.deserialize(text)
+        except InvalidConfigError:
+            return None
+        if (stored.vector_size, stored.num_hashes, stored.entries_per_row) != (
+                fresh.vector_size, fresh.num_hashes, fresh.entries_per_row):
+            return None
+        fresh._claim_rows(keys_added)  # the row bookkeeping of keys_added keys, without hashing them
+        if (len(fresh._rows), fresh._current_nb_record) != (stored.num_rows, stored.num_records):
+            return None
+        fresh._rows = stored._rows
+        return fresh
+
     # -- state -------------------------------------------------------------------------------------------
 
     @property

@@ -17,7 +17,7 @@ from sql_ext.storage import Storage
 from sql_ext.timeline import transitions
 from sql_ext.timeline.avro_models import AvroModel, deserialize, serialize
 from sql_ext.timeline.instant import Action, Instant, State, new_instant_time
-from sql_ext.timeline.timeline import METAFOLDER, Timeline
+from sql_ext.timeline.timeline import METAFOLDER, Timeline, instant_temp_dir
 from sql_ext.transaction.heartbeat import heartbeat_path
 
 
@@ -100,6 +100,7 @@ def execute_rollback(storage: Storage, plan: RollbackPlan) -> Instant:
                 deleted.setdefault(partition, []).append(_full(storage, rel))
             else:
                 failed.setdefault(partition, []).append(_full(storage, rel))
+    storage.delete_dir(instant_temp_dir(target.timestamp))
     transitions.delete_pending(storage, target.with_state(State.INFLIGHT))
     storage.delete(heartbeat_path(target.timestamp))
     metadata = {

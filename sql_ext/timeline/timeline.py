@@ -10,6 +10,11 @@ from sql_ext.timeline.instant import Action, Instant, State, parse_instant_file_
 from sql_ext.timeline.metadata import CommitMetadata
 
 METAFOLDER = ".hoodie"
+TEMPFOLDER = f"{METAFOLDER}/.temp"  # per-instant working files (Hudi keeps its markers here)
+
+
+def instant_temp_dir(instant_time: str) -> str:
+    return f"{TEMPFOLDER}/{instant_time}"
 
 _WRITE_ACTIONS = (Action.COMMIT, Action.DELTACOMMIT, Action.REPLACECOMMIT)
 

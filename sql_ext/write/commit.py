@@ -12,6 +12,7 @@ from sql_ext.storage import Storage
 from sql_ext.timeline import transitions
 from sql_ext.timeline.instant import Instant
 from sql_ext.timeline.metadata import SCHEMA_KEY, CommitMetadata, WriteStat
+from sql_ext.timeline.timeline import instant_temp_dir
 
 
 def write_stats_from_rows(rows: Iterable[dict]) -> list[WriteStat]:
@@ -55,6 +56,7 @@ def commit(storage: Storage, inflight: Instant, metadata: CommitMetadata) -> Ins
     partitions = {s.partition_path for s in stats}
     remove_stray_files(storage, inflight.timestamp, {s.path for s in stats if s.path}, partitions)
     ensure_partition_metadata(storage, inflight.timestamp, partitions)
+    storage.delete_dir(instant_temp_dir(inflight.timestamp))  # before completing: a crash leaves it to rollback
     return transitions.complete(storage, inflight, metadata.to_json_bytes())
 
 
@@ -74,5 +76,6 @@ def abort(storage: Storage, instant: Instant) -> int:
         if bf.instant_time == instant.timestamp:
             storage.delete(bf.path)
             removed += 1
+    storage.delete_dir(instant_temp_dir(instant.timestamp))
     transitions.delete_pending(storage, instant)
     return removed

@@ -16,9 +16,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sql_ext.file_group.naming import base_file_name, join_partition, write_token
+from sql_ext.index.bloom_filter import BloomFilter
 from sql_ext.schema import META_COLUMNS
 from sql_ext.storage import Storage
-from sql_ext.write.base_file import BaseFileOptions, write_base_file
+from sql_ext.write.base_file import BaseFileOptions, resumed_bloom, write_base_file
 
 COMMIT_TIME = "_hoodie_commit_time"
 COMMIT_SEQNO = "_hoodie_commit_seqno"
@@ -121,6 +122,18 @@ def finalize(rows: pa.Table, fresh: pa.Array, *, instant_time: str, file_name: s
                            pa.repeat(pa.scalar(file_name, pa.string()), n))
 
 
+def _continued_bloom(ctx: MergeContext, footer: dict[bytes, bytes], rows: pa.Table, n_old: int,
+                     deleted: pa.Array) -> BloomFilter | None:
+    """The new file's bloom filter from the old file's, when the old keys stay in place (no deletes) and the
+    new ones follow them: only the inserted keys are hashed (the 30 hashes per key are a third of a merge)."""
+    if not n_old or pc.any(deleted).as_py():
+        return None
+    bloom = resumed_bloom(footer, n_old, ctx.options)
+    if bloom is not None:
+        bloom.add_all(rows.column(RECORD_KEY).slice(n_old))
+    return bloom
+
+
 def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
     """Merge one file group's incoming records; returns a one-row write-stats table."""
     started = time.monotonic()
@@ -138,8 +151,11 @@ def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
     new_keys = upserts.column(RECORD_KEY).combine_chunks()
     new_rows = add_meta_columns(align(upserts, ctx.data_schema), new_keys, partition_path, ctx.instant_time)
 
+    footer: dict[bytes, bytes] = {}
     if existing is not None:
-        old = align(pq.read_table(storage.full_path(existing.path), filesystem=storage.fs), full_schema)
+        stored = pq.read_table(storage.full_path(existing.path), filesystem=storage.fs)
+        footer = stored.schema.metadata or {}  # the file's key-value metadata: Hudi's footer entries
+        old = align(stored, full_schema)
     else:
         old = full_schema.empty_table()
     n_old = old.num_rows
@@ -185,7 +201,7 @@ def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
     rel_path = join_partition(partition_path, name)
     rows = finalize(rows, pc.greater_equal(take, n_old), instant_time=ctx.instant_time, file_name=name,
                     task_partition=task_partition)
-    size = write_base_file(storage, rel_path, rows, ctx.options)
+    size = write_base_file(storage, rel_path, rows, ctx.options, _continued_bloom(ctx, footer, rows, n_old, deleted))
     elapsed_ms = int((time.monotonic() - started) * 1000)
     num_updates = pc.sum(replaced).as_py() or 0
     return pa.table({

@@ -12,7 +12,6 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
-from pyspark.sql.types import StringType, StructField, StructType
 
 from sql_ext.config import HoodieConfig, declared_keys
 from sql_ext.config.index import IndexConfig
@@ -30,7 +29,7 @@ from sql_ext.timeline import transitions
 from sql_ext.timeline.avro_models import AvroModel, serialize
 from sql_ext.timeline.instant import Instant, new_instant_time
 from sql_ext.timeline.metadata import CommitMetadata
-from sql_ext.timeline.timeline import Timeline
+from sql_ext.timeline.timeline import Timeline, instant_temp_dir
 from sql_ext.transaction.conflict import pending_clustering_file_groups
 from sql_ext.transaction.transaction import WriteTransaction
 from sql_ext.write import commit as commit_step
@@ -50,7 +49,6 @@ from sql_ext.write.merge import (
     merge_file_group,
 )
 from sql_ext.write.operation import WriteOperation
-from sql_ext.write.targets import assign_by_ranges, attach_targets, target_table
 from sql_ext.write.partitioner import (
     HASH_SPACE,
     InsertBucket,
@@ -59,6 +57,8 @@ from sql_ext.write.partitioner import (
     hash_ranges,
     plan_insert_buckets,
 )
+from sql_ext.write.targets import MERGE_BIN, assign_by_ranges, attach_targets, target_table
+from sql_ext.write.task_placement import assign_bins, partition_labels
 
 if TYPE_CHECKING:
     from sql_ext.table import HoodieTable
@@ -200,10 +200,12 @@ class Writer:
               for f in spark_target.fields],
         )
         ordering = None if is_delete else self.ordering_field
-        # Cached before the first action: validation / key lookup and the merge must see one evaluation of
+        # Materialized by the first action: validation / key lookup and the merge must see one evaluation of
         # the batch. A re-evaluated batch can differ (dbt snapshots key rows by md5(id || current_timestamp()),
-        # which changes per query), and records whose keys the lookup never saw would be lost.
-        records = records.persist()
+        # which changes per query), and records whose keys the lookup never saw would be lost. A local
+        # checkpoint stores the rows as they are (persist() builds compressed column batches: 3x slower for a
+        # 360k-row batch) and is never silently recomputed: a lost block fails the write instead.
+        records = records.localCheckpoint(eager=False)
         self._cached.append(records)
         if self._driver_lookup(operation):
             self._batch_keys, self._partitions = rec.collect_keys(records, keygen, ordering)
@@ -265,7 +267,7 @@ class Writer:
                                    else partitions)
         replaced = None
         if operation.uses_index:
-            merge_input = self._tag_and_assign(records, operation, view, timeline)
+            merge_input = self._tag_and_assign(records, operation, view, timeline, inflight)
         else:
             inserts = records.filter(F.col(OP) == OP_UPSERT).withColumn(TARGET_FILE_ID, F.lit(None).cast("string"))
             merge_input = self._assign_inserts(inserts, None, view if operation.packs_small_files else None,
@@ -280,7 +282,9 @@ class Writer:
             (bf.partition_path, bf.file_id): ExistingFile(bf.path, bf.instant_time)
             for bf in view.latest_base_files()
         }
-        stats_rows = merge_input.groupBy(PARTITION_PATH, TARGET_FILE_ID).applyInArrow(
+        # Targets placed on the driver come partitioned by their bin: grouping by it too needs no second shuffle.
+        grouping = [MERGE_BIN] if MERGE_BIN in merge_input.columns else []
+        stats_rows = merge_input.groupBy(*grouping, PARTITION_PATH, TARGET_FILE_ID).applyInArrow(
             lambda t: merge_file_group(merge_ctx, t), WRITE_STATS_DDL).collect()
         stats = commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
         return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced)
@@ -313,9 +317,9 @@ class Writer:
             operation.uses_index and self._global_lookup(operation))
 
     def _tag_and_assign(self, records: DataFrame, operation: WriteOperation, view: FileSystemView,
-                        timeline: Timeline) -> DataFrame:
+                        timeline: Timeline, inflight: Instant) -> DataFrame:
         if self._batch_keys is not None:
-            return self._tag_and_assign_on_driver(records, view, timeline)
+            return self._tag_and_assign_on_driver(records, view, timeline, inflight)
         is_global = self._global_lookup(operation)
         index = index_for(self.config, force_global=is_global)
         located = index.locate(self.spark, records, self.storage, view.latest_base_files())
@@ -343,11 +347,12 @@ class Writer:
         return self._assign_inserts(inserts, updates, view, timeline)
 
     def _tag_and_assign_on_driver(self, records: DataFrame, view: FileSystemView, timeline: Timeline,
-                                  ) -> DataFrame:
+                                  inflight: Instant) -> DataFrame:
         """:meth:`_tag_and_assign` with the batch keys located on the driver (see :meth:`_driver_lookup`)."""
         keys = self._batch_keys
-        located = locate_on_driver(self.storage, keys.select([RECORD_KEY, PARTITION_PATH]),
-                                   view.latest_base_files(self._partitions), is_global=False,
+        latest = view.latest_base_files(self._partitions)
+        located = locate_on_driver(self.storage, keys.select([RECORD_KEY, PARTITION_PATH]), latest,
+                                   is_global=False,
                                    prune_by_ranges=self.config.get(IndexConfig.BLOOM_PRUNE_BY_RANGES))
         joined = keys.join(located, keys=[RECORD_KEY, PARTITION_PATH], right_keys=[RECORD_KEY, LOC_PARTITION],
                            join_type="left outer")
@@ -360,17 +365,38 @@ class Writer:
         insert_counts = dict(zip(counts.column(PARTITION_PATH).to_pylist(), counts.column("count_all").to_pylist()))
         ranges = hash_ranges(self._insert_buckets(insert_counts, view, timeline))
         # Every record's target is known here: updates keep their file group, inserts take the bucket their
-        # key hashes into. Executors attach it: no join against driver data, so no extra Spark job. Unique
-        # keys only (a batch that is not combined may repeat one; each of its records gets the target).
+        # key hashes into. Unique keys only (a batch that is not combined may repeat one; each of its records
+        # gets the target).
         new = new.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([])
+        partitions = pa.concat_arrays([located.column(LOC_PARTITION).combine_chunks().cast(pa.string()),
+                                       new.column(PARTITION_PATH).combine_chunks().cast(pa.string())])
+        file_ids = pa.concat_arrays([located.column(LOC_FILE_ID).combine_chunks().cast(pa.string()),
+                                     assign_by_ranges(new.column(RECORD_KEY), new.column(PARTITION_PATH), ranges)])
+        num_bins, labels = self._merge_bins(partitions, file_ids, latest, timeline)
         targets = target_table(
             pa.concat_arrays([t.column(RECORD_KEY).combine_chunks().cast(pa.string()) for t in (located, new)]),
-            pa.concat_arrays([located.column(LOC_PARTITION).combine_chunks().cast(pa.string()),
-                              new.column(PARTITION_PATH).combine_chunks().cast(pa.string())]),
-            pa.concat_arrays([located.column(LOC_FILE_ID).combine_chunks().cast(pa.string()),
-                              assign_by_ranges(new.column(RECORD_KEY), new.column(PARTITION_PATH), ranges)]))
-        schema = StructType([*records.schema.fields, StructField(TARGET_FILE_ID, StringType())])
-        return records.mapInArrow(lambda batches: attach_targets(targets, batches), schema)
+            partitions, file_ids, labels)
+        return attach_targets(self.spark, records, targets, self.storage, instant_temp_dir(inflight.timestamp),
+                              num_bins)
+
+    def _merge_bins(self, partitions: pa.Array, file_ids: pa.Array, latest: list, timeline: Timeline,
+                    ) -> tuple[int, pa.Array]:
+        """The number of merge tasks and, per target row, the label of its file group's task: one task per
+        file group, the largest (old file + incoming records) first (:mod:`task_placement`)."""
+        pairs = pa.table({"p": partitions, "f": file_ids})
+        counts = pairs.group_by(["p", "f"]).aggregate([([], "count_all")])
+        sizes = {(bf.partition_path, bf.file_id): bf.size for bf in latest}
+        record_size = self._sizing(timeline).record_size
+        work = {(p, f): sizes.get((p, f), 0) + n * record_size for p, f, n in zip(
+            counts.column("p").to_pylist(), counts.column("f").to_pylist(), counts.column("count_all").to_pylist())}
+        configured = self.config.get(WriteConfig.WRITE_PARALLELISM)
+        bin_of, num_bins = assign_bins(work, configured if configured > 0 else None)
+        labels = partition_labels(num_bins)
+        # Per row: its group's bin, through an index into the groups table (no Python loop over rows).
+        group_labels = pa.array([labels[bin_of[g]] for g in work], pa.int32())
+        keys = pc.binary_join_element_wise(partitions, file_ids, "\x00")
+        names = pa.array([f"{p}\x00{f}" for p, f in work], pa.string())
+        return num_bins, group_labels.take(pc.index_in(keys, value_set=names))
 
     def _reject_targets_under_clustering(self, targets: set[tuple[str, str]], timeline: Timeline) -> None:
         """:meth:`_reject_updates_under_clustering` for update targets known on the driver."""

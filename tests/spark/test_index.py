@@ -123,6 +123,10 @@ def test_base_files_carry_the_bloom_footer(indexed):
         assert meta[FOOTER_MAX_RECORD_KEY].decode() == max(keys)
         bloom = BloomFilter.deserialize(meta[FOOTER_BLOOM_FILTER_KEY])
         assert (bloom.vector_size, bloom.num_hashes) == (2587966, 30)  # Hudi's 60000 entries at 1e-9
+        # Rewritten files continue their old file's filter: still exactly the filter of their keys.
+        scratch = BloomFilter.create()
+        scratch.add_all(keys)
+        assert meta[FOOTER_BLOOM_FILTER_KEY].decode() == scratch.serialize()
         assert all(bloom.might_contain_many(keys))
         assert not any(bloom.might_contain_many([f"absent-{i}" for i in range(50)]))
 

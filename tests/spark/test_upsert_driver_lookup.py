@@ -69,3 +69,40 @@ def test_batch_with_nondeterministic_keys_is_evaluated_once(spark, tmp_path):
     assert len(rows) == 20 and len({r.k for r in rows}) == 20
     assert sorted(r.id for r in rows) == list(range(10)) + list(range(100, 110))
     assert all(r._hoodie_record_key == r.k for r in rows)
+
+
+def test_each_file_group_merges_in_its_own_task(spark, tmp_path):
+    """Five touched file groups (three updated, two new partitions) are merged by five Spark tasks, one each
+    (hash partitioning or AQE coalescing would put two in one task and leave a core idle), and the targets
+    file the join read is gone once the commit completed."""
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="placed_t", record_key_fields=["id"],
+                           partition_fields=["p"], precombine_field="ts", options=SMALL_BLOOM)
+    t.upsert(spark.createDataFrame([(i, p, 1, f"{p}{i}") for i, p in enumerate("abc")], DDL))
+    sc = spark.sparkContext
+    sc.setJobGroup("placement-test", "placement-test")
+    try:
+        result = t.upsert(spark.createDataFrame([(0, "a", 2, "a0-new"), (1, "b", 2, "b1-new"), (2, "c", 2, "c2-new"),
+                                                 (3, "d", 2, "d3"), (4, "e", 2, "e4")], DDL))
+    finally:
+        sc.setJobGroup("", "")
+    assert (result.files_updated, result.files_added) == (3, 2)
+    tracker = sc.statusTracker()
+    tasks = [info.numTasks for job in tracker.getJobIdsForGroup("placement-test")
+             for stage in tracker.getJobInfo(job).stageIds if (info := tracker.getStageInfo(stage)) is not None]
+    assert 5 in tasks, tasks
+    assert by_key(t.read(), "p", "v") == {"0": ("a", "a0-new"), "1": ("b", "b1-new"), "2": ("c", "c2-new"),
+                                          "3": ("d", "d3"), "4": ("e", "e4")}
+    assert not list((tmp_path / "t" / ".hoodie" / ".temp").glob("*/*")), "targets file left behind"
+
+
+def test_partition_labels_land_in_their_partitions(spark):
+    """Spark's hash partitioner sends each label of task_placement.partition_labels to its own partition
+    (guards against a Spark release changing the hash)."""
+    from pyspark.sql import functions as F
+
+    from sql_ext.write.task_placement import partition_labels
+
+    for n in (1, 2, 5, 16, 61):
+        df = spark.createDataFrame([(label, i) for i, label in enumerate(partition_labels(n))], "label int, i int")
+        rows = df.repartition(n, "label").select("i", F.spark_partition_id().alias("p")).collect()
+        assert sorted((r.i, r.p) for r in rows) == [(i, i) for i in range(n)]

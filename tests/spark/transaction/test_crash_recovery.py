@@ -104,6 +104,7 @@ def _crash_trials(spark, tmp_path, faults: list[str], seed: int) -> None:
     completed = {i.timestamp for i in timeline.completed_commits()}
     assert result.instant_time in completed
     assert all(bf.instant_time in completed for bf in list_base_files(table.storage)), "leftover files"
+    assert not list(Path(path, ".hoodie", ".temp").glob("*/*")), "leftover working files of failed writes"
     if crashed:
         assert timeline.filter(actions=[Action.ROLLBACK]), "failed writes were rolled back with rollback instants"
 

@@ -1,5 +1,5 @@
-"""Randomized sequences of upserts, deletes, rollbacks and crashed writes, compared with an in-memory
-model after every step (hoodpy and hudi-rs)."""
+"""Randomized sequences of inserts, upserts, deletes, rollbacks and crashed writes, compared with an in-memory
+model after every step (hoodpy and hudi-rs). CI runs a few derandomized sequences; the `slow` tier many more."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ OPTIONS = {"hoodie.index.bloom.num_entries": "100", "hoodie.parquet.compression.
 
 keys = st.integers(min_value=0, max_value=12)
 step = st.one_of(
+    st.tuples(st.just("insert"), st.lists(st.integers(min_value=0, max_value=20), min_size=1, max_size=4, unique=True)),
     st.tuples(st.just("upsert"), st.lists(keys, min_size=1, max_size=5, unique=True)),
     st.tuples(st.just("delete"), st.lists(keys, min_size=1, max_size=3, unique=True)),
     st.tuples(st.just("crash"), st.lists(keys, min_size=1, max_size=3, unique=True)),
@@ -49,17 +50,40 @@ def _hudi_rs(path) -> dict:
         if t.num_rows else {}
 
 
-@settings(max_examples=3, deadline=None, derandomize=True, database=None, phases=[Phase.explicit, Phase.generate],
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+def _sequences(count: int):
+    return settings(max_examples=count, deadline=None, derandomize=True, database=None,
+                    phases=[Phase.explicit, Phase.generate],
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+@_sequences(3)
 @given(steps=st.lists(step, min_size=3, max_size=5))
 def test_sequences_match_the_model(spark, tmp_path_factory, steps):
+    _check_sequence(spark, tmp_path_factory, steps)
+
+
+@pytest.mark.slow
+@_sequences(40)
+@given(steps=st.lists(step, min_size=4, max_size=8))
+def test_many_sequences_match_the_model(spark, tmp_path_factory, steps):
+    _check_sequence(spark, tmp_path_factory, steps)
+
+
+def _check_sequence(spark, tmp_path_factory, steps) -> None:
     path = str(tmp_path_factory.mktemp("model") / "t")
     table = HoodieTable.create(spark, path, table_name="model", record_key_fields=["id"],
                                partition_fields=["part"], precombine_field="ts", options=OPTIONS)
     history = [{}]  # model state after each completed commit
     for n, (op, ids) in enumerate(steps, start=1):
         model = history[-1]
-        if op == "upsert":
+        if op == "insert":
+            # Insert never looks keys up (as in Hudi): a key the table holds would be stored twice. Fresh keys only.
+            rows = [(i, f"p{i % 2}", n, f"i{n}-{i}") for i in ids if i not in model]
+            if not rows:
+                continue
+            table.insert(spark.createDataFrame(rows, SCHEMA))
+            history.append({**model, **{r[0]: r[1:] for r in rows}})
+        elif op == "upsert":
             rows = [(i, f"p{i % 2}", n, f"v{n}-{i}") for i in ids]
             table.upsert(spark.createDataFrame(rows, SCHEMA))
             history.append({**model, **{r[0]: r[1:] for r in rows}})

@@ -21,6 +21,7 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
@@ -469,3 +470,32 @@ def test_100k_keys_add_serialize_deserialize_quickly() -> None:
     assert all(read.might_contain_many(keys))
     # Generous bound: a per-bit or per-hash Python loop would take minutes.
     assert time.perf_counter() - start < 15
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=12), max_size=40), st.integers(0, 40),
+       st.sampled_from([(1, 0.1, 0), (2, 0.1, 4), (3, 0.05, 10), (5, 0.2, 7), (4, 0.1, 100)]))
+def test_resumed_filter_continues_exactly_like_a_fresh_one(keys: list[str], cut: int, sizing) -> None:
+    """Old keys' filter, resumed and given the new keys, is byte for byte the filter of all keys from scratch,
+    on either side of the growth bound and the round-robin switch."""
+    cut = min(cut, len(keys))
+    old = BloomFilter.create(*sizing)
+    old.add_all(keys[:cut])
+    resumed = BloomFilter.resume(old.serialize(), cut, *sizing)
+    assert resumed is not None
+    resumed.add_all(pa.array(keys[cut:], pa.string()))
+    scratch = BloomFilter.create(*sizing)
+    scratch.add_all(keys)
+    assert resumed.serialize() == scratch.serialize()
+    assert (resumed.num_rows, resumed.num_records) == (scratch.num_rows, scratch.num_records)
+
+
+def test_resume_refuses_a_filter_of_another_count_or_sizing() -> None:
+    bloom = BloomFilter.create(2, 0.1, 4)
+    bloom.add_all(["a", "b", "c"])
+    text = bloom.serialize()
+    assert BloomFilter.resume(text, 3, 2, 0.1, 4) is not None
+    assert BloomFilter.resume(text, 2, 2, 0.1, 4) is None  # other key count
+    assert BloomFilter.resume(text, 4, 2, 0.1, 4) is None
+    assert BloomFilter.resume(text, 3, 3, 0.1, 4) is None  # other sizing
+    assert BloomFilter.resume("not base64!", 3, 2, 0.1, 4) is None

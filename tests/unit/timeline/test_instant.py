@@ -52,7 +52,11 @@ def test_instant_time_format_is_utc_milliseconds():
     assert parse_instant_time("20240418173213674") == moment
 
 
-def test_new_instant_times_are_strictly_increasing_and_after_the_floor():
+def test_new_instant_times_are_strictly_increasing_and_after_the_floor(monkeypatch):
+    from sql_ext.timeline import instant
+
+    # The last issued time is process-wide: restored afterwards, or every later test would write in year 3000.
+    monkeypatch.setattr(instant, "_last_issued", instant._last_issued)
     floor = "29991231235959998"
     first = new_instant_time(after=floor)
     second = new_instant_time()
