@@ -432,12 +432,12 @@ class Bench:
             path = self.work / "scratch" / "cluster"  # the last repetition's table
             t = self.hoodpy_open(path)
             files = t.file_system_view().latest_base_files()
-            for name, filters in preds.items():
+            for query, filters in preds.items():  # not `name`: the layout's name keys the entry below
                 kept = prune_by_column_stats(t.storage, files, filters)
                 q = self.repeat(lambda _, kept=kept, filters=filters: {
                     "rows": self.spark.read.parquet(*[t.storage.uri(bf.path) for bf in kept])
                     .filter(spark_filter(filters)).count() if kept else 0})
-                entry["queries"][name] = {"files_scanned": len(kept), "files_total": len(files), **q}
+                entry["queries"][query] = {"files_scanned": len(kept), "files_total": len(files), **q}
             out["layouts"][name] = entry
             self.save()
 

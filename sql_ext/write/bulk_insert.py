@@ -1,5 +1,6 @@
 """bulk_insert in executors: records arrive range-partitioned and sorted by (partition path, record key);
-each task cuts its rows into new file groups of at most ``records_per_file`` rows. No index lookup and
+each task cuts its rows into as few new file groups of at most ``records_per_file`` rows as it can, of
+equal size. No index lookup and
 no small-file packing, as in Hudi; sorting gives every file a narrow key range, so bloom-index range
 pruning works on the result.
 """
@@ -14,8 +15,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sql_ext.file_group.naming import base_file_name, join_partition, new_file_id, write_token
+from sql_ext.errors import InvalidRecordError
 from sql_ext.storage import Storage
-from sql_ext.write.merge import PARTITION_PATH, RECORD_KEY, MergeContext, task_ids, add_meta_columns, align, finalize
+from sql_ext.write.merge import (
+    INVALID_KEY,
+    PARTITION_PATH,
+    RECORD_KEY,
+    MergeContext,
+    add_meta_columns,
+    align,
+    finalize,
+    task_ids,
+)
+
+
+# Share of a file's records each task is planned to get (see Writer._bulk_insert_parallelism).
+BULK_INSERT_TASK_FILL = 0.9
 
 
 @dataclass
@@ -39,6 +54,11 @@ def bulk_insert_partition(ctx: BulkInsertContext, batches: Iterator[pa.RecordBat
     if not batches or not sum(b.num_rows for b in batches):
         return
     table = pa.Table.from_batches(batches)
+    if INVALID_KEY in table.column_names:
+        # Validation saw another evaluation of the batch; a key that is null here must not be written.
+        invalid = pc.sum(table.column(INVALID_KEY).cast(pa.int64())).as_py() or 0
+        if invalid:
+            raise InvalidRecordError(f"{invalid} record(s) have a null or empty record key")
     storage = Storage(ctx.merge.base_uri)
     task_partition, stage_id, attempt_id = task_ids()
     token = write_token(task_partition, stage_id, attempt_id)
@@ -47,9 +67,11 @@ def bulk_insert_partition(ctx: BulkInsertContext, batches: Iterator[pa.RecordBat
     # Rows of one partition path are contiguous because the input is sorted by it.
     for partition_path in pc.unique(partitions).to_pylist():
         part = table.filter(pc.equal(partitions, partition_path))
-        for start in range(0, part.num_rows, ctx.records_per_file):
+        # As few files as the size allows, of equal row counts: no nearly empty remainder file.
+        per_file = -(-part.num_rows // -(-part.num_rows // ctx.records_per_file))
+        for start in range(0, part.num_rows, per_file):
             started = time.monotonic()
-            chunk = part.slice(start, ctx.records_per_file)
+            chunk = part.slice(start, per_file)
             file_id = new_file_id()
             name = base_file_name(file_id, token, ctx.merge.instant_time)
             rel_path = join_partition(partition_path, name)

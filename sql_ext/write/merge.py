@@ -28,6 +28,7 @@ PARTITION_PATH = "_hoodie_partition_path"
 FILE_NAME = "_hoodie_file_name"
 # Working columns of the incoming DataFrame; never written.
 TARGET_FILE_ID = "_hoodie_target_file_id"
+INVALID_KEY = "_hoodie_invalid_key"  # true where the record key is null or empty
 OP = "_hoodie_op"
 OP_UPSERT = 0
 OP_DELETE = 1

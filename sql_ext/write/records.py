@@ -16,12 +16,11 @@ from sql_ext.keygen import (
     KeyGenerator,
 )
 from sql_ext.schema import IS_DELETED_COLUMN, META_COLUMNS
-from sql_ext.write.merge import OP, OP_DELETE, OP_UPSERT, PARTITION_PATH, RECORD_KEY
+from sql_ext.write.merge import INVALID_KEY, OP, OP_DELETE, OP_UPSERT, PARTITION_PATH, RECORD_KEY
 
-_INVALID_KEY = "_hoodie_invalid_key"
 _BATCH_SEQ = "_hoodie_batch_seq"
 # Columns keyed_records adds in front of the data columns.
-WORKING_COLUMNS = (RECORD_KEY, PARTITION_PATH, OP, _INVALID_KEY)
+WORKING_COLUMNS = (RECORD_KEY, PARTITION_PATH, OP, INVALID_KEY)
 
 
 def _blank(c: Column) -> Column:
@@ -91,7 +90,7 @@ def keyed_records(df: DataFrame, keygen: KeyGenerator, *, deletes: bool = False,
     partition = partition_path_column(keygen) if with_partition else F.lit(None).cast("string")
     out = data.select(
         key.alias(RECORD_KEY), partition.alias(PARTITION_PATH), op.cast("int").alias(OP),
-        invalid.alias(_INVALID_KEY), *[F.col(c) for c in data.columns if c != IS_DELETED_COLUMN],
+        invalid.alias(INVALID_KEY), *[F.col(c) for c in data.columns if c != IS_DELETED_COLUMN],
     )
     return out
 
@@ -99,7 +98,7 @@ def keyed_records(df: DataFrame, keygen: KeyGenerator, *, deletes: bool = False,
 def validate(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None) -> tuple[list[str], int]:
     """Fail, naming the problem, on null record keys or null ordering values; else return the batch's
     partition paths, sorted, and how many of its records are upserts (one Spark job for all)."""
-    aggs = [F.sum(F.col(_INVALID_KEY).cast("long")).alias("bad_keys"),
+    aggs = [F.sum(F.col(INVALID_KEY).cast("long")).alias("bad_keys"),
             F.collect_set(F.col(PARTITION_PATH)).alias("partitions"),
             F.count(F.when(F.col(OP) == OP_UPSERT, 1)).alias("upserts")]
     if ordering_field is not None:
@@ -107,7 +106,7 @@ def validate(records: DataFrame, keygen: KeyGenerator, ordering_field: str | Non
                     .alias("bad_ordering"))
     row = records.agg(*aggs).collect()[0]
     if row["bad_keys"]:
-        examples = [r.asDict() for r in records.filter(F.col(_INVALID_KEY))
+        examples = [r.asDict() for r in records.filter(F.col(INVALID_KEY))
                     .select(*keygen.record_key_fields).limit(3).collect()]
         raise InvalidRecordError(
             f"{row['bad_keys']} record(s) have a null or empty record key "
@@ -122,13 +121,13 @@ def collect_keys(records: DataFrame, keygen: KeyGenerator, ordering_field: str |
                  ) -> tuple[pa.Table, list[str]]:
     """:func:`validate` that also brings the batch's (record key, partition path, op) to the driver as Arrow, in
     the same single Spark job, for driver-side index lookups. Fails as :func:`validate` does."""
-    cols = [RECORD_KEY, PARTITION_PATH, OP, _INVALID_KEY]
+    cols = [RECORD_KEY, PARTITION_PATH, OP, INVALID_KEY]
     if ordering_field is not None:
         cols.append(((F.col(OP) == OP_UPSERT) & F.col(ordering_field).isNull()).alias("_bad_ordering"))
     table = records.select(*cols).toArrow()
-    bad_keys = pc.sum(table.column(_INVALID_KEY).cast(pa.int64())).as_py() or 0
+    bad_keys = pc.sum(table.column(INVALID_KEY).cast(pa.int64())).as_py() or 0
     if bad_keys:
-        examples = [r.asDict() for r in records.filter(F.col(_INVALID_KEY))
+        examples = [r.asDict() for r in records.filter(F.col(INVALID_KEY))
                     .select(*keygen.record_key_fields).limit(3).collect()]
         raise InvalidRecordError(
             f"{bad_keys} record(s) have a null or empty record key "
@@ -159,4 +158,4 @@ def combine(records: DataFrame, ordering_field: str | None, *, by_partition: boo
 
 
 def drop_working_columns(records: DataFrame) -> DataFrame:
-    return records.drop(_INVALID_KEY)
+    return records.drop(INVALID_KEY)
