@@ -19,7 +19,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
+from sql_ext.file_scan import read_parquet_files
 from sql_ext.index.murmur_hash import MurmurBatch
 from sql_ext.storage import Storage
 from sql_ext.write.merge import PARTITION_PATH, RECORD_KEY, TARGET_FILE_ID
@@ -29,7 +31,8 @@ TARGETS_FILE = "targets.parquet"
 MERGE_BIN = "_hoodie_merge_bin"  # the Spark partition label of a target's merge task
 # Above this many keys the targets table is not forced into a broadcast (Spark picks the join).
 BROADCAST_MAX_KEYS = 4_000_000
-TARGETS_DDL = f"{RECORD_KEY} string, {PARTITION_PATH} string, {TARGET_FILE_ID} string, {MERGE_BIN} int"
+TARGETS_SCHEMA = StructType([StructField(RECORD_KEY, StringType()), StructField(PARTITION_PATH, StringType()),
+                             StructField(TARGET_FILE_ID, StringType()), StructField(MERGE_BIN, IntegerType())])
 
 
 def key_hashes(keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -85,7 +88,8 @@ def attach_targets(spark: SparkSession, records: DataFrame, targets: pa.Table, s
     sink = io.BytesIO()
     pq.write_table(targets, sink, compression="snappy")
     storage.write_bytes(rel, sink.getvalue())
-    table = spark.read.schema(TARGETS_DDL).parquet(storage.uri(rel))
+    # Spark's own reader where it reaches the storage; pyarrow in a task where it has no connector (s3a).
+    table = read_parquet_files(spark, storage, [rel], TARGETS_SCHEMA)
     if targets.num_rows <= BROADCAST_MAX_KEYS:
         table = F.broadcast(table)
     joined = records.join(table, on=[RECORD_KEY, PARTITION_PATH], how="inner")
