@@ -7,6 +7,7 @@ pruning works on the result.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -68,7 +69,8 @@ def bulk_insert_partition(ctx: BulkInsertContext, batches: Iterator[pa.RecordBat
     for partition_path in pc.unique(partitions).to_pylist():
         part = table.filter(pc.equal(partitions, partition_path))
         # As few files as the size allows, of equal row counts: no nearly empty remainder file.
-        per_file = -(-part.num_rows // -(-part.num_rows // ctx.records_per_file))
+        num_files = math.ceil(part.num_rows / ctx.records_per_file)
+        per_file = math.ceil(part.num_rows / num_files)
         for start in range(0, part.num_rows, per_file):
             started = time.monotonic()
             chunk = part.slice(start, per_file)

@@ -113,7 +113,7 @@ class Writer:
         self.ordering_field: str | None = self.config.get(TableConfig.PRECOMBINE_FIELD)
         # A delete whose batch lacks the partition fields: keys are looked up in every partition.
         self._delete_by_key_only = False
-        self._cached: list[DataFrame] = []  # persisted for the life of one write
+        self._cached: list[DataFrame] = []  # held for one write; a local checkpoint's blocks go with its GC
         self._partitions: list[str] = []  # partition paths the batch names (none for deletes by key alone)
         self._clustering_inputs: dict[tuple[str, str], str] | None = None  # see _pending_clustering
         # (record key, partition path, op) of the batch, collected when keys are looked up on the driver.
