@@ -2,7 +2,7 @@
 
 One table of uniformly random (x, y) rows is written as many small files, copied once per layout and
 clustered on (x, y) into ``--outputs`` files. For predicates on each sort column, the script counts the
-files footer statistics cannot skip (sql_ext.data_skipping) and times a Spark count over them.
+files footer statistics cannot skip (hoodpy.read.data_skipping) and times a Spark count over them.
 Prints one JSON document on stdout.
 
     .venv/bin/python benchmarks/clustering_layouts.py --rows 200000 --files 16 --outputs 16
@@ -51,7 +51,7 @@ def predicates() -> dict[str, list[tuple[str, str, int]]]:
 def measure(spark, table, filters, repeats: int) -> dict:
     from pyspark.sql import functions as F
 
-    from sql_ext.data_skipping import prune_by_column_stats
+    from hoodpy.read.data_skipping import prune_by_column_stats
 
     files = table.file_system_view().latest_base_files()
     kept = prune_by_column_stats(table.storage, files, filters)
@@ -79,8 +79,8 @@ def main() -> None:
     parser.add_argument("--workdir", default=None)
     args = parser.parse_args()
 
-    from sql_ext.services.clustering import execute_clustering, schedule_clustering
-    from sql_ext.table import HoodieTable
+    from hoodpy.services.clustering import execute_clustering, schedule_clustering
+    from hoodpy.table import HoodieTable
 
     spark = spark_session("clustering-layouts", shuffle_partitions=8)
     work = Path(args.workdir or tempfile.mkdtemp(prefix="hoodpy-clustering-bench-"))

@@ -122,14 +122,14 @@ class Bench:
 
     # -- engines ------------------------------------------------------------------------------------
     def hoodpy_create(self, path: Path, partition_fields):
-        from sql_ext.table import HoodieTable
+        from hoodpy.table import HoodieTable
 
         return HoodieTable.create(self.spark, str(path), table_name="lineitem", record_key_fields=KEY,
                                   partition_fields=list(partition_fields), hive_style_partitioning=True,
                                   options=HOODPY_OPTIONS)
 
     def hoodpy_open(self, path: Path):
-        from sql_ext.table import HoodieTable
+        from hoodpy.table import HoodieTable
 
         return HoodieTable.for_path(self.spark, str(path), options=HOODPY_OPTIONS)
 
@@ -386,7 +386,7 @@ class Bench:
     def w_clustering(self) -> None:
         from deltalake import DeltaTable
 
-        from sql_ext.data_skipping import prune_by_column_stats
+        from hoodpy.read.data_skipping import prune_by_column_stats
 
         sf = self.args.sf
         src = lineitem.generate(self.data, sf)
@@ -469,7 +469,7 @@ class Bench:
     def w_clean(self) -> None:
         from deltalake import DeltaTable
 
-        from sql_ext.table import HoodieTable
+        from hoodpy.table import HoodieTable
 
         if not hasattr(HoodieTable, "cleaning"):
             self.results["workloads"]["clean"] = {"skipped": "HoodieTable.cleaning is not available"}

@@ -11,7 +11,7 @@ def spark_session(app: str, *, shuffle_partitions: int, driver_memory: str | Non
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
-    from sql_ext.spark_worker import spark_conf
+    from hoodpy.spark_worker import spark_conf
 
     builder = SparkSession.builder.master("local[2]").appName(app)
     builder = builder.config(map=spark_conf())  # workers run this interpreter: skip the per-task jar rescan

@@ -39,7 +39,7 @@ OPTIONS = {"hoodie.parquet.compression.codec": "snappy", "hoodie.index.bloom.num
 def build(spark, path: str, rows: int, upserts: int):
     from pyspark.sql import functions as F
 
-    from sql_ext.table import HoodieTable
+    from hoodpy.table import HoodieTable
 
     table = HoodieTable.create(spark, path, table_name="rides", record_key_fields=["id"],
                                partition_fields=["city"], precombine_field="ts", hive_style_partitioning=True)

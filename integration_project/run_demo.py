@@ -65,7 +65,7 @@ EXPECTED_COLUMNS = {"rides": es.RIDE_COLUMNS, "driver_assignments": es.ASSIGNMEN
 
 def report(spark, batches: list[gen.Batch]) -> bool:
     """Print the final tables and timelines; True when every table holds exactly the expected rows."""
-    from sql_ext.sql.procedures import procedure_names
+    from sql_ext.procedures import procedure_names
 
     expected = expected_tables(batches)
     ok = True
@@ -109,7 +109,7 @@ def report(spark, batches: list[gen.Batch]) -> bool:
 
 def timeline_actions(spark, model: str, schema: str = SCHEMA) -> list[tuple[str, str]]:
     """(action, state) of every instant on the model's timeline, oldest first."""
-    from sql_ext import HoodieTable
+    from hoodpy import HoodieTable
 
     timeline = HoodieTable.for_name(spark, f"{schema}.{model}").timeline
     return [(i.action.value, i.state.value.lower()) for i in timeline.instants]
@@ -122,7 +122,7 @@ def hudi_rs_counts(spark, schema: str = SCHEMA) -> dict[str, int] | None:
         from hudi import HudiTableBuilder
     except ImportError:
         return None
-    from sql_ext import HoodieTable
+    from hoodpy import HoodieTable
 
     counts = {}
     for model in MODELS:

@@ -15,8 +15,8 @@ from pyspark.sql import SparkSession
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from sql_ext import HoodieTable  # noqa: E402
-from sql_ext.spark_worker import spark_conf  # noqa: E402
+from hoodpy import HoodieTable  # noqa: E402
+from hoodpy.spark_worker import spark_conf  # noqa: E402
 
 SCHEMA = "ride_id string, city string, status string, fare double, event_ts long"
 
@@ -33,7 +33,7 @@ def main() -> None:
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.warehouse.dir", str(out / "warehouse"))
         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={out}")
-        .config(map=spark_conf())  # hoodpy's worker daemon: see sql_ext/spark_worker.py
+        .config(map=spark_conf())  # hoodpy's worker daemon: see hoodpy/spark_worker.py
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")

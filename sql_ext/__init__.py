@@ -1,41 +1,22 @@
-"""hoodpy: Apache Hudi copy-on-write tables (table version 6) on PySpark, without the JVM bundle."""
+"""hoodpy's Spark SQL layer, on top of the engine (:mod:`hoodpy`): ``enable(spark)`` routes ``spark.sql``
+through sqlglot so that ``CALL`` procedures, ``CREATE TABLE ... USING hoodpy`` and DML / reads of hoodpy
+tables work in plain SQL.
+
+Modules: :mod:`~sql_ext.session` (enable, routing), :mod:`~sql_ext.dialect` (Spark + CALL),
+:mod:`~sql_ext.call` (CALL statements as data), :mod:`~sql_ext.procedures` (registry, one module per
+procedure family), :mod:`~sql_ext.catalog` (catalog registration), :mod:`~sql_ext.rewrite` (reads),
+:mod:`~sql_ext.ddl` / :mod:`~sql_ext.dml` (statements on hoodpy tables), errors in :mod:`hoodpy.errors`.
+"""
 
 import importlib
 from typing import TYPE_CHECKING
 
-from sql_ext.errors import (
-    HoodieError,
-    InstantNotRetainedError,
-    InvalidConfigError,
-    InvalidInstantError,
-    InvalidRecordError,
-    MissingConfigError,
-    NotAHoodieTableError,
-    ProcedureArgumentError,
-    SavepointError,
-    SchemaEvolutionError,
-    TableAlreadyExistsError,
-    TableNotFoundError,
-    UnknownProcedureError,
-    UnsupportedTableVersionError,
-    WriteConflictError,
-)
-
 if TYPE_CHECKING:
-    from sql_ext.sql import disable, enable
-    from sql_ext.table import HoodieTable
-    from sql_ext.write.operation import WriteOperation
-    from sql_ext.write.writer import CommitResult
+    from sql_ext.session import disable, enable
 
-# Imported on first use: Spark's Python workers import sql_ext.write.* for every new worker process, and the
-# SQL layer alone (sqlglot, the procedures) costs them about a second of CPU each.
-_LAZY = {
-    "disable": "sql_ext.sql",
-    "enable": "sql_ext.sql",
-    "HoodieTable": "sql_ext.table",
-    "WriteOperation": "sql_ext.write.operation",
-    "CommitResult": "sql_ext.write.writer",
-}
+# Imported on first use: a Python worker that unpickles a function of this package (a read rewrite, say)
+# would otherwise import sqlglot and every procedure, about a second of CPU per new worker.
+_LAZY = {"disable": "sql_ext.session", "enable": "sql_ext.session"}
 
 
 def __getattr__(name: str):
@@ -45,25 +26,5 @@ def __getattr__(name: str):
         return value
     raise AttributeError(f"module 'sql_ext' has no attribute {name!r}")
 
-__all__ = [
-    "CommitResult",
-    "HoodieError",
-    "HoodieTable",
-    "InstantNotRetainedError",
-    "InvalidConfigError",
-    "InvalidInstantError",
-    "InvalidRecordError",
-    "MissingConfigError",
-    "NotAHoodieTableError",
-    "ProcedureArgumentError",
-    "SavepointError",
-    "SchemaEvolutionError",
-    "TableAlreadyExistsError",
-    "TableNotFoundError",
-    "UnknownProcedureError",
-    "UnsupportedTableVersionError",
-    "WriteConflictError",
-    "WriteOperation",
-    "disable",
-    "enable",
-]
+
+__all__ = ["disable", "enable"]

@@ -20,7 +20,7 @@ def spark(tmp_path_factory):
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
-    from sql_ext.spark_worker import spark_conf
+    from hoodpy.spark_worker import spark_conf
 
     warehouse = tmp_path_factory.mktemp("warehouse")
     session = (

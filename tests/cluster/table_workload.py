@@ -50,7 +50,7 @@ class Steps:
 
 
 def run(spark, path: str) -> dict:
-    from sql_ext import HoodieTable
+    from hoodpy import HoodieTable
 
     seen: dict = {"session": type(spark).__module__}
     step = Steps()
@@ -87,7 +87,7 @@ def run(spark, path: str) -> dict:
 
 
 def run_small(spark, path: str) -> dict:
-    from sql_ext import HoodieTable
+    from hoodpy import HoodieTable
 
     seen: dict = {"session": type(spark).__module__}
     step = Steps()
@@ -111,16 +111,16 @@ def run_small(spark, path: str) -> dict:
 
 
 def executors_seen(spark) -> dict:
-    """Which executors ran Python tasks (their work folders) and where they imported sql_ext from."""
+    """Which executors ran Python tasks (their work folders) and where they imported hoodpy from."""
     def where(_):
         import os
 
-        import sql_ext
+        import hoodpy
 
-        return os.getcwd(), sql_ext.__file__
+        return os.getcwd(), hoodpy.__file__
 
     found = spark.sparkContext.parallelize(range(16), 16).map(where).collect()
-    return {"executor_dirs": sorted({d for d, _ in found}), "executor_sql_ext": sorted({f for _, f in found})}
+    return {"executor_dirs": sorted({d for d, _ in found}), "executor_hoodpy": sorted({f for _, f in found})}
 
 
 def main() -> None:

@@ -46,4 +46,4 @@ def test_table_api_over_spark_connect(spark, tmp_path):
     seen.pop("timings")
     assert seen == expected_rows(spark, tmp_path)
     assert seen["final"] == hudi_rs_rows(tmp_path / "connect") == rows(
-        __import__("sql_ext").HoodieTable.for_path(spark, str(tmp_path / "connect")).read())
+        __import__("hoodpy").HoodieTable.for_path(spark, str(tmp_path / "connect")).read())

@@ -1,5 +1,5 @@
 """Workloads on a Spark standalone cluster: a master and two workers (1 core, 512m each) on 127.0.0.1
-started with pyspark's own ``bin/spark-class``, a driver process submitting to it with sql_ext shipped as a
+started with pyspark's own ``bin/spark-class``, a driver process submitting to it with hoodpy shipped as a
 zip in ``spark.submit.pyFiles`` (built here), results checked against hudi-rs. The cluster's processes are
 always stopped.
 
@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from sql_ext.file_group.naming import parse_base_file_name
-from sql_ext.storage import Storage
-from sql_ext.timeline.instant import State
-from sql_ext.timeline.timeline import Timeline
+from hoodpy.file_group.naming import parse_base_file_name
+from hoodpy.storage import Storage
+from hoodpy.timeline.instant import State
+from hoodpy.timeline.timeline import Timeline
 from tests.cluster.processes import standalone_cluster
 from tests.cluster.table_workload import SMALL_LOAD, SMALL_UPSERT
 from tests.cluster.test_spark_connect_table import expected_rows, hudi_rs_rows, run_workload
@@ -35,12 +35,14 @@ pytestmark = [pytest.mark.spark]
 REPO = Path(__file__).resolve().parents[2]
 
 
-def sql_ext_zip(dest: Path) -> Path:
-    """sql_ext's sources as a zip for spark.submit.pyFiles (what a user ships to workers without it)."""
-    out = dest / "sql_ext.zip"
+def hoodpy_zip(dest: Path) -> Path:
+    """hoodpy's packages (the engine and the SQL layer) as a zip for spark.submit.pyFiles (what a user ships
+    to workers without an installation)."""
+    out = dest / "hoodpy.zip"
     with zipfile.ZipFile(out, "w") as z:
-        for f in sorted((REPO / "sql_ext").rglob("*.py")):
-            z.write(f, f.relative_to(REPO).as_posix())
+        for package in ("hoodpy", "sql_ext"):
+            for f in sorted((REPO / package).rglob("*.py")):
+                z.write(f, f.relative_to(REPO).as_posix())
     return out
 
 
@@ -49,9 +51,9 @@ def check_executors(seen: dict) -> None:
     executor_dirs = seen.pop("executor_dirs")
     # Both workers ran Python tasks, each in its own executor folder under its work dir.
     assert {d.split("/worker-")[1][0] for d in executor_dirs if "/worker-" in d} == {"0", "1"}, executor_dirs
-    # Executors imported sql_ext from the shipped zip (in their work folders), not from an installation.
-    from_zip = seen.pop("executor_sql_ext")
-    assert from_zip and all("sql_ext.zip" in p for p in from_zip), from_zip
+    # Executors imported hoodpy from the shipped zip (in their work folders), not from an installation.
+    from_zip = seen.pop("executor_hoodpy")
+    assert from_zip and all("hoodpy.zip" in p for p in from_zip), from_zip
 
 
 def upsert_model(table: dict[int, tuple], batch: list[tuple]) -> tuple[int, int]:
@@ -67,7 +69,7 @@ def upsert_model(table: dict[int, tuple], batch: list[tuple]) -> tuple[int, int]
 
 
 def test_small_workload_on_a_standalone_cluster(tmp_path):
-    pyfiles = sql_ext_zip(tmp_path)
+    pyfiles = hoodpy_zip(tmp_path)
     path = tmp_path / "small"
     started = time.monotonic()
     with standalone_cluster(tmp_path, workers=2, cores=1, memory="512m") as master:
@@ -101,7 +103,7 @@ def test_small_workload_on_a_standalone_cluster(tmp_path):
 # measured on the shared 2-core machine under load); run with `bash scripts/test.sh -m slow tests/cluster`.
 @pytest.mark.slow
 def test_workload_on_a_standalone_cluster(spark, tmp_path):
-    pyfiles = sql_ext_zip(tmp_path)
+    pyfiles = hoodpy_zip(tmp_path)
     with standalone_cluster(tmp_path, workers=2, cores=1, memory="512m") as master:
         seen = run_workload(tmp_path / "cluster", "--master", master, "--pyfiles", str(pyfiles))
     seen.pop("timings")

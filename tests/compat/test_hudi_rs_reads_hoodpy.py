@@ -28,7 +28,7 @@ import pytest
 
 import hudi_rs
 from hudi_rs import COMMIT_TIME, FILE_NAME, MODEL_META, PARTITION_PATH, RECORD_KEY, SEQNO
-from sql_ext.index.bloom_filter import (
+from hoodpy.index.bloom_filter import (
     BLOOM_TYPE_DYNAMIC_V0,
     FOOTER_BLOOM_FILTER_KEY,
     FOOTER_BLOOM_TYPE_KEY,
@@ -36,7 +36,7 @@ from sql_ext.index.bloom_filter import (
     FOOTER_MIN_RECORD_KEY,
     BloomFilter,
 )
-from sql_ext.table import HoodieTable
+from hoodpy.table import HoodieTable
 
 pytestmark = [pytest.mark.compat, pytest.mark.spark]
 

@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 import hudi_rs
 from conftest import unzip_sample
 from hudi_rs import COMMIT_TIME, FILE_NAME, META, MODEL_META, PARTITION_PATH, RECORD_KEY
-from sql_ext.table import HoodieTable
+from hoodpy.table import HoodieTable
 
 pytestmark = [pytest.mark.compat, pytest.mark.spark]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from dbt.tests.util import run_dbt
 
-from sql_ext import HoodieTable
-from sql_ext.timeline.instant import Action, State
+from hoodpy import HoodieTable
+from hoodpy.timeline.instant import Action, State
 
 RIDES_SQL = """
 {{ config(materialized='incremental', unique_key=['city', 'ride_id'], precombine_key='ts',

@@ -121,7 +121,7 @@ def test_timeline_shows_clustering_and_cleaning(spark, project):
 
 
 def test_hudi_rs_reads_the_same_rows(spark, project):
-    from sql_ext import HoodieTable
+    from hoodpy import HoodieTable
 
     batches, built, _ = project
     for model in run_demo.MODELS:

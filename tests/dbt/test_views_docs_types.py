@@ -7,7 +7,7 @@ import pytest
 from dbt.artifacts.schemas.results import RunStatus
 from dbt.tests.util import run_dbt
 
-from sql_ext import HoodieTable
+from hoodpy import HoodieTable
 
 RIDES_SQL = """
 {{ config(materialized='incremental', unique_key='id', precombine_key='ts') }}

@@ -16,8 +16,8 @@ import pyarrow as pa
 import pytest
 from hudi import HudiTableBuilder
 
-from sql_ext import HoodieTable
-from sql_ext.file_group.fs_view import list_base_files
+from hoodpy import HoodieTable
+from hoodpy.file_group.fs_view import list_base_files
 from tests.s3.conftest import hudi_rs_storage_options
 
 pytestmark = [pytest.mark.spark]

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-import sql_ext.storage as storage_module
-from sql_ext.config import HoodieConfig
-from sql_ext.errors import UnsafeStorageConfigError
-from sql_ext.storage import PROBE_PREFIX, S3Settings, Storage, resolve_storage_options
-from sql_ext.timeline import transitions
-from sql_ext.timeline.instant import Action
-from sql_ext.timeline.timeline import Timeline
-from sql_ext.transaction.lock import FileSystemLock, lock_provider
+import hoodpy.storage as storage_module
+from hoodpy.config import HoodieConfig
+from hoodpy.errors import UnsafeStorageConfigError
+from hoodpy.storage import PROBE_PREFIX, S3Settings, Storage, resolve_storage_options
+from hoodpy.timeline import transitions
+from hoodpy.timeline.instant import Action
+from hoodpy.timeline.timeline import Timeline
+from hoodpy.transaction.lock import FileSystemLock, lock_provider
 
 OCC = {"hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL"}
 
@@ -169,7 +169,7 @@ def test_a_store_not_implementing_conditional_puts_is_named(bucket, s3_options, 
 @pytest.mark.spark
 def test_an_optimistic_write_through_such_a_store_fails_before_writing_anything(spark, bucket, s3_options,
                                                                                  s3_endpoint, monkeypatch):
-    from sql_ext import HoodieTable
+    from hoodpy import HoodieTable
 
     ignoring(monkeypatch, "If-None-Match", "If-Match")
     path = f"s3://{bucket}/rides"

@@ -10,19 +10,19 @@ import threading
 
 import pytest
 
-from sql_ext.config import HoodieConfig
-from sql_ext.errors import (
+from hoodpy.config import HoodieConfig
+from hoodpy.errors import (
     IllegalInstantTransitionError,
     LockAcquisitionError,
     LockLostError,
     UnsafeStorageConfigError,
     UnsupportedStorageError,
 )
-from sql_ext.storage import Storage, StorageUri, resolve_storage_options
-from sql_ext.timeline import transitions
-from sql_ext.timeline.instant import Action
-from sql_ext.timeline.timeline import Timeline
-from sql_ext.transaction.lock import LOCK_FILE, FileSystemLock, LockTiming, lock_provider
+from hoodpy.storage import Storage, StorageUri, resolve_storage_options
+from hoodpy.timeline import transitions
+from hoodpy.timeline.instant import Action
+from hoodpy.timeline.timeline import Timeline
+from hoodpy.transaction.lock import LOCK_FILE, FileSystemLock, LockTiming, lock_provider
 
 OCC = {"hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL"}
 FAST = LockTiming(wait_ms=300, retry_ms=20, max_retry_ms=50)

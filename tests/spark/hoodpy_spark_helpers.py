@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from sql_ext.index.bloom_filter import FOOTER_MAX_RECORD_KEY, FOOTER_MIN_RECORD_KEY
+from hoodpy.index.bloom_filter import FOOTER_MAX_RECORD_KEY, FOOTER_MIN_RECORD_KEY
 
 # Small bloom filters keep base files a few KB (the default 60000 entries adds ~431 KB per file).
 SMALL_BLOOM = {"hoodie.index.bloom.num_entries": "100"}

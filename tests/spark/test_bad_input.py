@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 from hoodpy_spark_helpers import SMALL_BLOOM, rows, timeline_files, tree
 
-from sql_ext.errors import (
+from hoodpy.errors import (
     HoodieError,
     InvalidConfigError,
     InvalidRecordError,
     SchemaEvolutionError,
     TableNotFoundError,
 )
-from sql_ext.table import HoodieTable
+from hoodpy.table import HoodieTable
 
 pytestmark = pytest.mark.spark
 
@@ -33,7 +33,7 @@ def table(spark, tmp_path_factory):
 def unchanged(table, monkeypatch):
     """Asserts, after the test body, that no instant was even opened, nothing under the table path changed
     and reads still work."""
-    from sql_ext.timeline import transitions
+    from hoodpy.timeline import transitions
 
     before, timeline_before = tree(table.base_path), timeline_files(table.base_path)
     rows_before = rows(table.read(), "id", "p", "ts", "v")

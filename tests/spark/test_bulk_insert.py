@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from hoodpy_spark_helpers import SMALL_BLOOM, key_range, latest_files, read_base_file, rows
 
-from sql_ext.table import HoodieTable
+from hoodpy.table import HoodieTable
 
 pytestmark = pytest.mark.spark
 
@@ -31,7 +31,7 @@ def bulk(spark, tmp_path_factory):
 
     # Keys 0-4 exist already: bulk_insert must not look them up (Hudi writes them again). Key 0 comes twice
     # in the batch: hoodie.combine.before.insert keeps the one with the largest ordering value.
-    import sql_ext.write.writer as writer_module
+    import hoodpy.write.writer as writer_module
 
     def no_index(*args, **kwargs):
         raise AssertionError("bulk_insert looked up the index")

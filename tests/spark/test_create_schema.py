@@ -8,9 +8,9 @@ import json
 import pytest
 from hoodpy_spark_helpers import SMALL_BLOOM
 
-from sql_ext.config.properties import load_table_properties
-from sql_ext.config.table import TableConfig
-from sql_ext.table import HoodieTable
+from hoodpy.config.properties import load_table_properties
+from hoodpy.config.table import TableConfig
+from hoodpy.table import HoodieTable
 
 pytestmark = pytest.mark.spark
 

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pytest
 from hoodpy_spark_helpers import SMALL_BLOOM, by_key, latest_files, rows
 
-from sql_ext.table import HoodieTable
-from sql_ext.timeline.instant import Action, State
+from hoodpy.table import HoodieTable
+from hoodpy.timeline.instant import Action, State
 
 pytestmark = pytest.mark.spark
 

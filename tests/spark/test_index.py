@@ -10,14 +10,14 @@ from types import SimpleNamespace
 import pytest
 from hoodpy_spark_helpers import footer, latest_files, read_base_file, rows
 
-from sql_ext.index.bloom_filter import (
+from hoodpy.index.bloom_filter import (
     FOOTER_BLOOM_FILTER_KEY,
     FOOTER_BLOOM_TYPE_KEY,
     FOOTER_MAX_RECORD_KEY,
     FOOTER_MIN_RECORD_KEY,
     BloomFilter,
 )
-from sql_ext.table import HoodieTable
+from hoodpy.table import HoodieTable
 
 pytestmark = pytest.mark.spark
 

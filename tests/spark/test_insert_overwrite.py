@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pytest
 from hoodpy_spark_helpers import SMALL_BLOOM, latest_files, rows, timeline_files
 
-from sql_ext.table import HoodieTable
-from sql_ext.timeline.instant import Action, State
+from hoodpy.table import HoodieTable
+from hoodpy.timeline.instant import Action, State
 
 pytestmark = pytest.mark.spark
 

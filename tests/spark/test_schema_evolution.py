@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from hoodpy_spark_helpers import SMALL_BLOOM, latest_files, read_base_file, rows
 
-from sql_ext.table import HoodieTable
+from hoodpy.table import HoodieTable
 
 pytestmark = pytest.mark.spark
 

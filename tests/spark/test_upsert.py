@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pytest
 from hoodpy_spark_helpers import SMALL_BLOOM, by_key, data_files, latest_files, read_base_file, rows, stats_by_file
 
-from sql_ext.table import HoodieTable
-from sql_ext.timeline.instant import Action, State
+from hoodpy.table import HoodieTable
+from hoodpy.timeline.instant import Action, State
 
 pytestmark = pytest.mark.spark
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from hoodpy_spark_helpers import SMALL_BLOOM, by_key, latest_files
 
-from sql_ext.table import HoodieTable
+from hoodpy.table import HoodieTable
 
 pytestmark = pytest.mark.spark
 
@@ -100,7 +100,7 @@ def test_partition_labels_land_in_their_partitions(spark):
     (guards against a Spark release changing the hash)."""
     from pyspark.sql import functions as F
 
-    from sql_ext.write.task_placement import partition_labels
+    from hoodpy.write.task_placement import partition_labels
 
     for n in (1, 2, 5, 16, 61):
         df = spark.createDataFrame([(label, i) for i, label in enumerate(partition_labels(n))], "label int, i int")

@@ -14,7 +14,7 @@ def test_workers_run_without_spark_archives_on_their_path(spark):
 
         yield [p for p in sys.path if p.endswith((".jar", ".zip"))]
 
-    assert spark.conf.get("spark.python.daemon.module") == "sql_ext.spark_worker"
+    assert spark.conf.get("spark.python.daemon.module") == "hoodpy.spark_worker"
     seen = spark.sparkContext.parallelize(range(4), 2).mapPartitions(_worker_path).collect()
     assert len(seen) == 2
     for archives in seen:

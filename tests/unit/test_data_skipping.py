@@ -5,10 +5,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sql_ext.data_skipping import clear_cache, column_ranges, prune_by_column_stats
-from sql_ext.file_group.file_group import BaseFile
-from sql_ext.file_group.naming import BaseFileName
-from sql_ext.storage import Storage
+from hoodpy.read.data_skipping import clear_cache, column_ranges, prune_by_column_stats
+from hoodpy.file_group.file_group import BaseFile
+from hoodpy.file_group.naming import BaseFileName
+from hoodpy.storage import Storage
 
 UTC = dt.timezone.utc
 

@@ -1,8 +1,8 @@
 import pytest
 
-from sql_ext.config import HoodieConfig
-from sql_ext.errors import InvalidConfigError, MissingConfigError
-from sql_ext.keygen import (
+from hoodpy.config import HoodieConfig
+from hoodpy.errors import InvalidConfigError, MissingConfigError
+from hoodpy.keygen import (
     COMPLEX_KEY_GENERATOR,
     NONPARTITIONED_KEY_GENERATOR,
     SIMPLE_KEY_GENERATOR,

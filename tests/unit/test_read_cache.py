@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from sql_ext.read_cache import SnapshotCache
-from sql_ext.storage import Storage
+from hoodpy.read.cache import SnapshotCache
+from hoodpy.storage import Storage
 
 
 @dataclass

@@ -21,9 +21,9 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from sql_ext.data_skipping import _decidable
-from sql_ext.errors import InvalidConfigError
-from sql_ext.read_filters import bind_filters
+from hoodpy.read.data_skipping import _decidable
+from hoodpy.errors import InvalidConfigError
+from hoodpy.read.filters import bind_filters
 
 SCHEMA = StructType([
     StructField("id", LongType()), StructField("n", IntegerType()), StructField("fare", DoubleType()),

@@ -1,4 +1,4 @@
-"""Tests of sql_ext.schema: Arrow <-> Avro as Java Hudi stores it, and the evolution rules."""
+"""Tests of hoodpy.schema: Arrow <-> Avro as Java Hudi stores it, and the evolution rules."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sql_ext.errors import HoodieError, SchemaEvolutionError
-from sql_ext.schema import (
+from hoodpy.errors import HoodieError, SchemaEvolutionError
+from hoodpy.schema import (
     IS_DELETED_COLUMN,
     META_COLUMNS,
     InvalidSchemaError,

@@ -8,11 +8,11 @@ import sys
 import zipfile
 from pathlib import Path
 
-from sql_ext.spark_worker import DAEMON_MODULE_CONF, drop_archives_from_path, spark_conf
+from hoodpy.spark_worker import DAEMON_MODULE_CONF, drop_archives_from_path, spark_conf
 
 
 def test_spark_conf_names_this_daemon_module():
-    assert spark_conf() == {DAEMON_MODULE_CONF: "sql_ext.spark_worker"}
+    assert spark_conf() == {DAEMON_MODULE_CONF: "hoodpy.spark_worker"}
 
 
 def test_archives_are_dropped_when_pyspark_imports_without_them(tmp_path, monkeypatch):
@@ -34,7 +34,7 @@ def test_path_is_kept_when_pyspark_lives_only_in_the_archive(tmp_path):
         z.writestr("py4j/__init__.py", "")
     code = ("import sys; sys.path[:] = [p for p in sys.path if 'site-packages' not in p]; "
             f"sys.path.insert(0, {str(archive)!r}); "
-            "from sql_ext.spark_worker import drop_archives_from_path; "
+            "from hoodpy.spark_worker import drop_archives_from_path; "
             f"print(drop_archives_from_path(), {str(archive)!r} in sys.path)")
     repo = str(Path(__file__).resolve().parents[2])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, check=True)

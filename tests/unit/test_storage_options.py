@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sql_ext.storage import S3Settings, Storage, StorageUri, resolve_storage_options
+from hoodpy.storage import S3Settings, Storage, StorageUri, resolve_storage_options
 
 
 def test_options_beat_spark_conf_beat_environment(monkeypatch):
@@ -44,7 +44,7 @@ def test_local_create_exclusive_is_whole_and_once(tmp_path):
 
 
 def test_reopening_by_a_storage_uri_keeps_its_options():
-    from sql_ext.storage import open_storage
+    from hoodpy.storage import open_storage
 
     first = Storage("s3://b/t", {"spark.hadoop.fs.s3a.endpoint": "http://127.0.0.1:1", "hoodie.aws.access.key": "k"})
     again = open_storage(None, first.base_uri, {"hoodie.aws.access.key": "k2"})

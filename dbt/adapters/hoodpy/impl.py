@@ -12,8 +12,8 @@ from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
 from dbt_common.exceptions import DbtRuntimeError
 
-from sql_ext.errors import HoodieError
-from sql_ext.schema import META_COLUMNS
+from hoodpy.errors import HoodieError
+from hoodpy.schema import META_COLUMNS
 
 from dbt.adapters.hoodpy.connections import HoodpyConnectionManager
 from dbt.adapters.hoodpy.model_config import HOODPY_STRATEGIES, TableSpec, incremental_strategy, table_spec

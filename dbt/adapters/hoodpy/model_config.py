@@ -15,8 +15,8 @@ clean                  ``{policy: KEEP_LATEST_COMMITS|KEEP_LATEST_FILE_VERSIONS|
 delete_column          a boolean column: rows with true delete their key; the column is not stored
 =====================  ===============================================================================
 
-Pure Python (no Spark, no dbt): validation raises :class:`~sql_ext.errors.InvalidConfigError` /
-:class:`~sql_ext.errors.MissingConfigError` naming the model and the key.
+Pure Python (no Spark, no dbt): validation raises :class:`~hoodpy.errors.InvalidConfigError` /
+:class:`~hoodpy.errors.MissingConfigError` naming the model and the key.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sql_ext.config.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanConfig
-from sql_ext.config.clustering import ClusteringConfig, parse_layout_strategy
-from sql_ext.config.index import IndexConfig
-from sql_ext.errors import InvalidConfigError, MissingConfigError
+from hoodpy.config.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanConfig
+from hoodpy.config.clustering import ClusteringConfig, parse_layout_strategy
+from hoodpy.config.index import IndexConfig
+from hoodpy.errors import InvalidConfigError, MissingConfigError
 
 HOODPY_FORMATS = frozenset({"hoodpy", "hudi"})
 # Strategies per target format; "merge" is dbt's name for an upsert honouring merge_(update|exclude)_columns.

@@ -7,7 +7,7 @@ from typing import Optional
 
 from dbt.adapters.spark.relation import SparkRelation
 
-from sql_ext.sql.catalog import BASE_PATH_PROPERTY
+from sql_ext.catalog import BASE_PATH_PROPERTY
 
 
 @dataclass(frozen=True, eq=False, repr=False)

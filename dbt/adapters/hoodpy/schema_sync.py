@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from sql_ext.errors import SchemaEvolutionError
-from sql_ext.schema import META_COLUMNS
-from sql_ext.sql.catalog import BASE_PATH_PROPERTY, SparkCatalog, quote_identifier
-from sql_ext.table import HoodieTable
+from hoodpy.errors import SchemaEvolutionError
+from hoodpy.schema import META_COLUMNS
+from sql_ext.catalog import BASE_PATH_PROPERTY, SparkCatalog, quote_identifier
+from hoodpy.table import HoodieTable
 
 from dbt.adapters.hoodpy.model_config import TableSpec
 from dbt.adapters.hoodpy.services import sql_string
@@ -100,7 +100,7 @@ def check_type_changes(spark: SparkSession, name: str, batch: str, identifier: s
 def sync_catalog_types(spark: SparkSession, name: str) -> None:
     """Give the catalog entry the table's column types after a write widened some (Spark cannot ALTER a
     column's type, so the entry is registered again: it only points at the table)."""
-    from sql_ext.sql.session import layer_of
+    from sql_ext.session import layer_of
 
     layer = layer_of(spark)
     catalog = layer.catalog if layer is not None else SparkCatalog(spark, spark.sql)

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sql_ext.config.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanConfig
-from sql_ext.config.clustering import ClusteringConfig
-from sql_ext.errors import InvalidConfigError
+from hoodpy.config.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanConfig
+from hoodpy.config.clustering import ClusteringConfig
+from hoodpy.errors import InvalidConfigError
 
 from dbt.adapters.hoodpy.model_config import TableSpec, _LAYOUT_NAMES, _names
-from sql_ext.config.clustering import parse_layout_strategy
+from hoodpy.config.clustering import parse_layout_strategy
 
 _CLUSTERING_PLAN_KEYS = (ClusteringConfig.TARGET_FILE_MAX_BYTES.key, ClusteringConfig.SMALL_FILE_LIMIT.key)
 _RETAIN_ARGUMENT = {KEEP_LATEST_COMMITS: "retain_commits", KEEP_LATEST_FILE_VERSIONS: "file_versions_retained",

@@ -12,7 +12,7 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
-from sql_ext.spark_worker import spark_conf
+from hoodpy.spark_worker import spark_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -43,7 +43,7 @@ def builder_conf(creds: HoodpyCredentials) -> dict[str, str]:
         **SESSION_SQL_CONF,
     }
     if (creds.master or _default_master()).startswith("local"):
-        conf.update(spark_conf())  # workers run this interpreter (see sql_ext/spark_worker.py)
+        conf.update(spark_conf())  # workers run this interpreter (see hoodpy/spark_worker.py)
     if creds.metastore_uri:
         conf["spark.hadoop.hive.metastore.uris"] = creds.metastore_uri
     else:

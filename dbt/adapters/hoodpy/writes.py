@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sql_ext.schema import IS_DELETED_COLUMN, META_COLUMNS
-from sql_ext.sql.catalog import quote_identifier
-from sql_ext.table import HoodieTable
-from sql_ext.write.operation import WriteOperation
+from hoodpy.schema import IS_DELETED_COLUMN, META_COLUMNS
+from sql_ext.catalog import quote_identifier
+from hoodpy.table import HoodieTable
+from hoodpy.write.operation import WriteOperation
 
 from dbt.adapters.hoodpy.model_config import TableSpec
 

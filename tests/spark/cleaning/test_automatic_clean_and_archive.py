@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sql_ext.services.archive import archived_instants, read_archived_entries
-from sql_ext.table import HoodieTable
+from hoodpy.services.archive import archived_instants, read_archived_entries
+from hoodpy.table import HoodieTable
 from tests.compat import hudi_rs
 from tests.spark.hoodpy_spark_helpers import SMALL_BLOOM, data_files
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from tests.spark.hoodpy_spark_helpers import SMALL_BLOOM, data_files
-from sql_ext.errors import InstantNotRetainedError, InvalidConfigError, PlanNotFoundError
-from sql_ext.services.clean.execute import read_clean_metadata
-from sql_ext.table import HoodieTable
-from sql_ext.timeline.instant import parse_instant_time
+from hoodpy.errors import InstantNotRetainedError, InvalidConfigError, PlanNotFoundError
+from hoodpy.services.clean.execute import read_clean_metadata
+from hoodpy.table import HoodieTable
+from hoodpy.timeline.instant import parse_instant_time
 from tests.compat import hudi_rs
 
 pytestmark = pytest.mark.spark
@@ -139,7 +139,7 @@ def test_savepoint_survives_cleans_and_rollback_restores_it(table):
 
 
 def test_savepoint_errors_leave_the_table_unchanged(table):
-    from sql_ext.errors import SavepointError
+    from hoodpy.errors import SavepointError
 
     t, times, _, _ = table
     before = sorted(p.name for p in (Path(t.base_path) / ".hoodie").iterdir())

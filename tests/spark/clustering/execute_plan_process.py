@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from pyspark.sql import SparkSession  # noqa: E402
 
-from sql_ext import HoodieTable  # noqa: E402
+from hoodpy import HoodieTable  # noqa: E402
 
 
 def main() -> None:

@@ -12,12 +12,12 @@ import pyarrow.parquet as pq
 import pytest
 from hudi import HudiTableBuilder
 
-from sql_ext.config.clustering import ClusteringConfig
-from sql_ext.data_skipping import prune_by_column_stats
-from sql_ext.errors import IllegalInstantTransitionError, PlanNotFoundError, WriteConflictError
-from sql_ext.file_group.naming import base_file_name, new_file_id
-from sql_ext.schema import META_COLUMNS, avro_schema_from_arrow, avro_schema_to_json, normalize_arrow_schema
-from sql_ext.services.clustering import (
+from hoodpy.config.clustering import ClusteringConfig
+from hoodpy.read.data_skipping import prune_by_column_stats
+from hoodpy.errors import IllegalInstantTransitionError, PlanNotFoundError, WriteConflictError
+from hoodpy.file_group.naming import base_file_name, new_file_id
+from hoodpy.schema import META_COLUMNS, avro_schema_from_arrow, avro_schema_to_json, normalize_arrow_schema
+from hoodpy.services.clustering import (
     ClusteringService,
     cluster_after_commit,
     execute,
@@ -26,12 +26,12 @@ from sql_ext.services.clustering import (
     resume_pending_clustering,
     schedule_clustering,
 )
-from sql_ext.table import HoodieTable
-from sql_ext.timeline import transitions
-from sql_ext.timeline.instant import Action, Instant, State, new_instant_time
-from sql_ext.timeline.metadata import CommitMetadata, OperationType, WriteStat
-from sql_ext.write import commit as commit_step
-from sql_ext.write.base_file import BaseFileOptions, write_base_file
+from hoodpy.table import HoodieTable
+from hoodpy.timeline import transitions
+from hoodpy.timeline.instant import Action, Instant, State, new_instant_time
+from hoodpy.timeline.metadata import CommitMetadata, OperationType, WriteStat
+from hoodpy.write import commit as commit_step
+from hoodpy.write.base_file import BaseFileOptions, write_base_file
 
 pytestmark = pytest.mark.spark
 
@@ -279,7 +279,7 @@ def test_table_namespace_and_inline_clustering_after_commits(spark, tmp_path):
 
 
 def test_upsert_into_a_group_under_pending_clustering_fails_and_changes_nothing(spark, tmp_path):
-    from sql_ext.errors import ClusteringUpdateError
+    from hoodpy.errors import ClusteringUpdateError
 
     t = make_table(spark, str(tmp_path / "t"), batches=1, rows=40, partitions=("p0",), rows_per_file=20)
     plan = t.clustering.schedule(sort_columns="x", options={ClusteringConfig.SMALL_FILE_LIMIT.key: 10**9})

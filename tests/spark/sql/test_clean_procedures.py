@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, StructField, StructType
 
-from sql_ext.errors import InvalidConfigError, ProcedureArgumentError, SavepointError
-from sql_ext.table import HoodieTable
+from hoodpy.errors import InvalidConfigError, ProcedureArgumentError, SavepointError
+from hoodpy.table import HoodieTable
 
 pytestmark = pytest.mark.spark
 

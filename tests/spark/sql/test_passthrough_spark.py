@@ -7,7 +7,7 @@ import functools
 
 import pytest
 
-from sql_ext.sql.session import SqlLayer
+from sql_ext.session import SqlLayer
 
 pytestmark = pytest.mark.spark
 

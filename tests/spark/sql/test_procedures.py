@@ -14,15 +14,15 @@ import pytest
 from pyspark.sql.types import DoubleType, IntegerType, LongType, StringType, StructField, StructType
 
 from sql_test_helpers import unzip_java_sample
-from sql_ext.errors import InvalidInstantError, TableNotFoundError
-from sql_ext.errors import (
+from hoodpy.errors import InvalidInstantError, TableNotFoundError
+from hoodpy.errors import (
     CallSyntaxError,
     NotAHoodieTableError,
     ProcedureArgumentError,
     UnknownProcedureError,
     UnknownTableError,
 )
-from sql_ext.table import HoodieTable
+from hoodpy.table import HoodieTable
 
 pytestmark = pytest.mark.spark
 
@@ -336,7 +336,7 @@ SQL_LAYER_PROCEDURES = [
 
 @pytest.mark.parametrize("name", SQL_LAYER_PROCEDURES)
 def test_every_procedure_names_unknown_tables_and_arguments(hoodpy_spark, database, name):
-    from sql_ext.sql.procedures import get_procedure
+    from sql_ext.procedures import get_procedure
 
     procedure = get_procedure(name)
     required = [f"{p.name} => '20200101000000000'" for p in procedure.parameters

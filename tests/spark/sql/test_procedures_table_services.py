@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql.types import BooleanType, IntegerType, StringType, StructField, StructType
 
-from sql_ext.errors import ProcedureArgumentError, RollbackError, UnknownTableError
-from sql_ext.table import HoodieTable
+from hoodpy.errors import ProcedureArgumentError, RollbackError, UnknownTableError
+from hoodpy.table import HoodieTable
 
 pytestmark = pytest.mark.spark
 

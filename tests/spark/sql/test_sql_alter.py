@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from hudi import HudiReadOptions, HudiTableBuilder
 
-from sql_ext.errors import InvalidConfigError, InvalidStatementError, UnsupportedStatementError
+from hoodpy.errors import InvalidConfigError, InvalidStatementError, UnsupportedStatementError
 
 pytestmark = pytest.mark.spark
 

@@ -157,7 +157,7 @@ def serviced(hoodpy_spark, history):
 
 
 def test_run_clean_deletes_old_file_versions(hoodpy_spark, history, serviced):
-    from sql_ext.errors import InstantNotRetainedError
+    from hoodpy.errors import InstantNotRetainedError
 
     ((start, _, deleted, earliest, _, version),) = serviced["clean"]
     assert deleted > 0 and serviced["parquet_after_clean"] == serviced["parquet_before_clean"] - deleted

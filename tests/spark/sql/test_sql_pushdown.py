@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sql_ext.table import HoodieTable
+from hoodpy.table import HoodieTable
 
 pytestmark = pytest.mark.spark
 

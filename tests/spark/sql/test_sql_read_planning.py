@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-import sql_ext.read_cache as read_cache
-from sql_ext.errors import InvalidConfigError
-from sql_ext.table import HoodieTable
+import hoodpy.read.cache as read_cache
+from hoodpy.errors import InvalidConfigError
+from hoodpy.table import HoodieTable
 
 pytestmark = pytest.mark.spark
 

@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 
 from sql_ext import disable, enable
-from sql_ext.config.properties import load_table_properties
-from sql_ext.errors import HoodieError, InvalidConfigError
-from sql_ext.sql.catalog import PLACEHOLDER
-from sql_ext.errors import (
+from hoodpy.config.properties import load_table_properties
+from hoodpy.errors import HoodieError, InvalidConfigError
+from sql_ext.catalog import PLACEHOLDER
+from hoodpy.errors import (
     CatalogTableExistsError,
     InvalidStatementError,
     UnsupportedStatementError,
 )
-from sql_ext.storage import Storage
-from sql_ext.table import HoodieTable
+from hoodpy.storage import Storage
+from hoodpy.table import HoodieTable
 
 pytestmark = pytest.mark.spark
 
@@ -232,7 +232,7 @@ def test_enable_returns_the_session_and_both_spellings_route(spark, hoodpy_spark
 
 
 def test_for_name_opens_the_catalog_table(hoodpy_spark, cities):
-    from sql_ext.errors import UnknownTableError
+    from hoodpy.errors import UnknownTableError
 
     table = HoodieTable.for_name(hoodpy_spark, cities["name"])
     via_sql = rows(hoodpy_spark, f"SELECT id, name, city FROM {cities['name']}")

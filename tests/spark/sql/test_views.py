@@ -8,9 +8,9 @@ import functools
 import pytest
 
 from sql_ext import disable, enable
-from sql_ext.errors import UnsupportedStatementError
-from sql_ext.sql.catalog import PLACEHOLDER
-from sql_ext.sql.session import SqlLayer
+from hoodpy.errors import UnsupportedStatementError
+from sql_ext.catalog import PLACEHOLDER
+from sql_ext.session import SqlLayer
 
 pytestmark = pytest.mark.spark
 

@@ -19,9 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from pyspark.sql import SparkSession  # noqa: E402
 
-from sql_ext import HoodieTable  # noqa: E402
-from sql_ext.timeline import transitions  # noqa: E402
-from sql_ext.write import commit as commit_step  # noqa: E402
+from hoodpy import HoodieTable  # noqa: E402
+from hoodpy.timeline import transitions  # noqa: E402
+from hoodpy.write import commit as commit_step  # noqa: E402
 
 SCHEMA = "id int, part string, ts long, val string"
 
@@ -62,7 +62,7 @@ def install(fault: str, seed: int, path: str) -> None:
 
         transitions.Storage.publish = half_commit
     elif fault == "during_rollback":
-        from sql_ext.services import rollback as rb
+        from hoodpy.services import rollback as rb
 
         real_delete = rb.Storage.delete
         calls = {"n": 0}

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from pyspark.sql import SparkSession  # noqa: E402
 
-from sql_ext import HoodieTable, WriteConflictError  # noqa: E402
+from hoodpy import HoodieTable, WriteConflictError  # noqa: E402
 
 SCHEMA = "id int, part string, val string"
 OCC = {

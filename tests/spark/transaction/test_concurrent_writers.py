@@ -12,8 +12,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from sql_ext import HoodieTable
-from sql_ext.file_group.fs_view import list_base_files
+from hoodpy import HoodieTable
+from hoodpy.file_group.fs_view import list_base_files
 
 pytestmark = [pytest.mark.spark]
 

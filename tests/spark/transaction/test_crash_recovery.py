@@ -15,9 +15,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from sql_ext import HoodieTable
-from sql_ext.file_group.fs_view import list_base_files
-from sql_ext.timeline.instant import Action
+from hoodpy import HoodieTable
+from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.timeline.instant import Action
 
 pytestmark = [pytest.mark.spark]
 

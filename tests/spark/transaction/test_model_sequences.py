@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from sql_ext import HoodieTable
-from sql_ext.file_group.fs_view import list_base_files
-from sql_ext.write import commit as commit_step
+from hoodpy import HoodieTable
+from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.write import commit as commit_step
 
 pytestmark = [pytest.mark.spark]
 

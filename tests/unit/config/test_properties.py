@@ -2,11 +2,11 @@ from pathlib import Path
 
 import pytest
 
-from sql_ext.config import HoodieConfig
-from sql_ext.config.properties import format_properties, parse_properties, table_checksum
-from sql_ext.config.storage import StorageConfig
-from sql_ext.config.table import TableConfig
-from sql_ext.errors import InvalidConfigError, MissingConfigError
+from hoodpy.config import HoodieConfig
+from hoodpy.config.properties import format_properties, parse_properties, table_checksum
+from hoodpy.config.storage import StorageConfig
+from hoodpy.config.table import TableConfig
+from hoodpy.errors import InvalidConfigError, MissingConfigError
 from tests.conftest import unzip_sample
 
 

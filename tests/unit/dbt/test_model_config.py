@@ -7,7 +7,7 @@ import pytest
 from dbt.adapters.hoodpy.connections import sql_literal
 from dbt.adapters.hoodpy.model_config import incremental_strategy, table_spec
 from dbt.adapters.hoodpy.services import procedure_args
-from sql_ext.errors import InvalidConfigError, MissingConfigError
+from hoodpy.errors import InvalidConfigError, MissingConfigError
 
 
 def test_keyed_model_is_a_hoodpy_table_with_hudi_options():

@@ -8,7 +8,7 @@ from pyspark.sql.types import (
 )
 
 from dbt.adapters.hoodpy.schema_sync import plan_type_changes
-from sql_ext.errors import SchemaEvolutionError
+from hoodpy.errors import SchemaEvolutionError
 
 
 @pytest.mark.parametrize(("old", "new"), [

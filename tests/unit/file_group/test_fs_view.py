@@ -1,12 +1,12 @@
 import pytest
 
-from sql_ext.file_group.fs_view import FileSystemView, list_base_files
-from sql_ext.file_group.naming import new_file_id, parse_base_file_name
-from sql_ext.storage import Storage
-from sql_ext.timeline import transitions
-from sql_ext.timeline.instant import Action
-from sql_ext.timeline.metadata import CommitMetadata, OperationType
-from sql_ext.timeline.timeline import Timeline
+from hoodpy.file_group.fs_view import FileSystemView, list_base_files
+from hoodpy.file_group.naming import new_file_id, parse_base_file_name
+from hoodpy.storage import Storage
+from hoodpy.timeline import transitions
+from hoodpy.timeline.instant import Action
+from hoodpy.timeline.metadata import CommitMetadata, OperationType
+from hoodpy.timeline.timeline import Timeline
 from tests.conftest import unzip_sample
 
 

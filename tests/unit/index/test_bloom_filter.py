@@ -27,8 +27,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sql_ext.errors import HoodieError, InvalidConfigError, InvalidRecordError
-from sql_ext.index.bloom_filter import (
+from hoodpy.errors import HoodieError, InvalidConfigError, InvalidRecordError
+from hoodpy.index.bloom_filter import (
     BLOOM_TYPE_DYNAMIC_V0,
     FOOTER_BLOOM_FILTER_KEY,
     FOOTER_BLOOM_TYPE_KEY,
@@ -38,7 +38,7 @@ from sql_ext.index.bloom_filter import (
     bit_size,
     num_hashes,
 )
-from sql_ext.index.murmur_hash import MurmurBatch, hash32
+from hoodpy.index.murmur_hash import MurmurBatch, hash32
 
 SAMPLES_DIR = Path(os.environ.get("HOODPY_HUDI_SAMPLES", "/work/shared/hudi-samples"))
 

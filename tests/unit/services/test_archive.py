@@ -7,15 +7,15 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from sql_ext.config import HoodieConfig
-from sql_ext.errors import InvalidConfigError
-from sql_ext.services.archive import archive, archived_instants, instants_to_archive, read_archived_entries
-from sql_ext.storage import Storage
-from sql_ext.timeline import log_format, transitions
-from sql_ext.timeline.avro_models import AvroModel, decode_record, encode_record, schema_json, serialize
-from sql_ext.timeline.instant import Action, State, instant_time_of
-from sql_ext.timeline.metadata import CommitMetadata, OperationType, WriteStat
-from sql_ext.timeline.timeline import Timeline
+from hoodpy.config import HoodieConfig
+from hoodpy.errors import InvalidConfigError
+from hoodpy.services.archive import archive, archived_instants, instants_to_archive, read_archived_entries
+from hoodpy.storage import Storage
+from hoodpy.timeline import log_format, transitions
+from hoodpy.timeline.avro_models import AvroModel, decode_record, encode_record, schema_json, serialize
+from hoodpy.timeline.instant import Action, State, instant_time_of
+from hoodpy.timeline.metadata import CommitMetadata, OperationType, WriteStat
+from hoodpy.timeline.timeline import Timeline
 
 FID = "aaaaaaaa-0000-0000-0000-000000000001-0"
 KEEP = {"hoodie.keep.min.commits": "3", "hoodie.keep.max.commits": "5"}

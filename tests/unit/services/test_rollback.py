@@ -1,21 +1,21 @@
 import pytest
 
-from sql_ext.errors import RollbackError
-from sql_ext.file_group.fs_view import FileSystemView
-from sql_ext.file_group.naming import new_file_id
-from sql_ext.services.rollback import (
+from hoodpy.errors import RollbackError
+from hoodpy.file_group.fs_view import FileSystemView
+from hoodpy.file_group.naming import new_file_id
+from hoodpy.services.rollback import (
     execute_rollback,
     finish_pending_rollbacks,
     plan_rollback,
     read_rollback_metadata,
     rollback,
 )
-from sql_ext.storage import Storage
-from sql_ext.timeline import transitions
-from sql_ext.timeline.avro_models import AvroModel, deserialize
-from sql_ext.timeline.instant import Action, State
-from sql_ext.timeline.metadata import CommitMetadata, OperationType, WriteStat
-from sql_ext.timeline.timeline import Timeline
+from hoodpy.storage import Storage
+from hoodpy.timeline import transitions
+from hoodpy.timeline.avro_models import AvroModel, deserialize
+from hoodpy.timeline.instant import Action, State
+from hoodpy.timeline.metadata import CommitMetadata, OperationType, WriteStat
+from hoodpy.timeline.timeline import Timeline
 
 
 @pytest.fixture

@@ -8,16 +8,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from sql_ext.config import HoodieConfig
-from sql_ext.errors import SavepointError
-from sql_ext.services import savepoint as sp
-from sql_ext.services.clean.service import run_clean
-from sql_ext.storage import Storage
-from sql_ext.timeline import transitions
-from sql_ext.timeline.avro_models import AvroModel, deserialize
-from sql_ext.timeline.instant import Action, State, instant_time_of
-from sql_ext.timeline.metadata import CommitMetadata, OperationType, WriteStat
-from sql_ext.timeline.timeline import Timeline
+from hoodpy.config import HoodieConfig
+from hoodpy.errors import SavepointError
+from hoodpy.services import savepoint as sp
+from hoodpy.services.clean.service import run_clean
+from hoodpy.storage import Storage
+from hoodpy.timeline import transitions
+from hoodpy.timeline.avro_models import AvroModel, deserialize
+from hoodpy.timeline.instant import Action, State, instant_time_of
+from hoodpy.timeline.metadata import CommitMetadata, OperationType, WriteStat
+from hoodpy.timeline.timeline import Timeline
 
 A = "aaaaaaaa-0000-0000-0000-000000000001-0"
 

@@ -8,16 +8,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from sql_ext.config import HoodieConfig
-from sql_ext.services import savepoint as sp
-from sql_ext.services.clean.service import schedule_clean
-from sql_ext.storage import Storage
-from sql_ext.timeline import transitions
-from sql_ext.timeline.instant import Action, instant_time_of
-from sql_ext.timeline.metadata import CommitMetadata, OperationType, WriteStat
-from sql_ext.timeline.timeline import Timeline
-from sql_ext.transaction.conflict import check_conflicts
-from sql_ext.transaction.transaction import WriteTransaction
+from hoodpy.config import HoodieConfig
+from hoodpy.services import savepoint as sp
+from hoodpy.services.clean.service import schedule_clean
+from hoodpy.storage import Storage
+from hoodpy.timeline import transitions
+from hoodpy.timeline.instant import Action, instant_time_of
+from hoodpy.timeline.metadata import CommitMetadata, OperationType, WriteStat
+from hoodpy.timeline.timeline import Timeline
+from hoodpy.transaction.conflict import check_conflicts
+from hoodpy.transaction.transaction import WriteTransaction
 
 A = "aaaaaaaa-0000-0000-0000-000000000001-0"
 

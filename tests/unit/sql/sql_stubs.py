@@ -6,8 +6,8 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from sql_ext.sql.catalog import TableName, ViewDefinition, split_name
-from sql_ext.sql.session import SqlLayer
+from sql_ext.catalog import TableName, ViewDefinition, split_name
+from sql_ext.session import SqlLayer
 
 
 class Spy:
@@ -95,7 +95,7 @@ class StubState:
 
 
 class StubSnapshots:
-    """The session's snapshot cache (:class:`sql_ext.read_cache.SnapshotCache`): reads through StubTable."""
+    """The session's snapshot cache (:class:`hoodpy.read.cache.SnapshotCache`): reads through StubTable."""
 
     def state(self, table: StubTable) -> StubState:
         return StubState(table)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sql_ext.errors import HoodieError
-from sql_ext.sql.call import CallArgument, CallStatement, format_call, parse_call
-from sql_ext.errors import CallSyntaxError
+from hoodpy.errors import HoodieError
+from sql_ext.call import CallArgument, CallStatement, format_call, parse_call
+from hoodpy.errors import CallSyntaxError
 
 FIXTURE = Path(__file__).with_name("call_statements.sql")
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from sql_ext.sql.catalog import HUDI_PROVIDER_PROPERTY, SparkCatalog, TableName
+from sql_ext.catalog import HUDI_PROVIDER_PROPERTY, SparkCatalog, TableName
 
 
 class FakeSession:

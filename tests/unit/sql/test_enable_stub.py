@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sql_ext import disable, enable
-from sql_ext.sql.session import SqlLayer, layer_of
+from sql_ext.session import SqlLayer, layer_of
 
 
 class FakeSession:

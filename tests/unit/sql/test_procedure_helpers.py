@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from sql_ext.errors import ProcedureArgumentError
-from sql_ext.sql.procedures.show_fsview import partition_matches
-from sql_ext.sql.procedures.show_timeline import ShowTimelineProcedure, normalize_time
-from sql_ext.sql.procedures.stats import decimal_format_2, histogram_row, snapshot_value, write_amplification
+from hoodpy.errors import ProcedureArgumentError
+from sql_ext.procedures.show_fsview import partition_matches
+from sql_ext.procedures.show_timeline import ShowTimelineProcedure, normalize_time
+from sql_ext.procedures.stats import decimal_format_2, histogram_row, snapshot_value, write_amplification
 
 
 def test_uniform_snapshot_percentiles():

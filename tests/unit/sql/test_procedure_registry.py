@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from sql_ext.errors import HoodieError
-from sql_ext.sql.call import CallArgument, parse_call
-from sql_ext.errors import ProcedureArgumentError, UnknownProcedureError
-from sql_ext.sql.procedures import get_procedure, procedure_names, registry
-from sql_ext.sql.procedures.base import BOOLEAN, INTEGER, STRING, Parameter, Procedure
+from hoodpy.errors import HoodieError
+from sql_ext.call import CallArgument, parse_call
+from hoodpy.errors import ProcedureArgumentError, UnknownProcedureError
+from sql_ext.procedures import get_procedure, procedure_names, registry
+from sql_ext.procedures.base import BOOLEAN, INTEGER, STRING, Parameter, Procedure
 
 INCREMENT = [
     "help", "show_commit_files", "show_commit_partitions", "show_commit_write_stats", "show_commits",

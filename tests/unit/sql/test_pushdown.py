@@ -6,8 +6,8 @@ import pytest
 from pyspark.sql.types import BooleanType, DoubleType, IntegerType, LongType, StringType, StructField, StructType
 from sqlglot import exp
 
-from sql_ext.sql.dialect import DIALECT
-from sql_ext.sql.pushdown import candidate_filters, typed_filters
+from sql_ext.dialect import DIALECT
+from sql_ext.pushdown import candidate_filters, typed_filters
 
 
 def filters_by_table(sql: str) -> dict[str, list]:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from sqlglot import exp
 
-from sql_ext.sql.catalog import TableName
-from sql_ext.sql.dialect import DIALECT
-from sql_ext.sql.pushdown import candidate_filters
+from sql_ext.catalog import TableName
+from sql_ext.dialect import DIALECT
+from sql_ext.pushdown import candidate_filters
 from sql_stubs import stub_layer
 
 

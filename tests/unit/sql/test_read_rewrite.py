@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sql_ext.errors import InvalidInstantError
-from sql_ext.errors import UnsupportedStatementError
+from hoodpy.errors import InvalidInstantError
+from hoodpy.errors import UnsupportedStatementError
 from sql_stubs import stub_layer
 
 
@@ -106,7 +106,7 @@ def test_an_unparsable_statement_naming_a_hoodpy_table_is_refused_clearly():
 
 
 def test_drop_of_a_hoodpy_table_is_handled_by_hoodpy(monkeypatch):
-    from sql_ext.sql import ddl
+    from sql_ext import ddl
 
     layer, spy = stub_layer({"db.trips"})
     dropped = []

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sql_ext.config import HoodieConfig
-from sql_ext.sql.dml import insert_operation
-from sql_ext.write.operation import WriteOperation
+from hoodpy.config import HoodieConfig
+from sql_ext.dml import insert_operation
+from hoodpy.write.operation import WriteOperation
 
 
 @pytest.mark.parametrize(("options", "operation"), [

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sql_ext.errors import UnsupportedStatementError
-from sql_ext.sql.catalog import TableName, ViewDefinition, parse_view_description
-from sql_ext.sql.session import SqlLayer
+from hoodpy.errors import UnsupportedStatementError
+from sql_ext.catalog import TableName, ViewDefinition, parse_view_description
+from sql_ext.session import SqlLayer
 from sql_stubs import stub_layer
 
 

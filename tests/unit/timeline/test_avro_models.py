@@ -1,4 +1,4 @@
-"""Tests of sql_ext.timeline.avro_models: Hudi 0.14 Avro instant files, written and read."""
+"""Tests of hoodpy.timeline.avro_models: Hudi 0.14 Avro instant files, written and read."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 import fastavro
 import pytest
 
-from sql_ext.errors import InvalidInstantError
-from sql_ext.timeline import avro_models as am
-from sql_ext.timeline.avro_models import AvroModel
+from hoodpy.errors import InvalidInstantError
+from hoodpy.timeline import avro_models as am
+from hoodpy.timeline.avro_models import AvroModel
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 # shared/ sits beside the repository clone (CI and developer machines alike).

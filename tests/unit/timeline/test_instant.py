@@ -2,8 +2,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from sql_ext.errors import InvalidInstantError
-from sql_ext.timeline.instant import (
+from hoodpy.errors import InvalidInstantError
+from hoodpy.timeline.instant import (
     Action,
     Instant,
     State,
@@ -53,7 +53,7 @@ def test_instant_time_format_is_utc_milliseconds():
 
 
 def test_new_instant_times_are_strictly_increasing_and_after_the_floor(monkeypatch):
-    from sql_ext.timeline import instant
+    from hoodpy.timeline import instant
 
     # The last issued time is process-wide: restored afterwards, or every later test would write in year 3000.
     monkeypatch.setattr(instant, "_last_issued", instant._last_issued)

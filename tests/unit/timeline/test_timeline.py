@@ -2,12 +2,12 @@ import json
 
 import pytest
 
-from sql_ext.errors import IllegalInstantTransitionError, InvalidInstantError
-from sql_ext.storage import Storage
-from sql_ext.timeline import transitions
-from sql_ext.timeline.instant import Action, State
-from sql_ext.timeline.metadata import CommitMetadata, OperationType, WriteStat
-from sql_ext.timeline.timeline import Timeline
+from hoodpy.errors import IllegalInstantTransitionError, InvalidInstantError
+from hoodpy.storage import Storage
+from hoodpy.timeline import transitions
+from hoodpy.timeline.instant import Action, State
+from hoodpy.timeline.metadata import CommitMetadata, OperationType, WriteStat
+from hoodpy.timeline.timeline import Timeline
 
 
 @pytest.fixture

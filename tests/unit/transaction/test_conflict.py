@@ -1,13 +1,13 @@
 import pytest
 
-from sql_ext.errors import WriteConflictError
-from sql_ext.storage import Storage
-from sql_ext.timeline import transitions
-from sql_ext.timeline.avro_models import AvroModel, serialize
-from sql_ext.timeline.instant import Action
-from sql_ext.timeline.metadata import CommitMetadata, OperationType, WriteStat
-from sql_ext.timeline.timeline import Timeline
-from sql_ext.transaction.conflict import check_conflicts, pending_clustering_file_groups
+from hoodpy.errors import WriteConflictError
+from hoodpy.storage import Storage
+from hoodpy.timeline import transitions
+from hoodpy.timeline.avro_models import AvroModel, serialize
+from hoodpy.timeline.instant import Action
+from hoodpy.timeline.metadata import CommitMetadata, OperationType, WriteStat
+from hoodpy.timeline.timeline import Timeline
+from hoodpy.transaction.conflict import check_conflicts, pending_clustering_file_groups
 
 
 @pytest.fixture

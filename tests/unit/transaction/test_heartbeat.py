@@ -1,7 +1,7 @@
 import time
 
-from sql_ext.storage import Storage
-from sql_ext.transaction.heartbeat import Heartbeat, heartbeat_path, is_expired
+from hoodpy.storage import Storage
+from hoodpy.transaction.heartbeat import Heartbeat, heartbeat_path, is_expired
 
 
 def test_heartbeat_keeps_fresh_then_expires_after_stop(tmp_path):

@@ -4,10 +4,10 @@ import time
 
 import pytest
 
-from sql_ext.config import HoodieConfig
-from sql_ext.errors import LockAcquisitionError, LockLostError
-from sql_ext.storage import Storage
-from sql_ext.transaction.lock import LOCK_FILE, FileSystemLock, InProcessLock, LockTiming, lock_provider
+from hoodpy.config import HoodieConfig
+from hoodpy.errors import LockAcquisitionError, LockLostError
+from hoodpy.storage import Storage
+from hoodpy.transaction.lock import LOCK_FILE, FileSystemLock, InProcessLock, LockTiming, lock_provider
 
 FAST = LockTiming(wait_ms=300, retry_ms=10, max_retry_ms=50)
 

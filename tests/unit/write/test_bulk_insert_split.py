@@ -1,12 +1,12 @@
-"""bulk_insert's per-task file cutting (sql_ext.write.bulk_insert), without Spark."""
+"""bulk_insert's per-task file cutting (hoodpy.write.bulk_insert), without Spark."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sql_ext.write.bulk_insert import BulkInsertContext, bulk_insert_partition
-from sql_ext.write.merge import PARTITION_PATH, RECORD_KEY, MergeContext
+from hoodpy.write.bulk_insert import BulkInsertContext, bulk_insert_partition
+from hoodpy.write.merge import PARTITION_PATH, RECORD_KEY, MergeContext
 
 
 def _write(tmp_path, rows_per_partition: dict[str, int], records_per_file: int) -> dict[str, list[int]]:
@@ -34,8 +34,8 @@ def test_a_null_key_the_validation_did_not_see_fails_the_task(tmp_path) -> None:
     """bulk_insert's validation job evaluates the batch apart from the write job: the write checks again."""
     import pytest
 
-    from sql_ext.errors import InvalidRecordError
-    from sql_ext.write.merge import INVALID_KEY
+    from hoodpy.errors import InvalidRecordError
+    from hoodpy.write.merge import INVALID_KEY
 
     batch = pa.RecordBatch.from_pydict({RECORD_KEY: ["k1", ""], PARTITION_PATH: ["", ""], INVALID_KEY: [False, True],
                                         "v": [1, 2]})

@@ -1,6 +1,6 @@
-from sql_ext.file_group.file_group import BaseFile
-from sql_ext.file_group.naming import parse_base_file_name
-from sql_ext.write.partitioner import HASH_SPACE, SizingConfig, hash_ranges, plan_insert_buckets
+from hoodpy.file_group.file_group import BaseFile
+from hoodpy.file_group.naming import parse_base_file_name
+from hoodpy.write.partitioner import HASH_SPACE, SizingConfig, hash_ranges, plan_insert_buckets
 
 
 def _bf(partition, fid, size):

@@ -1,4 +1,4 @@
-"""Driver-decided target file groups (sql_ext.write.targets), without Spark."""
+"""Driver-decided target file groups (hoodpy.write.targets), without Spark."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sql_ext.index.murmur_hash import hash32
-from sql_ext.write.merge import PARTITION_PATH, RECORD_KEY, TARGET_FILE_ID
-from sql_ext.write.partitioner import HASH_SPACE, InsertBucket, hash_ranges
-from sql_ext.write.targets import MERGE_BIN, assign_by_ranges, key_hashes, target_table
+from hoodpy.index.murmur_hash import hash32
+from hoodpy.write.merge import PARTITION_PATH, RECORD_KEY, TARGET_FILE_ID
+from hoodpy.write.partitioner import HASH_SPACE, InsertBucket, hash_ranges
+from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, key_hashes, target_table
 
 keys_st = st.lists(st.text(min_size=1, max_size=20), min_size=1, max_size=60, unique=True)
 

@@ -1,11 +1,11 @@
-"""Merge task placement (sql_ext.write.task_placement), without Spark."""
+"""Merge task placement (hoodpy.write.task_placement), without Spark."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sql_ext.write.task_placement import assign_bins, partition_labels, spark_hash_int, spark_partition_of
+from hoodpy.write.task_placement import assign_bins, partition_labels, spark_hash_int, spark_partition_of
 
 # SELECT hash(CAST(v AS INT)) on pyspark 4.0.5.
 SPARK_HASHES = {0: 933211791, 1: -559580957, -1: -1604776387, 42: 29417773, 2**31 - 1: 133916647,

@@ -6,17 +6,17 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from sql_ext.config import HoodieConfig
-from sql_ext.errors import InstantNotRetainedError, PlanNotFoundError
-from sql_ext.services.clean.execute import execute_clean, load_clean_plan, read_clean_metadata
-from sql_ext.services.clean.retention import check_retained
-from sql_ext.services.clean.service import run_clean, schedule_clean
-from sql_ext.storage import Storage
-from sql_ext.timeline import transitions
-from sql_ext.timeline.avro_models import AvroModel, deserialize
-from sql_ext.timeline.instant import Action, instant_time_of
-from sql_ext.timeline.metadata import CommitMetadata, OperationType, WriteStat
-from sql_ext.timeline.timeline import Timeline
+from hoodpy.config import HoodieConfig
+from hoodpy.errors import InstantNotRetainedError, PlanNotFoundError
+from hoodpy.services.clean.execute import execute_clean, load_clean_plan, read_clean_metadata
+from hoodpy.services.clean.retention import check_retained
+from hoodpy.services.clean.service import run_clean, schedule_clean
+from hoodpy.storage import Storage
+from hoodpy.timeline import transitions
+from hoodpy.timeline.avro_models import AvroModel, deserialize
+from hoodpy.timeline.instant import Action, instant_time_of
+from hoodpy.timeline.metadata import CommitMetadata, OperationType, WriteStat
+from hoodpy.timeline.timeline import Timeline
 
 A, B = "aaaaaaaa-0000-0000-0000-000000000001-0", "bbbbbbbb-0000-0000-0000-000000000002-0"
 RETAIN_2 = HoodieConfig.of({"hoodie.cleaner.commits.retained": "2"})
@@ -124,9 +124,9 @@ def test_time_travel_before_a_replaced_group_was_cleaned(storage):
 _KILLED_CLEANER = """
 import os, signal, sys, threading
 sys.path.insert(0, {repo!r})
-from sql_ext.config import HoodieConfig
-from sql_ext.services.clean.service import run_clean
-from sql_ext.storage import Storage
+from hoodpy.config import HoodieConfig
+from hoodpy.services.clean.service import run_clean
+from hoodpy.storage import Storage
 
 real_delete = Storage.delete
 first = threading.Lock()

@@ -6,23 +6,23 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from sql_ext.config import HoodieConfig
-from sql_ext.config.clean import CleanConfig
-from sql_ext.errors import InvalidConfigError
-from sql_ext.file_group.fs_view import list_base_files
-from sql_ext.services.clean.plan import (
+from hoodpy.config import HoodieConfig
+from hoodpy.config.clean import CleanConfig
+from hoodpy.errors import InvalidConfigError
+from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.services.clean.plan import (
     CleanerPlan,
     Protected,
     earliest_commit_to_retain,
     partitions_to_clean,
     plan_clean,
 )
-from sql_ext.storage import Storage
-from sql_ext.timeline import transitions
-from sql_ext.timeline.avro_models import AvroModel, deserialize, serialize
-from sql_ext.timeline.instant import Action, instant_time_of, parse_instant_time
-from sql_ext.timeline.metadata import CommitMetadata, OperationType, WriteStat
-from sql_ext.timeline.timeline import Timeline
+from hoodpy.storage import Storage
+from hoodpy.timeline import transitions
+from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
+from hoodpy.timeline.instant import Action, instant_time_of, parse_instant_time
+from hoodpy.timeline.metadata import CommitMetadata, OperationType, WriteStat
+from hoodpy.timeline.timeline import Timeline
 
 A, B, C = "aaaaaaaa-0000-0000-0000-000000000001-0", "bbbbbbbb-0000-0000-0000-000000000002-0", \
     "cccccccc-0000-0000-0000-000000000003-0"

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from sql_ext.services.clustering.layout import (
+from hoodpy.services.clustering.layout import (
     HILBERT,
     LINEAR,
     SAMPLE,

@@ -3,13 +3,13 @@ from datetime import datetime, timezone
 import pyarrow as pa
 import pytest
 
-from sql_ext.config import HoodieConfig
-from sql_ext.config.clustering import ClusteringConfig, parse_layout_strategy
-from sql_ext.errors import InvalidConfigError, InvalidInstantError, PlanNotFoundError
-from sql_ext.file_group.file_group import BaseFile
-from sql_ext.file_group.fs_view import FileSystemView
-from sql_ext.file_group.naming import BaseFileName
-from sql_ext.services.clustering.plan import (
+from hoodpy.config import HoodieConfig
+from hoodpy.config.clustering import ClusteringConfig, parse_layout_strategy
+from hoodpy.errors import InvalidConfigError, InvalidInstantError, PlanNotFoundError
+from hoodpy.file_group.file_group import BaseFile
+from hoodpy.file_group.fs_view import FileSystemView
+from hoodpy.file_group.naming import BaseFileName
+from hoodpy.services.clustering.plan import (
     TOTAL_IO_MB,
     TOTAL_IO_READ_MB,
     ClusteringPlan,
@@ -24,12 +24,12 @@ from sql_ext.services.clustering.plan import (
     should_schedule,
     validate_sort_columns,
 )
-from sql_ext.storage import Storage
-from sql_ext.timeline import transitions
-from sql_ext.timeline.avro_models import AvroModel, deserialize, serialize
-from sql_ext.timeline.instant import Action, Instant
-from sql_ext.timeline.metadata import CommitMetadata, OperationType, WriteStat
-from sql_ext.timeline.timeline import Timeline
+from hoodpy.storage import Storage
+from hoodpy.timeline import transitions
+from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
+from hoodpy.timeline.instant import Action, Instant
+from hoodpy.timeline.metadata import CommitMetadata, OperationType, WriteStat
+from hoodpy.timeline.timeline import Timeline
 
 T1 = "20240101000000001"
 MB = 1024 * 1024

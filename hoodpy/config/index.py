@@ -1,0 +1,42 @@
+"""Index-scope keys (Hudi's HoodieIndexConfig)."""
+
+from __future__ import annotations
+
+from hoodpy.config import ConfigKey, parse_bool, parse_enum, parse_float, parse_int
+
+BLOOM = "BLOOM"
+GLOBAL_BLOOM = "GLOBAL_BLOOM"
+SIMPLE = "SIMPLE"
+GLOBAL_SIMPLE = "GLOBAL_SIMPLE"
+
+
+class IndexConfig:
+    TYPE = ConfigKey(
+        "hoodie.index.type", BLOOM, parse_enum(BLOOM, GLOBAL_BLOOM, SIMPLE, GLOBAL_SIMPLE),
+        doc="How incoming keys are located: footer bloom filters and key ranges, or a key join; "
+        "GLOBAL_* forms keep keys unique across partitions.",
+    )
+    BLOOM_NUM_ENTRIES = ConfigKey(
+        "hoodie.index.bloom.num_entries", 60000, parse_int, doc="Keys per bloom filter row."
+    )
+    BLOOM_FPP = ConfigKey("hoodie.index.bloom.fpp", 0.000000001, parse_float, doc="Bloom false positive rate.")
+    BLOOM_MAX_ENTRIES = ConfigKey(
+        "hoodie.bloom.index.filter.dynamic.max.entries", 100000, parse_int,
+        doc="Upper bound of keys the dynamic bloom filter grows to.",
+    )
+    BLOOM_PRUNE_BY_RANGES = ConfigKey(
+        "hoodie.bloom.index.prune.by.ranges", True, parse_bool,
+        doc="Skip files whose footer key range excludes a key (turn off for random keys).",
+    )
+    BLOOM_UPDATE_PARTITION_PATH = ConfigKey(
+        "hoodie.bloom.index.update.partition.path", True, parse_bool,
+        doc="GLOBAL_BLOOM: a key whose partition changed moves (delete old, insert new).",
+    )
+    SIMPLE_UPDATE_PARTITION_PATH = ConfigKey(
+        "hoodie.simple.index.update.partition.path", True, parse_bool,
+        doc="GLOBAL_SIMPLE: a key whose partition changed moves (delete old, insert new).",
+    )
+
+    @staticmethod
+    def is_global(index_type: str) -> bool:
+        return index_type in (GLOBAL_BLOOM, GLOBAL_SIMPLE)

@@ -1,0 +1,60 @@
+"""Table-scope keys: what hoodie.properties holds (Hudi's HoodieTableConfig)."""
+
+from __future__ import annotations
+
+from hoodpy.config import ConfigKey, parse_bool, parse_csv, parse_enum, parse_int
+
+
+class TableConfig:
+    NAME = ConfigKey("hoodie.table.name", None, doc="Table name.", required=True)
+    DATABASE_NAME = ConfigKey("hoodie.database.name", "default", doc="Database the table belongs to.")
+    TYPE = ConfigKey(
+        "hoodie.table.type", "COPY_ON_WRITE", parse_enum("COPY_ON_WRITE", "MERGE_ON_READ"),
+        doc="Table type; hoodpy writes COPY_ON_WRITE only.",
+    )
+    VERSION = ConfigKey("hoodie.table.version", 6, parse_int, doc="On-disk table version.")
+    TIMELINE_LAYOUT_VERSION = ConfigKey(
+        "hoodie.timeline.layout.version", 1, parse_int, doc="Timeline file layout version."
+    )
+    RECORD_KEY_FIELDS = ConfigKey(
+        "hoodie.table.recordkey.fields", (), parse_csv,
+        doc="Fields whose values form the record key.",
+        aliases=("hoodie.datasource.write.recordkey.field",),
+    )
+    PARTITION_FIELDS = ConfigKey(
+        "hoodie.table.partition.fields", (), parse_csv,
+        doc="Fields whose values form the partition path (empty: non-partitioned).",
+        aliases=("hoodie.datasource.write.partitionpath.field",),
+    )
+    PRECOMBINE_FIELD = ConfigKey(
+        "hoodie.table.precombine.field", None,
+        doc="Ordering field: among records with one key, the largest value wins.",
+        aliases=("hoodie.datasource.write.precombine.field",),
+    )
+    KEY_GENERATOR_CLASS = ConfigKey(
+        "hoodie.table.keygenerator.class", None,
+        doc="Java key generator class name, recorded for Java readers and writers.",
+        aliases=("hoodie.datasource.write.keygenerator.class",),
+    )
+    HIVE_STYLE_PARTITIONING = ConfigKey(
+        "hoodie.datasource.write.hive_style_partitioning", False, parse_bool,
+        doc="Partition folders named field=value instead of value.",
+    )
+    URL_ENCODE_PARTITIONING = ConfigKey(
+        "hoodie.datasource.write.partitionpath.urlencode", False, parse_bool,
+        doc="URL-encode partition values in paths.",
+    )
+    DROP_PARTITION_COLUMNS = ConfigKey(
+        "hoodie.datasource.write.drop.partition.columns", False, parse_bool,
+        doc="Drop partition columns from data files (hoodpy keeps them).",
+    )
+    ARCHIVELOG_FOLDER = ConfigKey("hoodie.archivelog.folder", "archived", doc="Archived timeline folder.")
+    BASE_FILE_FORMAT = ConfigKey("hoodie.table.base.file.format", "PARQUET", doc="Base file format.")
+    POPULATE_META_FIELDS = ConfigKey(
+        "hoodie.populate.meta.fields", True, parse_bool, doc="Write the _hoodie_* meta columns."
+    )
+    TIMELINE_TIMEZONE = ConfigKey(
+        "hoodie.table.timeline.timezone", "UTC", doc="Time zone of instant times (hoodpy uses UTC)."
+    )
+    CREATE_SCHEMA = ConfigKey("hoodie.table.create.schema", None, doc="Avro schema at creation.")
+    CHECKSUM = ConfigKey("hoodie.table.checksum", None, parse_int, doc="CRC32 of '<db>.<table>'.")

@@ -1,0 +1,536 @@
+"""Hudi's footer bloom filter (type ``DYNAMIC_V0``), byte-for-byte compatible with Java Hudi 0.14.
+
+Every base file Hudi writes carries, in its parquet footer key-value metadata, a bloom filter of the file's
+record keys (:data:`FOOTER_BLOOM_FILTER_KEY`), its type (:data:`FOOTER_BLOOM_TYPE_KEY`) and the smallest and
+largest key (:data:`FOOTER_MIN_RECORD_KEY`, :data:`FOOTER_MAX_RECORD_KEY`). The bloom index reads them to
+decide which files may hold an incoming key. This module is a port of the Java classes behind the default
+type: ``HoodieDynamicBoundedBloomFilter`` wrapping ``InternalDynamicBloomFilter`` (Hadoop's
+``DynamicBloomFilter`` with a bound), whose rows are Hadoop ``BloomFilter`` s hashed with Hadoop's
+MurmurHash.
+
+Serialized form (all integers big-endian), base64-encoded with the standard alphabet and padding::
+
+    int32 -1 (version) | int32 nbHash | int8 hashType (1 = MURMUR) | int32 vectorSize
+    int32 nr (keys per row) | int32 currentNbRecord | int32 rows
+    rows x ( int32 -1 | int32 nbHash | int8 1 | int32 vectorSize | ceil(vectorSize / 8) bytes )
+
+where bit ``i`` of a row is bit ``i & 7`` (least significant first) of byte ``i >> 3``. A key's UTF-8 bytes
+map to ``nbHash`` positions by chaining the hash: ``h = murmur(key, seed=h)`` starting from ``h = 0``, each
+position being ``abs(h % vectorSize)`` with Java's truncating remainder.
+
+Keys are buffered and hashed in numpy batches, so adding keys one at a time is as fast as adding a list.
+
+Example:
+    >>> bloom = BloomFilter.create()
+    >>> bloom.add_all(["id:1", "id:2"])
+    >>> bloom.might_contain("id:1"), bloom.might_contain_many(["id:2", "id:3"])
+    (True, [True, False])
+    >>> BloomFilter.deserialize(bloom.serialize()).serialize() == bloom.serialize()
+    True
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import numbers
+import operator
+import struct
+from collections.abc import Iterable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hoodpy.config.index import IndexConfig
+from hoodpy.errors import InvalidConfigError, InvalidRecordError
+from hoodpy.index.murmur_hash import MurmurBatch, hash32
+
+FOOTER_BLOOM_FILTER_KEY = "org.apache.hudi.bloomfilter"
+FOOTER_BLOOM_TYPE_KEY = "hoodie_bloom_filter_type_code"
+BLOOM_TYPE_DYNAMIC_V0 = "DYNAMIC_V0"
+FOOTER_MIN_RECORD_KEY = "hoodie_min_record_key"
+FOOTER_MAX_RECORD_KEY = "hoodie_max_record_key"
+
+_VERSION = -1  # Hadoop's Filter.VERSION; negative so old non-versioned filters (nbHash first) are told apart.
+_MURMUR_HASH = 1  # Hadoop's Hash.MURMUR_HASH; the only hash Hudi writes.
+_INT32_MAX = 2**31 - 1
+_LOG2_SQUARED = math.log(2) * math.log(2)
+
+_FILTER_HEADER = struct.Struct(">iibi")  # version, nbHash, hashType, vectorSize
+_DYNAMIC_HEADER = struct.Struct(">iii")  # nr, currentNbRecord, number of rows
+
+_BATCH = 1 << 16  # keys hashed per numpy batch; bounds the (keys x nbHash) position matrix to ~16 MB
+
+
+def bit_size(num_entries: int, fpp: float) -> int:
+    """Hudi's ``BloomFilterUtils.getBitSize``: bits per row for ``num_entries`` keys at rate ``fpp``.
+
+    The expression keeps Java's evaluation order so that the ``ceil`` lands on the same integer.
+
+    Example:
+        >>> bit_size(60000, 0.000000001)
+        2587966
+    """
+    return math.ceil(num_entries * (-math.log(fpp) / _LOG2_SQUARED))
+
+
+def num_hashes(bits: int, num_entries: int) -> int:
+    """Hudi's ``BloomFilterUtils.getNumHashes``: ``ceil(ln 2 * bits / num_entries)`` (a ceiling, not a round).
+
+    Example:
+        >>> num_hashes(2587966, 60000)
+        30
+    """
+    return math.ceil(math.log(2) * bits / num_entries)
+
+
+def _encode_key(key: str) -> bytes:
+    """A record key's bytes as Java's ``String.getBytes(UTF_8)`` produces them."""
+    if not isinstance(key, str):
+        raise TypeError(f"bloom filter keys are str, got {type(key).__name__}")
+    try:
+        data = key.encode("utf-8")
+    except UnicodeEncodeError:
+        # Java sees UTF-16: a surrogate pair is one character, and a lone surrogate encodes as '?'.
+        data = key.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+        data = data.encode("utf-8", "replace")
+    if not data:
+        # Hadoop's HashFunction rejects zero-length keys; Hudi's key generators never produce them.
+        raise InvalidRecordError("A record key added to or looked up in a bloom filter must not be empty")
+    return data
+
+
+def _int_setting(key: str, value: object, minimum: int) -> int:
+    """A Java ``int`` setting; numpy integers are fine, floats and bools are not."""
+    try:
+        number = operator.index(value) if not isinstance(value, bool) else None
+    except TypeError:
+        number = None
+    if number is None or not minimum <= number <= _INT32_MAX:
+        raise InvalidConfigError(key, value, f"expected an integer between {minimum} and {_INT32_MAX}")
+    return number
+
+
+def _corrupt(text: str | bytes, reason: str) -> InvalidConfigError:
+    """The error for a serialized filter that cannot be read, quoting only a short prefix of it."""
+    prefix = text[:24] if isinstance(text, str) else text[:24].decode("ascii", "replace")
+    if len(text) > 24:
+        prefix += "..."
+    return InvalidConfigError(FOOTER_BLOOM_FILTER_KEY, prefix, f"not a {BLOOM_TYPE_DYNAMIC_V0} bloom filter: {reason}")
+
+
+class BloomFilter:
+    """Hudi's ``DYNAMIC_V0`` bloom filter: rows of ``nr`` keys each, growing up to ``max_entries`` keys.
+
+    Keys go into the last row until it holds ``nr`` keys; then a new row is added while
+    ``rows * nr < max_entries``. Once that bound is reached, keys are spread round-robin over the existing
+    rows (exactly as Java does it, including that row 0 receives the first two keys after the switch). A key
+    might be present if any row has all its bits set.
+
+    Build one with :meth:`create` or :meth:`deserialize`; the constructor takes the raw state.
+
+    Args:
+        vector_size: Bits per row (Hadoop's ``vectorSize``).
+        num_hashes: Hash positions per key (Hadoop's ``nbHash``).
+        entries_per_row: Keys per row before a new one is added (Hudi's ``nr``).
+        max_entries: Bound on ``rows * entries_per_row`` (Hudi's ``maxNr``).
+        num_records: Keys added to the current row so far (Hudi's ``currentNbRecord``).
+        rows: One boolean array of ``vector_size`` bits per row.
+
+    Example:
+        >>> bloom = BloomFilter.create(num_entries=2, fpp=0.01, max_entries=10)
+        >>> bloom.add_all(["a", "b", "c"])
+        >>> bloom.num_rows, bloom.num_records
+        (2, 1)
+    """
+
+    def __init__(
+        self,
+        *,
+        vector_size: int,
+        num_hashes: int,
+        entries_per_row: int,
+        max_entries: int,
+        num_records: int = 0,
+        rows: list[np.ndarray] | None = None,
+    ):
+        self._vector_size = vector_size
+        self._num_hashes = num_hashes
+        self._nr = entries_per_row
+        self._max_nr = max_entries
+        self._current_nb_record = num_records
+        self._rows = rows if rows is not None else [np.zeros(vector_size, dtype=np.bool_)]
+        # Round-robin state of InternalDynamicBloomFilter; Java does not serialize it either.
+        self._reached_max = False
+        self._cur_matrix_index = 0
+        # Keys whose row is already decided but whose bits are not set yet (hashed in batches).
+        self._pending_keys: list[bytes] = []
+        self._pending_rows: list[int] = []
+
+    @classmethod
+    def create(cls, num_entries: int = 60000, fpp: float = 0.000000001, max_entries: int = 100000) -> BloomFilter:
+        """An empty filter sized like Hudi's ``BloomFilterFactory.createBloomFilter(..., DYNAMIC_V0)``.
+
+        Args:
+            num_entries: Keys per row (``hoodie.index.bloom.num_entries``).
+            fpp: Target false-positive rate of a row (``hoodie.index.bloom.fpp``).
+            max_entries: Bound the filter grows to (``hoodie.bloom.index.filter.dynamic.max.entries``).
+
+        Raises:
+            InvalidConfigError: A setting is out of range or yields more than 2^31 - 1 bits per row.
+
+        Example:
+            >>> bloom = BloomFilter.create()
+            >>> bloom.vector_size, bloom.num_hashes
+            (2587966, 30)
+        """
+        num_entries = _int_setting(IndexConfig.BLOOM_NUM_ENTRIES.key, num_entries, 1)
+        max_entries = _int_setting(IndexConfig.BLOOM_MAX_ENTRIES.key, max_entries, 0)
+        if isinstance(fpp, bool) or not isinstance(fpp, numbers.Real) or not 0.0 < fpp < 1.0:
+            raise InvalidConfigError(IndexConfig.BLOOM_FPP.key, fpp, "expected a probability strictly between 0 and 1")
+        fpp = float(fpp)
+        bits = bit_size(num_entries, fpp)
+        if bits > _INT32_MAX:
+            raise InvalidConfigError(
+                IndexConfig.BLOOM_FPP.key, fpp, f"{num_entries} entries at this rate need {bits} bits, over 2^31 - 1"
+            )
+        return cls(
+            vector_size=bits,
+            num_hashes=num_hashes(bits, num_entries),
+            entries_per_row=num_entries,
+            max_entries=max_entries,
+        )
+
+    @classmethod
+    def resume(cls, text: str | bytes, keys_added: int, num_entries: int = 60000, fpp: float = 0.000000001,
+               max_entries: int = 100000) -> BloomFilter | None:
+        """The filter ``create(num_entries, fpp, max_entries)`` is after adding ``keys_added`` keys, rebuilt from
+        ``text``, the serialized filter of exactly those keys; None when ``text`` cannot be that (other sizing,
+        another key count, not a ``DYNAMIC_V0`` filter).
+
+        Adding more keys to the result gives, byte for byte, the filter of all the keys built from scratch:
+        a rewritten file that keeps its old keys in order and appends new ones need not hash the old ones
+        again. Unlike :meth:`deserialize`, the growth bound and round-robin state are restored.
+
+        Example:
+            >>> old = BloomFilter.create(2, 0.1, 4)
+            >>> old.add_all(["a", "b", "c"])
+            >>> resumed = BloomFilter.resume(old.serialize(), 3, 2, 0.1, 4)
+            >>> resumed.add_all(["d", "e"])
+            >>> scratch = BloomFilter.create(2, 0.1, 4)
+            >>> scratch.add_all(["a", "b", "c", "d", "e"])
+            >>> resumed.serialize() == scratch.serialize()
+            True
+        """
+        fresh = cls.create(num_entries, fpp, max_entries)
+        try:
+            stored = cls.deserialize(text)
+        except InvalidConfigError:
+            return None
+        if (stored.vector_size, stored.num_hashes, stored.entries_per_row) != (
+                fresh.vector_size, fresh.num_hashes, fresh.entries_per_row):
+            return None
+        fresh._claim_rows(keys_added)  # the row bookkeeping of keys_added keys, without hashing them
+        if (len(fresh._rows), fresh._current_nb_record) != (stored.num_rows, stored.num_records):
+            return None
+        fresh._rows = stored._rows
+        return fresh
+
+    # -- state -------------------------------------------------------------------------------------------
+
+    @property
+    def vector_size(self) -> int:
+        """Bits per row."""
+        return self._vector_size
+
+    @property
+    def num_hashes(self) -> int:
+        """Hash positions per key."""
+        return self._num_hashes
+
+    @property
+    def entries_per_row(self) -> int:
+        """Keys per row before the filter grows (Hudi's ``nr``)."""
+        return self._nr
+
+    @property
+    def max_entries(self) -> int:
+        """The growth bound (0 for a deserialized filter, as in Java: it is not part of the format)."""
+        return self._max_nr
+
+    @property
+    def num_rows(self) -> int:
+        """Rows (standard bloom filters) in the matrix."""
+        return len(self._rows)
+
+    @property
+    def num_records(self) -> int:
+        """Hudi's ``currentNbRecord``: keys added since the last row was added (counts on past the bound)."""
+        return self._current_nb_record
+
+    def __repr__(self) -> str:
+        return (
+            f"BloomFilter(vector_size={self._vector_size}, num_hashes={self._num_hashes}, "
+            f"entries_per_row={self._nr}, max_entries={self._max_nr}, rows={len(self._rows)}, "
+            f"num_records={self._current_nb_record})"
+        )
+
+    # -- adding ------------------------------------------------------------------------------------------
+
+    def add(self, key: str) -> None:
+        """Add one record key (its UTF-8 bytes).
+
+        Raises:
+            InvalidRecordError: The key is empty.
+        """
+        self._pending_keys.append(_encode_key(key))
+        self._pending_rows.append(self._claim_row())
+        if len(self._pending_keys) >= _BATCH:
+            self._flush()
+
+    def _might_contain_arrow(self, keys: pa.Array | pa.ChunkedArray) -> list[bool]:
+        result: list[bool] = []
+        for chunk, _ in self._arrow_batches(keys):
+            result.extend(self._hits(self._positions_of_batch(chunk)).tolist())
+        return result
+
+    @staticmethod
+    def _arrow_batches(keys: pa.Array | pa.ChunkedArray):
+        """(MurmurBatch, start) per _BATCH keys of an Arrow string array, read straight from its buffers."""
+        if isinstance(keys, pa.ChunkedArray):
+            keys = keys.combine_chunks()
+        if not pa.types.is_binary(keys.type) and not pa.types.is_large_binary(keys.type):
+            keys = keys.cast(pa.large_binary() if pa.types.is_large_string(keys.type) else pa.binary())
+        if keys.null_count or (len(keys) and pc.min(pc.binary_length(keys)).as_py() == 0):
+            raise InvalidRecordError("A record key added to or looked up in a bloom filter must not be empty")
+        # Arrow strings are valid UTF-8, so their bytes are what Java's getBytes(UTF_8) gives.
+        wide = pa.types.is_large_binary(keys.type)
+        for start in range(0, len(keys), _BATCH):
+            chunk = keys.slice(start, _BATCH)
+            _, offsets_buf, data_buf = chunk.buffers()
+            offsets = np.frombuffer(offsets_buf, dtype=np.int64 if wide else np.int32)[
+                chunk.offset:chunk.offset + len(chunk) + 1]
+            data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+            yield MurmurBatch.from_offsets(offsets, data), start
+
+    def add_all(self, keys: Iterable[str] | pa.Array | pa.ChunkedArray) -> None:
+        """Add record keys in order (the order decides which row each key lands in).
+
+        An Arrow string array is hashed straight from its buffers (no Python object per key): the form
+        base file writers use.
+
+        Raises:
+            InvalidRecordError: A key is empty (for a Python iterable, the keys before it have been added;
+                for an Arrow array, none has).
+        """
+        if isinstance(keys, (pa.Array, pa.ChunkedArray)):
+            self._add_arrow(keys)
+            return
+        for key in keys:
+            self.add(key)
+
+    def _add_arrow(self, keys: pa.Array | pa.ChunkedArray) -> None:
+        batches = self._arrow_batches(keys)  # validates before any row is claimed
+        first = next(batches, None)
+        if first is None:
+            return
+        rows = self._claim_rows(len(keys))
+        self._flush()
+        for batch, start in (first, *batches):
+            self._set_bits(self._positions_of_batch(batch), rows[start:start + len(batch)])
+
+    def _claim_rows(self, n: int) -> np.ndarray:
+        """:meth:`_claim_row` for ``n`` keys at once: whole runs of keys share a row until it fills."""
+        out = np.empty(n, dtype=np.int64)
+        done = 0
+        while done < n:
+            if self._reached_max:
+                k = n - done
+                out[done:] = (self._cur_matrix_index + np.arange(k)) % len(self._rows)
+                self._cur_matrix_index += k
+                self._current_nb_record += k
+                done = n
+            elif self._current_nb_record < self._nr:
+                k = min(n - done, self._nr - self._current_nb_record)
+                out[done:done + k] = len(self._rows) - 1
+                self._current_nb_record += k
+                done += k
+            else:  # the active row is full: _claim_row opens a row or switches to round robin
+                out[done] = self._claim_row()
+                done += 1
+        return out
+
+    def _claim_row(self) -> int:
+        """The row the next key goes to; mirrors ``InternalDynamicBloomFilter.getActiveStandardBF`` + ``add``."""
+        if self._reached_max:
+            row = self._cur_matrix_index % len(self._rows)
+            self._cur_matrix_index += 1
+        elif self._current_nb_record >= self._nr and len(self._rows) * self._nr < self._max_nr:
+            self._rows.append(np.zeros(self._vector_size, dtype=np.bool_))
+            self._current_nb_record = 0
+            row = len(self._rows) - 1
+        elif self._current_nb_record >= self._nr:
+            # Java returns row 0 here without advancing the round-robin index: row 0 gets the next key too.
+            self._reached_max = True
+            row = 0
+        else:
+            row = len(self._rows) - 1
+        self._current_nb_record += 1
+        return row
+
+    def _flush(self) -> None:
+        """Set the bits of the buffered keys."""
+        if not self._pending_keys:
+            return
+        keys, rows = self._pending_keys, np.asarray(self._pending_rows, dtype=np.int64)
+        self._pending_keys, self._pending_rows = [], []
+        self._set_bits(self._positions(keys), rows)
+
+    def _set_bits(self, positions: np.ndarray, rows: np.ndarray) -> None:
+        targets = np.unique(rows)
+        if len(targets) == 1:  # the common case: every key went to the last row
+            self._rows[targets[0]][positions.ravel()] = True
+            return
+        for row in targets:
+            self._rows[row][positions[:, rows == row].ravel()] = True
+
+    # -- hashing -----------------------------------------------------------------------------------------
+
+    def _positions(self, keys: list[bytes]) -> np.ndarray:
+        """Bit positions of many keys: a ``uint32`` array of shape ``(num_hashes, len(keys))``."""
+        return self._positions_of_batch(MurmurBatch(keys))
+
+    def _positions_of_batch(self, batch: MurmurBatch) -> np.ndarray:
+        hashed = batch.hash32_chain(self._num_hashes)
+        # Java's Math.abs(h % vectorSize) with a truncating %, which equals abs(h) % vectorSize. abs in int32
+        # wraps -2^31 to itself, which read as uint32 is 2^31, the true absolute value; uint32 division is
+        # several times faster than int64.
+        return np.abs(hashed).view(np.uint32) % np.uint32(self._vector_size)
+
+    def _hits(self, positions: np.ndarray) -> np.ndarray:
+        """Per key (column of ``positions``): whether some row has all its bits set."""
+        hit = np.zeros(positions.shape[1], dtype=np.bool_)
+        for row in self._rows:
+            hit |= row[positions].all(axis=0)
+        return hit
+
+    def _positions_of(self, data: bytes) -> list[int]:
+        """Bit positions of one key (pure Python; cheaper than numpy for a single key)."""
+        positions, h = [], 0
+        for _ in range(self._num_hashes):
+            h = hash32(data, h)
+            positions.append(abs(h) % self._vector_size)  # = Java's Math.abs(h % vectorSize)
+        return positions
+
+    # -- membership --------------------------------------------------------------------------------------
+
+    def might_contain(self, key: str) -> bool:
+        """False if ``key`` was certainly never added; True if it may have been.
+
+        Raises:
+            InvalidRecordError: The key is empty.
+        """
+        positions = self._positions_of(_encode_key(key))
+        self._flush()
+        return any(all(row[p] for p in positions) for row in self._rows)
+
+    def might_contain_many(self, keys: Iterable[str]) -> list[bool]:
+        """:meth:`might_contain` for many keys at once (vectorised; use it for more than a handful).
+
+        Raises:
+            InvalidRecordError: A key is empty.
+        """
+        self._flush()
+        if isinstance(keys, (pa.Array, pa.ChunkedArray)):
+            return self._might_contain_arrow(keys)
+        encoded = [_encode_key(key) for key in keys]
+        result: list[bool] = []
+        for start in range(0, len(encoded), _BATCH):
+            result.extend(self._hits(self._positions(encoded[start : start + _BATCH])).tolist())
+        return result
+
+    # -- serialization -----------------------------------------------------------------------------------
+
+    def serialize(self) -> str:
+        """The base64 text Hudi stores under :data:`FOOTER_BLOOM_FILTER_KEY`.
+
+        Example:
+            >>> BloomFilter.create(10, 0.1).serialize()[:12]
+            '/////wAAAAQB'
+        """
+        self._flush()
+        row_header = _FILTER_HEADER.pack(_VERSION, self._num_hashes, _MURMUR_HASH, self._vector_size)
+        parts = [row_header, _DYNAMIC_HEADER.pack(self._nr, self._current_nb_record, len(self._rows))]
+        for row in self._rows:
+            parts.append(row_header)
+            # Hadoop's BIT_VALUES order: bit i is mask 1 << (i & 7) of byte i >> 3, i.e. little bit order.
+            parts.append(np.packbits(row, bitorder="little").tobytes())
+        return base64.b64encode(b"".join(parts)).decode("ascii")
+
+    @classmethod
+    def deserialize(cls, text: str | bytes) -> BloomFilter:
+        """Read a filter from the base64 text of a parquet footer (``str``, or the ``bytes`` pyarrow returns).
+
+        Like Java's ``readFields``, this restores the bits, ``nr`` and ``currentNbRecord`` but not the growth
+        bound or the round-robin state, which the format does not hold: adding keys to a deserialized filter
+        behaves as in Java (``max_entries`` is 0, so a full last row switches to round-robin at once).
+
+        Raises:
+            InvalidConfigError: The text is not base64, or not a ``DYNAMIC_V0`` filter written with MurmurHash
+                (truncated, trailing bytes, unknown version or hash type, inconsistent rows).
+
+        Example:
+            >>> BloomFilter.deserialize(BloomFilter.create(10, 0.1).serialize()).vector_size
+            48
+        """
+        if not isinstance(text, (str, bytes)):
+            raise TypeError(f"expected the footer text as str or bytes, got {type(text).__name__}")
+        try:
+            raw = text.encode("ascii") if isinstance(text, str) else text
+            # Java's Base64 decoder accepts missing padding; Python's insists on it.
+            data = base64.b64decode(raw + b"=" * (-len(raw) % 4), validate=True)
+        except (UnicodeEncodeError, binascii.Error) as exc:
+            raise _corrupt(text, f"not base64 ({exc})") from None
+
+        outer_size = _FILTER_HEADER.size + _DYNAMIC_HEADER.size
+        if len(data) < outer_size:
+            raise _corrupt(text, f"{len(data)} bytes is shorter than the {outer_size}-byte header")
+        version, nb_hash, hash_type, vector_size = _FILTER_HEADER.unpack_from(data, 0)
+        nr, current_nb_record, num_rows = _DYNAMIC_HEADER.unpack_from(data, _FILTER_HEADER.size)
+        if version != _VERSION:
+            raise _corrupt(text, f"unsupported filter version {version} (expected {_VERSION})")
+        if hash_type != _MURMUR_HASH:
+            raise _corrupt(text, f"hash type {hash_type} is not MurmurHash ({_MURMUR_HASH})")
+        if vector_size <= 0 or nb_hash <= 0:
+            raise _corrupt(text, f"vector size {vector_size} and hash count {nb_hash} must be positive")
+        if num_rows <= 0:
+            raise _corrupt(text, f"{num_rows} rows")
+        row_bytes = (vector_size + 7) // 8
+        expected = outer_size + num_rows * (_FILTER_HEADER.size + row_bytes)
+        if len(data) != expected:
+            raise _corrupt(
+                text, f"{len(data)} bytes where {num_rows} rows of {vector_size} bits take {expected}"
+            )
+
+        expected_row_header = (_VERSION, nb_hash, _MURMUR_HASH, vector_size)
+        rows: list[np.ndarray] = []
+        offset = outer_size
+        bits = np.frombuffer(data, dtype=np.uint8)
+        for index in range(num_rows):
+            row_header = _FILTER_HEADER.unpack_from(data, offset)
+            if row_header != expected_row_header:
+                raise _corrupt(text, f"row {index} header {row_header} differs from {expected_row_header}")
+            offset += _FILTER_HEADER.size
+            row = np.unpackbits(bits[offset : offset + row_bytes], count=vector_size, bitorder="little")
+            rows.append(row.view(np.bool_))
+            offset += row_bytes
+        return cls(
+            vector_size=vector_size,
+            num_hashes=nb_hash,
+            entries_per_row=nr,
+            max_entries=0,
+            num_records=current_nb_record,
+            rows=rows,
+        )

@@ -1,0 +1,94 @@
+"""Base files into a Spark DataFrame: Spark's own parquet reader where Spark can reach the storage, else
+pyarrow inside Spark tasks.
+
+The pyspark wheel ships Hadoop's HDFS and local file systems but no object-store connectors (no
+hadoop-aws for ``s3a://``, no GCS or ABFS connector), and hoodpy adds no jars. So for a table on an object
+store hoodpy asks Spark once per session and scheme whether it can list one of the table's files; if not,
+each Spark task reads its share of the files with pyarrow (the same file system the writer used, with the
+options its base URI carries) and the rows flow on as Arrow batches. Either way the result is an ordinary
+DataFrame: filters, joins and writes downstream are Spark's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StringType, StructField, StructType
+
+from hoodpy.storage import Storage
+
+# (session id, scheme) -> whether spark.read.parquet reaches that scheme.
+_spark_reach: dict[tuple[str, str], bool] = {}
+MAX_SCAN_TASKS = 64
+
+
+def _session_key(spark: SparkSession) -> str:
+    try:
+        return str(spark.sparkContext.applicationId)
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext; its session id is as good
+        return str(getattr(spark, "session_id", id(spark)))
+
+
+def spark_reads_natively(spark: SparkSession, storage: Storage, probe_rel: str) -> bool:
+    """Whether Spark's parquet reader can open files of this storage (always for local and HDFS)."""
+    if storage.is_local or storage.scheme in ("hdfs", "viewfs"):
+        return True
+    key = (_session_key(spark), storage.scheme)
+    if key not in _spark_reach:
+        try:
+            _ = spark.read.parquet(storage.uri(probe_rel)).schema  # resolves the path: needs the connector
+            _spark_reach[key] = True
+        except Exception:  # noqa: BLE001 - no FileSystem for the scheme, or no access with Spark's conf
+            _spark_reach[key] = False
+    return _spark_reach[key]
+
+
+def read_parquet_files(spark: SparkSession, storage: Storage, rel_paths: Sequence[str], schema: StructType,
+                       *, file_name_column: str | None = None) -> DataFrame:
+    """The rows of the given base files (paths relative to the table) with ``schema``.
+
+    ``file_name_column`` adds a string column holding each row's file name (Spark's
+    ``_metadata.file_name``).
+    """
+    paths = list(rel_paths)
+    out_schema = StructType(list(schema.fields) + ([StructField(file_name_column, StringType(), False)]
+                                                   if file_name_column else []))
+    if not paths:
+        return spark.createDataFrame([], out_schema)
+    if spark_reads_natively(spark, storage, paths[0]):
+        df = spark.read.schema(schema).parquet(*[storage.uri(p) for p in paths])
+        if file_name_column:
+            df = df.select("*", F.col("_metadata.file_name").alias(file_name_column))
+        return df
+    tasks = min(len(paths), MAX_SCAN_TASKS)
+    return spark.range(0, tasks, 1, tasks).mapInArrow(
+        _scan_files(storage.base_uri, paths, tasks, to_arrow_schema(schema), file_name_column), out_schema)
+
+
+def _scan_files(base_uri: str, paths: list[str], tasks: int, arrow_schema: pa.Schema,
+                file_name_column: str | None):
+    """The task function: task i reads every ``tasks``-th file starting at i (base_uri carries options)."""
+
+    def scan(batches):
+        from hoodpy.write.merge import align
+
+        storage = Storage(base_uri)
+        for batch in batches:
+            for task in batch.column(0).to_pylist():
+                for rel in paths[task::tasks]:
+                    with storage.fs.open_input_file(storage.full_path(rel)) as f:
+                        pf = pq.ParquetFile(f)
+                        columns = [n for n in arrow_schema.names if n in pf.schema_arrow.names]
+                        table = align(pf.read(columns=columns), arrow_schema)
+                    if file_name_column:
+                        name = rel.rsplit("/", 1)[-1]
+                        table = table.append_column(pa.field(file_name_column, pa.string(), False),
+                                                    pa.array([name] * table.num_rows, pa.string()))
+                    yield from table.to_batches()
+
+    return scan

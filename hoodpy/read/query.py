@@ -1,0 +1,196 @@
+"""Reads as native Spark DataFrames over the chosen base files: snapshot, as of an instant, incremental.
+
+The file-system view picks the files; partition values, footer key ranges and column statistics prune them
+(filters as :mod:`hoodpy.read.filters` binds them); Spark's own parquet reader does the rest (vectorized
+reads, column pruning, row-group statistics).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from hoodpy.read.data_skipping import prune_by_column_stats
+from hoodpy.file_group.file_group import BaseFile
+from hoodpy.read.file_scan import read_parquet_files
+from hoodpy.index.bloom import key_ranges
+from hoodpy.read.filters import Filter, bind_filters, check_filters, filter_column
+from hoodpy.timeline.instant import validate_instant_time
+
+if TYPE_CHECKING:
+    from hoodpy.table import HoodieTable
+
+__all__ = ["Filter", "bind_filters", "check_filters", "filter_column", "incremental", "read_base_files", "select_files",
+           "snapshot"]
+
+
+def _compare(left: Any, op: str, right: Any) -> bool:
+    if op in ("is null", "is not null"):
+        return (left is None) == (op == "is null")
+    if left is None:
+        return False  # a comparison with NULL is never true
+    if op in ("in", "not in"):
+        return (left in right) == (op == "in")
+    if op in ("=", "=="):
+        return left == right
+    if op in ("!=", "<>"):
+        return left != right
+    return {"<": lambda: left < right, "<=": lambda: left <= right, ">": lambda: left > right,
+            ">=": lambda: left >= right}[op]()
+
+
+def _as_text(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return None if value is None else str(value)
+
+
+def _typed(text: str | None, sample: Any) -> Any:
+    """A partition value string in the type of the (bound) filter value, so 10 < 9 is not compared as
+    text; raises ValueError (or another error) when it has no such reading."""
+    if text is None or sample is None or isinstance(sample, str):
+        return text
+    if isinstance(sample, bool):
+        return {"true": True, "false": False}[text.strip().lower()]
+    if isinstance(sample, float):
+        return float(text)
+    if isinstance(sample, (int, Decimal)):
+        value = Decimal(text.strip())
+        return int(value) if value == value.to_integral_value() else value
+    if isinstance(sample, dt.date) and not isinstance(sample, dt.datetime):
+        return dt.date.fromisoformat(text.strip())
+    return type(sample)(text)
+
+
+def prune_partitions(table: HoodieTable, files: list[BaseFile], filters: list[Filter]) -> list[BaseFile]:
+    """The files whose partition values may pass ``filters`` (bound); a value that cannot be compared
+    keeps the file."""
+    part_filters = [f for f in filters if f[0] in table.keygen.partition_fields]
+    if not part_filters:
+        return files
+    keep = []
+    for bf in files:
+        values = table.keygen.partition_values(bf.partition_path)
+        if all(_partition_may_match(values.get(name), op, value) for name, op, value in part_filters):
+            keep.append(bf)
+    return keep
+
+
+def _partition_may_match(text: str | None, op: str, value: Any) -> bool:
+    try:
+        if op in ("in", "not in"):
+            sample = next((v for v in value if v is not None), None)
+            right = [_typed(_as_text(v), v) for v in value if v is not None]
+            if op == "not in" and len(right) < len(value):
+                return False  # x NOT IN (..., NULL) is never true
+        else:
+            sample, right = value, value
+        if value is None and op not in ("is null", "is not null"):
+            return False
+        return _compare(_typed(text, sample), op, right)
+    except Exception:  # noqa: BLE001 -- values Python cannot compare: Spark decides, keep the file
+        return True
+
+
+def _key_text_is_exact(value: Any, key_type: pa.DataType | None) -> bool:
+    """Whether str(value) is the stored record key of every row Spark's ``key = value`` matches.
+
+    Only same-kind literals qualify: 9.0 or '09' against an int key match id 9 in Spark, yet read '9.0'
+    and '09' as text, so they must not prune.
+    """
+    if key_type is None:
+        return False
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return pa.types.is_integer(key_type)
+    if isinstance(value, str):
+        return pa.types.is_string(key_type) or pa.types.is_large_string(key_type)
+    return False
+
+
+def prune_by_key_range(table: HoodieTable, files: list[BaseFile], filters: list[Filter],
+                       schema: pa.Schema | None = None) -> list[BaseFile]:
+    """Skip files whose footer [min, max] record key holds none of the keys an equality filter asks for
+    (``schema``: the table's data schema, loaded when not given)."""
+    keygen = table.keygen
+    if keygen.composite_record_key or not files:
+        return files
+    field = keygen.record_key_fields[0]
+    if not any(name == field for name, _, _ in filters):
+        return files
+    schema = schema if schema is not None else table.arrow_schema()
+    key_type = schema.field(field).type if schema is not None and field in schema.names else None
+    wanted: set[str] | None = None
+    for name, op, value in filters:
+        if name == field and op in ("=", "==", "in"):
+            values = list(value) if op == "in" else [value]
+            if not all(_key_text_is_exact(v, key_type) for v in values):
+                continue
+            keys = {keygen.record_key_of({field: v}) for v in values}
+            wanted = keys if wanted is None else wanted & keys
+    if wanted is None:
+        return files
+    keep = []
+    for bf, (lo, hi) in zip(files, key_ranges(table.storage, files), strict=True):
+        if lo is None or hi is None or any(lo <= k <= hi for k in wanted):
+            keep.append(bf)
+    return keep
+
+
+def select_files(table: HoodieTable, files: list[BaseFile], filters: list[Filter],
+                 schema: pa.Schema | None = None) -> list[BaseFile]:
+    """The base files that may hold rows passing ``filters`` (bound, :func:`bind_filters`): partition
+    values, then record-key ranges, then footer column statistics (``schema``: the data schema)."""
+    if not filters:
+        return files
+    files = prune_by_key_range(table, prune_partitions(table, files, filters), filters, schema)
+    return prune_by_column_stats(table.storage, files, filters, schema)
+
+
+def read_base_files(table: HoodieTable, files: list[BaseFile], schema_instant: str | None = None) -> DataFrame:
+    schema = table.spark_schema(as_of=schema_instant)
+    return read_parquet_files(table.spark, table.storage, [bf.path for bf in files], schema)
+
+
+def snapshot(table: HoodieTable, *, as_of: str | None = None, filters: Sequence[Filter] = (),
+             apply_filters: bool = True) -> DataFrame:
+    """The files ``filters`` may match, read; with ``apply_filters`` False the rows are not filtered (the
+    SQL layer's caller applies its whole WHERE anyway). Filter values are bound to their columns' types
+    (:mod:`hoodpy.read.filters`), so pruning and Spark's filter agree under either ANSI setting."""
+    if as_of is not None:
+        validate_instant_time(as_of)
+    view = table.file_system_view(as_of=as_of)
+    schema = table.spark_schema(as_of=as_of, timeline=view.timeline)
+    bound = bind_filters(filters, schema)  # before any listing of footers: bad values fail first
+    files = select_files(table, view.latest_base_files(), bound, table.arrow_schema(view.timeline, as_of))
+    df = read_parquet_files(table.spark, table.storage, [bf.path for bf in files], schema)
+    for f in bound if apply_filters else ():
+        df = df.filter(filter_column(f))
+    return df
+
+
+def incremental(table: HoodieTable, start: str, end: str | None = None) -> DataFrame:
+    """Records written by commits in (start, end]: the latest versions of the touched file groups as of
+    ``end``, filtered by commit time."""
+    validate_instant_time(start)
+    if end is not None:
+        validate_instant_time(end)
+    timeline = table.timeline
+    commits = timeline.completed_commits_in_range(start, end)
+    end = end or (commits[-1].timestamp if commits else start)
+    touched = {(s.partition_path, s.file_id) for i in commits for s in timeline.commit_metadata(i).write_stats}
+    view = table.file_system_view(as_of=end)
+    # A start before the active timeline (archived commits): every file group, the commit-time filter decides.
+    active = timeline.completed_commits()
+    archived = not active or start < active[0].timestamp
+    files = [bf for bf in view.latest_base_files() if archived or (bf.partition_path, bf.file_id) in touched]
+    df = read_base_files(table, files, end)
+    commit_time = F.col("_hoodie_commit_time")
+    return df.filter((commit_time > F.lit(start)) & (commit_time <= F.lit(end)))

@@ -1,0 +1,208 @@
+"""Archival: move old completed instants off the active timeline into ``.hoodie/archived`` (Hudi 0.14's
+HoodieTimelineArchiver), and read them back.
+
+Which instants (``hoodie.keep.max.commits`` / ``hoodie.keep.min.commits``):
+
+* completed commits, deltacommits and replacecommits once there are more than ``max``: the oldest, down to
+  ``min``, but never at or after the oldest pending instant, the first savepoint, or the last clean's
+  earliest commit to retain (so no file a retained query reads loses its commit), and never a replacecommit
+  whose replaced file groups still have files (the groups would come back to life without it);
+* completed cleans and rollbacks, per action, once there are more than ``max``: the oldest, down to ``min``.
+
+Each instant's state files (requested, inflight, completed) become HoodieArchivedMetaEntry records, written
+in Avro data blocks of ``hoodie.commits.archival.batch`` records into a new log file
+``.commits_.archive.<n>_1-0-1`` (the file is complete before any instant is removed); then the instant files
+are deleted. The active-timeline loader lists ``.hoodie/`` only, so it never sees the archive.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hoodpy.config import HoodieConfig
+from hoodpy.config.clean import ArchivalConfig
+from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.storage import Storage
+from hoodpy.timeline import log_format, transitions
+from hoodpy.timeline.avro_models import AvroModel, decode_record, deserialize, encode_record, schema_json
+from hoodpy.timeline.instant import Action, Instant, State
+from hoodpy.timeline.timeline import METAFOLDER, Timeline
+
+if TYPE_CHECKING:
+    from hoodpy.table import HoodieTable
+
+ARCHIVE_FOLDER = f"{METAFOLDER}/archived"
+_AVRO_STAT_FIELDS = ("fileId", "path", "prevCommit", "numWrites", "numDeletes", "numUpdateWrites", "totalWriteBytes",
+                     "totalWriteErrors", "partitionPath", "totalLogRecords", "totalUpdatedRecordsCompacted",
+                     "numInserts", "totalLogBlocks", "totalCorruptLogBlock", "totalRollbackBlocks", "fileSizeInBytes")
+
+
+@dataclass
+class ArchiveResult:
+    archived: list[Instant] = field(default_factory=list)  # completed instants moved off the active timeline
+    archive_file: str | None = None
+    entries: int = 0
+
+
+# -- which instants --------------------------------------------------------------------------------------
+def _replaced_groups_still_on_storage(storage: Storage, timeline: Timeline, instant: Instant) -> bool:
+    replaced = timeline.commit_metadata(instant).replaced_file_ids()
+    if not replaced:
+        return False
+    present = {(bf.partition_path, bf.file_id) for bf in list_base_files(storage, {p for p, _ in replaced})}
+    return bool(replaced & present)
+
+
+def instants_to_archive(storage: Storage, timeline: Timeline, config: HoodieConfig) -> list[Instant]:
+    from hoodpy.services.clean.service import last_completed_clean_earliest
+    from hoodpy.services.savepoint import savepoint_times
+
+    ArchivalConfig.validate(config)
+    low, high = config.get(ArchivalConfig.MIN_COMMITS), config.get(ArchivalConfig.MAX_COMMITS)
+    out: list[Instant] = []
+    for action in (Action.CLEAN, Action.ROLLBACK):
+        done = timeline.filter(actions=[action], states=[State.COMPLETED])
+        if len(done) > high:
+            out += done[: len(done) - low]
+    commits = timeline.completed_commits()
+    if len(commits) > high:
+        bounds = [i.timestamp for i in timeline.instants if not i.is_completed][:1]
+        bounds += savepoint_times(timeline)[:1]
+        earliest = last_completed_clean_earliest(storage, timeline)
+        if earliest:
+            bounds.append(earliest)
+        limit = min(bounds) if bounds else None
+        for c in commits[: len(commits) - low]:
+            if limit is not None and c.timestamp >= limit:
+                break
+            if c.action == Action.REPLACECOMMIT and _replaced_groups_still_on_storage(storage, timeline, c):
+                break
+            out.append(c)
+    return sorted(out, key=lambda i: (i.timestamp, i.action.value))
+
+
+# -- HoodieArchivedMetaEntry -------------------------------------------------------------------------------
+def _avro_commit_metadata(data: bytes, *, replace: bool) -> dict[str, Any] | None:
+    try:
+        d = json.loads(data.decode("utf-8")) if data.strip() else None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(d, dict):
+        return None
+    stats = {p: [{k: s.get(k) for k in _AVRO_STAT_FIELDS} for s in lst or []]
+             for p, lst in (d.get("partitionToWriteStats") or {}).items() if p is not None}
+    out = {"partitionToWriteStats": stats,
+           "extraMetadata": {k: str(v) for k, v in (d.get("extraMetadata") or {}).items() if v is not None},
+           "version": 1, "operationType": d.get("operationType")}
+    if replace:
+        out["partitionToReplaceFileIds"] = dict(d.get("partitionToReplaceFileIds") or {})
+    return out
+
+
+def meta_entry(storage: Storage, instant: Instant, mtime_ns: int | None) -> dict[str, Any]:
+    """The HoodieArchivedMetaEntry of one instant state file (Hudi's MetadataConversionUtils)."""
+    from sql_ext.procedures.base import format_instant_millis
+
+    data = storage.read_bytes(f"{METAFOLDER}/{instant.file_name}")
+    entry: dict[str, Any] = {"commitTime": instant.timestamp, "actionType": instant.action.value,
+                             "actionState": instant.state.value, "version": 1,
+                             "stateTransitionTime": format_instant_millis(mtime_ns)}
+    a, done = instant.action, instant.is_completed
+    if a in (Action.COMMIT, Action.DELTACOMMIT):
+        entry["hoodieCommitMetadata"] = _avro_commit_metadata(data, replace=False)
+    elif a == Action.REPLACECOMMIT:
+        if done:
+            entry["hoodieReplaceCommitMetadata"] = _avro_commit_metadata(data, replace=True)
+        elif instant.is_inflight:
+            entry["HoodieInflightReplaceMetadata"] = _avro_commit_metadata(data, replace=False)
+        elif data:
+            entry["hoodieRequestedReplaceMetadata"] = deserialize(AvroModel.REQUESTED_REPLACE_METADATA, data)
+    elif a == Action.CLEAN and data:
+        key, model = (("hoodieCleanMetadata", AvroModel.CLEAN_METADATA) if done
+                      else ("hoodieCleanerPlan", AvroModel.CLEANER_PLAN))
+        entry[key] = deserialize(model, data)
+    elif a == Action.ROLLBACK and done and data:
+        entry["hoodieRollbackMetadata"] = deserialize(AvroModel.ROLLBACK_METADATA, data)
+    elif a == Action.SAVEPOINT and done and data:
+        entry["hoodieSavePointMetadata"] = deserialize(AvroModel.SAVEPOINT_METADATA, data)
+    return entry
+
+
+# -- writing and reading the archive ------------------------------------------------------------------------
+def _next_archive_version(storage: Storage) -> int:
+    versions = [log_format.archive_file_version(f.path.rsplit("/", 1)[-1]) for f in storage.list_files(ARCHIVE_FOLDER)]
+    return max([v for v in versions if v is not None], default=0) + 1
+
+
+def archive(storage: Storage, config: HoodieConfig) -> ArchiveResult:
+    """Archive what :func:`instants_to_archive` selects; under optimistic concurrency, holding the lock."""
+    from hoodpy.transaction.transaction import WriteTransaction
+
+    with WriteTransaction(storage, config).locked():
+        timeline = Timeline.load(storage)
+        chosen = instants_to_archive(storage, timeline, config)
+        if not chosen:
+            return ArchiveResult()
+        mtimes = {f.path.rsplit("/", 1)[-1]: f.mtime_ns for f in storage.list_files(METAFOLDER)}
+        entries = []
+        for instant in chosen:
+            for state in (State.REQUESTED, State.INFLIGHT, State.COMPLETED):
+                s = instant.with_state(state)
+                if s.file_name in mtimes:
+                    entries.append(encode_record(AvroModel.ARCHIVED_META_ENTRY,
+                                                 meta_entry(storage, s, mtimes[s.file_name])))
+        batch = config.get(ArchivalConfig.BATCH)
+        schema = schema_json(AvroModel.ARCHIVED_META_ENTRY)
+        data = b"".join(log_format.avro_data_block(entries[i:i + batch], schema)
+                        for i in range(0, len(entries), batch))
+        name = log_format.archive_file_name(_next_archive_version(storage))
+        storage.write_atomic(f"{ARCHIVE_FOLDER}/{name}", data)
+        for instant in chosen:
+            transitions.delete_archived(storage, instant)
+        return ArchiveResult(archived=chosen, archive_file=f"{ARCHIVE_FOLDER}/{name}", entries=len(entries))
+
+
+def archive_after_commit(table: HoodieTable, options: Mapping[str, Any] | None = None) -> ArchiveResult | None:
+    """``hoodie.archive.automatic``: archive after each commit (cheap when nothing qualifies)."""
+    config = table.config.with_options(options)
+    if not config.get(ArchivalConfig.AUTOMATIC):
+        return None
+    timeline = Timeline.load(table.storage)
+    high = config.get(ArchivalConfig.MAX_COMMITS)
+    counts = [len(timeline.completed_commits())] + [
+        len(timeline.filter(actions=[a], states=[State.COMPLETED])) for a in (Action.CLEAN, Action.ROLLBACK)]
+    if max(counts) <= high:
+        return None
+    return archive(table.storage, config)
+
+
+def read_archived_entries(storage: Storage) -> list[dict[str, Any]]:
+    """Every HoodieArchivedMetaEntry in ``.hoodie/archived``, oldest first (one per instant and state)."""
+    files = sorted((v, f.path) for f in storage.list_files(ARCHIVE_FOLDER)
+                   if (v := log_format.archive_file_version(f.path.rsplit("/", 1)[-1])) is not None)
+    seen: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for _, rel in files:
+        for block in log_format.read_blocks(storage.read_bytes(rel), storage.full_path(rel)):
+            if block.block_type != log_format.AVRO_DATA_BLOCK:
+                continue
+            writer_schema = block.header.get(log_format.SCHEMA)
+            for raw in log_format.avro_records(block):
+                entry = decode_record(AvroModel.ARCHIVED_META_ENTRY, raw, writer_schema)
+                key = (entry.get("commitTime") or "", entry.get("actionType") or "", entry.get("actionState") or "")
+                seen[key] = entry  # an entry archived twice (a crash before the instant files went) counts once
+    return [seen[k] for k in sorted(seen)]
+
+
+def archived_instants(storage: Storage) -> list[Instant]:
+    """Completed instants of the archived timeline, oldest first."""
+    out = []
+    for e in read_archived_entries(storage):
+        if e.get("actionState") == State.COMPLETED.value:
+            try:
+                out.append(Instant(e["commitTime"], Action(e["actionType"]), State.COMPLETED))
+            except ValueError:
+                continue
+    return out

@@ -1,0 +1,160 @@
+"""Executing a saved clean plan: delete its files, then complete ``<t>.clean`` (Avro HoodieCleanMetadata).
+
+The plan is re-read from ``<t>.clean.requested`` (or ``.clean.inflight``, which holds the same plan); nothing
+is re-planned, so a clean that crashed half-way is finished by running the same plan again. A file already
+gone counts as deleted (a re-run after a crash finds the files the first attempt removed); a file that still
+exists after its delete failed is recorded in ``failedDeleteFiles``.
+
+Example:
+    >>> result = execute_clean(table.storage, "20240101000000000")
+    >>> result.total_files_deleted
+    4
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from hoodpy.errors import IllegalInstantTransitionError, PlanNotFoundError
+from hoodpy.services.clean.plan import CleanerPlan
+from hoodpy.storage import Storage
+from hoodpy.timeline import transitions
+from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
+from hoodpy.timeline.instant import Action, Instant, State, validate_instant_time
+from hoodpy.timeline.timeline import METAFOLDER
+
+CLEAN_METADATA_VERSION = 2  # file names (not paths) in the partition metadata, as Hudi 0.14 writes
+_DELETE_THREADS = 8
+
+
+@dataclass
+class CleanResult:
+    """What one clean deleted."""
+
+    instant_time: str
+    policy: str
+    earliest_retained_instant: str
+    deleted_files: dict[str, list[str]] = field(default_factory=dict)  # partition -> relative paths
+    failed_files: dict[str, list[str]] = field(default_factory=dict)
+    deleted_partitions: list[str] = field(default_factory=list)
+    time_taken_ms: int = 0
+    last_completed_commit_timestamp: str = ""
+
+    @property
+    def total_files_deleted(self) -> int:
+        return sum(len(v) for v in self.deleted_files.values())
+
+    @property
+    def deleted_count(self) -> dict[str, int]:
+        return {p: len(v) for p, v in self.deleted_files.items()}
+
+    @property
+    def failed_count(self) -> int:
+        return sum(len(v) for v in self.failed_files.values())
+
+
+def _rel(instant: Instant) -> str:
+    return f"{METAFOLDER}/{instant.file_name}"
+
+
+def relative_path(storage: Storage, path: str) -> str:
+    """A path as a plan records it (full, maybe with a scheme) relative to the base path."""
+    for prefix in (storage.root + "/", storage.uri("") + "/", "file:" + storage.root + "/"):
+        if path.startswith(prefix):
+            return path[len(prefix):]
+    return path
+
+
+def load_clean_plan(storage: Storage, instant_time: str) -> CleanerPlan:
+    """The plan saved at ``instant_time`` (requested or inflight); PlanNotFoundError when there is none."""
+    validate_instant_time(instant_time)
+    for state in (State.REQUESTED, State.INFLIGHT):
+        rel = _rel(Instant(instant_time, Action.CLEAN, state))
+        if storage.exists(rel):
+            data = storage.read_bytes(rel)
+            if data:
+                body = deserialize(AvroModel.CLEANER_PLAN, data, source=storage.full_path(rel))
+                return CleanerPlan.from_avro(body, lambda p: relative_path(storage, p), instant_time)
+    raise PlanNotFoundError(f"No clean plan at {instant_time}: .hoodie/{instant_time}.clean.requested "
+                            "does not exist")
+
+
+def save_clean_plan(storage: Storage, plan: CleanerPlan) -> Instant:
+    data = serialize(AvroModel.CLEANER_PLAN, plan.to_avro(storage.full_path))
+    return transitions.create_requested(storage, plan.instant_time, Action.CLEAN, data)
+
+
+def _delete(storage: Storage, rel: str) -> bool:
+    """True when the file is gone afterwards (deleted now, or already absent)."""
+    try:
+        storage.delete(rel)
+    except OSError:
+        pass
+    return not storage.exists(rel)
+
+
+def execute_clean(storage: Storage, instant_time: str) -> CleanResult:
+    """Run the clean plan saved at ``instant_time`` and complete the clean instant."""
+    started = time.monotonic()
+    plan = load_clean_plan(storage, instant_time)
+    completed = Instant(instant_time, Action.CLEAN, State.COMPLETED)
+    if storage.exists(_rel(completed)):
+        raise PlanNotFoundError(f"Clean {instant_time} is already completed")
+    inflight = completed.with_state(State.INFLIGHT)
+    if not storage.exists(_rel(inflight)):
+        requested = completed.with_state(State.REQUESTED)
+        inflight = transitions.transition_to_inflight(storage, requested, storage.read_bytes(_rel(requested)))
+    jobs = [(p, rel) for p, paths in plan.files_per_partition.items() for rel in paths]
+    with ThreadPoolExecutor(max_workers=_DELETE_THREADS) as pool:
+        outcomes = list(pool.map(lambda job: _delete(storage, job[1]), jobs))
+    result = CleanResult(instant_time=instant_time, policy=plan.policy,
+                         earliest_retained_instant=plan.earliest_commit_to_retain,
+                         last_completed_commit_timestamp=plan.last_completed_commit_timestamp)
+    for (partition, rel), ok in zip(jobs, outcomes, strict=True):
+        (result.deleted_files if ok else result.failed_files).setdefault(partition, []).append(rel)
+    for partition in plan.partitions_to_delete:
+        storage.delete_dir(partition)
+        if not storage.exists(partition):
+            result.deleted_partitions.append(partition)
+    result.time_taken_ms = int((time.monotonic() - started) * 1000)
+    try:
+        transitions.complete(storage, inflight, serialize(AvroModel.CLEAN_METADATA, clean_metadata(plan, result)))
+    except IllegalInstantTransitionError:
+        # Another process ran the same plan (e.g. two writers finishing a pending clean) and completed it
+        # first: the deletes are idempotent, so the clean is done either way.
+        if not storage.exists(_rel(completed)):
+            raise
+    return result
+
+
+def clean_metadata(plan: CleanerPlan, result: CleanResult) -> dict:
+    """HoodieCleanMetadata (version 2: file names per partition)."""
+    partitions = sorted(set(plan.files_per_partition) | set(plan.partitions_to_delete))
+
+    def names(paths):
+        return [p.rsplit("/", 1)[-1] for p in paths]
+
+    return {
+        "startCleanTime": result.instant_time,
+        "timeTakenInMillis": result.time_taken_ms,
+        "totalFilesDeleted": result.total_files_deleted,
+        "earliestCommitToRetain": plan.earliest_commit_to_retain,
+        "lastCompletedCommitTimestamp": plan.last_completed_commit_timestamp,
+        "partitionMetadata": {
+            p: {"partitionPath": p, "policy": plan.policy,
+                "deletePathPatterns": names(plan.files_per_partition.get(p, ())),
+                "successDeleteFiles": names(result.deleted_files.get(p, [])),
+                "failedDeleteFiles": names(result.failed_files.get(p, [])),
+                "isPartitionDeleted": p in result.deleted_partitions}
+            for p in partitions
+        },
+        "version": CLEAN_METADATA_VERSION,
+        "bootstrapPartitionMetadata": {},
+    }
+
+
+def read_clean_metadata(storage: Storage, instant_time: str) -> dict:
+    rel = _rel(Instant(instant_time, Action.CLEAN, State.COMPLETED))
+    return deserialize(AvroModel.CLEAN_METADATA, storage.read_bytes(rel), source=storage.full_path(rel))

@@ -1,0 +1,293 @@
+"""Planning a clean: which base files no retained query needs any more (Hudi 0.14's CleanPlanner), pure.
+
+Policies (``hoodie.cleaner.policy``):
+
+* KEEP_LATEST_COMMITS: the earliest commit to retain ``E`` is the ``commits.retained``-th newest completed
+  commit (never later than the oldest pending write). Per file group the latest version, the latest version
+  before ``E`` and every version at or after ``E`` stay: a query as of any instant ``>= E`` finds its files.
+* KEEP_LATEST_BY_HOURS: the same, with ``E`` the first commit at or after ``now - hours.retained``.
+* KEEP_LATEST_FILE_VERSIONS: the newest ``fileversions.retained`` versions of each file group stay.
+
+File groups replaced by clustering or insert_overwrite are deleted entirely once their replacecommit is
+before ``E`` (any replaced group, for KEEP_LATEST_FILE_VERSIONS). Whatever the policy, no file is deleted
+that a savepoint lists, that a pending clustering plan reads, or that a pending write may read (the version
+of each file group as of the write's instant). A partition left with no file group at all (every group
+replaced before ``E``, nothing pending) is deleted too, as Hudi does.
+
+Example:
+    >>> plan = plan_clean(timeline, files, HoodieConfig.of({"hoodie.cleaner.commits.retained": "2"}))
+    >>> sorted(plan.files_per_partition)
+    ['city=sf']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from hoodpy.config import HoodieConfig
+from hoodpy.config.clean import (
+    KEEP_LATEST_BY_HOURS,
+    KEEP_LATEST_COMMITS,
+    KEEP_LATEST_FILE_VERSIONS,
+    CleanConfig,
+)
+from hoodpy.file_group.file_group import BaseFile
+from hoodpy.timeline.instant import Action, Instant, State, instant_time_of
+from hoodpy.timeline.timeline import Timeline
+
+CLEAN_PLAN_VERSION = 2  # filePathsToBeDeletedPerPartition, as Hudi 0.14 writes
+_WRITE_ACTIONS = (Action.COMMIT, Action.DELTACOMMIT, Action.REPLACECOMMIT, Action.COMPACTION)
+
+FileGroupId = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class CleanerPlan:
+    """HoodieCleanerPlan: the files one clean deletes, per partition (paths relative to the base path)."""
+
+    policy: str
+    earliest_instant_to_retain: Instant | None
+    last_completed_commit_timestamp: str
+    files_per_partition: Mapping[str, tuple[str, ...]]
+    partitions_to_delete: tuple[str, ...] = ()
+    version: int = CLEAN_PLAN_VERSION
+    instant_time: str | None = None
+
+    @property
+    def earliest_commit_to_retain(self) -> str:
+        return self.earliest_instant_to_retain.timestamp if self.earliest_instant_to_retain else ""
+
+    @property
+    def num_files(self) -> int:
+        return sum(len(v) for v in self.files_per_partition.values())
+
+    @property
+    def is_empty(self) -> bool:
+        return self.num_files == 0 and not self.partitions_to_delete
+
+    def to_avro(self, full_path=lambda rel: rel) -> dict[str, Any]:
+        e = self.earliest_instant_to_retain
+        return {
+            "earliestInstantToRetain": (
+                {"timestamp": e.timestamp, "action": e.action.value, "state": e.state.value} if e else None),
+            "lastCompletedCommitTimestamp": self.last_completed_commit_timestamp,
+            "policy": self.policy,
+            "filesToBeDeletedPerPartition": {},
+            "version": self.version,
+            "filePathsToBeDeletedPerPartition": {
+                p: [{"filePath": full_path(rel), "isBootstrapBaseFile": False} for rel in paths]
+                for p, paths in self.files_per_partition.items()
+            },
+            "partitionsToBeDeleted": list(self.partitions_to_delete),
+        }
+
+    @classmethod
+    def from_avro(cls, d: Mapping[str, Any], relative=lambda path: path, instant_time: str | None = None,
+                  ) -> CleanerPlan:
+        e = d.get("earliestInstantToRetain")
+        earliest = None
+        if e and e.get("timestamp"):
+            action = e.get("action") or Action.COMMIT.value
+            earliest = Instant(e["timestamp"], Action(action) if action in {a.value for a in Action} else Action.COMMIT,
+                               State(e.get("state") or State.COMPLETED.value))
+        files: dict[str, tuple[str, ...]] = {}
+        for p, infos in (d.get("filePathsToBeDeletedPerPartition") or {}).items():
+            files[p] = tuple(relative(i["filePath"]) for i in infos or () if i.get("filePath"))
+        for p, paths in (d.get("filesToBeDeletedPerPartition") or {}).items():  # plan version 1: names
+            if p not in files:
+                files[p] = tuple(relative(f"{p}/{name}" if p and "/" not in name else name) for name in paths or ())
+        return cls(policy=d.get("policy") or KEEP_LATEST_COMMITS, earliest_instant_to_retain=earliest,
+                   last_completed_commit_timestamp=d.get("lastCompletedCommitTimestamp") or "",
+                   files_per_partition=files, partitions_to_delete=tuple(d.get("partitionsToBeDeleted") or ()),
+                   version=d.get("version") or 1, instant_time=instant_time)
+
+
+@dataclass
+class Protected:
+    """Files a clean must keep whatever the policy says."""
+
+    savepointed_files: set[str] = field(default_factory=set)  # base file names listed by savepoints
+    pending_clustering_files: set[str] = field(default_factory=set)  # base file names a pending plan reads
+    pending_write_times: list[str] = field(default_factory=list)  # instants of requested / inflight writes
+
+    def names(self) -> set[str]:
+        return self.savepointed_files | self.pending_clustering_files
+
+
+# -- which commit is the earliest to retain ---------------------------------------------------------------
+def earliest_commit_to_retain(timeline: Timeline, policy: str, config: HoodieConfig, *,
+                              now: datetime | None = None) -> Instant | None:
+    """Hudi's CleanerUtils.getEarliestCommitToRetain; None when nothing is old enough to clean by commits."""
+    completed = timeline.completed_commits()
+    pending = [i for i in timeline.filter(actions=_WRITE_ACTIONS) if not i.is_completed]
+    if policy == KEEP_LATEST_COMMITS:
+        retained = config.get(CleanConfig.COMMITS_RETAINED)
+        if len(completed) <= retained:
+            return None
+        nth = completed[len(completed) - retained]
+        if pending and nth.timestamp > pending[0].timestamp:
+            # A pending write may read anything committed before it started.
+            before = [i for i in completed if i.timestamp < pending[0].timestamp]
+            return before[-1] if before else None
+        return nth
+    if policy == KEEP_LATEST_BY_HOURS:
+        moment = (now or datetime.now(timezone.utc)) - timedelta(hours=config.get(CleanConfig.HOURS_RETAINED))
+        cutoff = instant_time_of(moment)
+        return next((i for i in timeline.filter(actions=_WRITE_ACTIONS) if i.timestamp >= cutoff), None)
+    return None
+
+
+def is_before_timeline_starts(timeline: Timeline, instant_time: str) -> bool:
+    writes = timeline.filter(actions=_WRITE_ACTIONS)
+    return not writes or instant_time < writes[0].timestamp
+
+
+def partitions_written(timeline: Timeline, instants: Iterable[Instant]) -> set[str]:
+    """Partitions a set of completed writes wrote or replaced file groups in."""
+    out: set[str] = set()
+    for instant in instants:
+        meta = timeline.commit_metadata(instant)
+        out |= set(meta.partition_to_write_stats)
+        out |= set(meta.partition_to_replace_file_ids or {})
+    return out
+
+
+def partitions_to_clean(timeline: Timeline, policy: str, earliest: Instant | None, config: HoodieConfig, *,
+                        last_clean_earliest: str | None) -> list[str] | None:
+    """Partitions to scan: None means every partition (full mode), [] means none.
+
+    Incremental mode (by-commits policies) scans only partitions written by commits in
+    [last clean's earliest retained, new earliest retained): only those can hold newly unneeded versions.
+    """
+    if policy == KEEP_LATEST_FILE_VERSIONS:
+        return None
+    if earliest is None:
+        return []
+    if (config.get(CleanConfig.INCREMENTAL_MODE) and last_clean_earliest
+            and not is_before_timeline_starts(timeline, last_clean_earliest)):
+        window = [i for i in timeline.completed_commits()
+                  if last_clean_earliest <= i.timestamp < earliest.timestamp]
+        return sorted(partitions_written(timeline, window))
+    return None
+
+
+# -- which files -----------------------------------------------------------------------------------------
+def _replace_times(timeline: Timeline) -> dict[FileGroupId, str]:
+    """(partition, file id) -> instant of the first completed replacecommit that replaced the group."""
+    out: dict[FileGroupId, str] = {}
+    for instant in timeline.completed_replacecommits():
+        for fg in timeline.commit_metadata(instant).replaced_file_ids():
+            out.setdefault(fg, instant.timestamp)
+    return out
+
+
+def _is_committed(timeline: Timeline, instant_time: str, earliest_active: str | None) -> bool:
+    # Files older than the active timeline belong to archived, hence committed, instants.
+    return timeline.is_completed_write(instant_time) or (earliest_active is not None and instant_time < earliest_active)
+
+
+def _slice_as_of(versions: Sequence[BaseFile], instant_time: str) -> BaseFile | None:
+    candidates = [v for v in versions if v.instant_time <= instant_time]
+    return candidates[-1] if candidates else None
+
+
+def files_to_clean(timeline: Timeline, base_files: Iterable[BaseFile], policy: str, earliest: Instant | None,
+                   config: HoodieConfig, protected: Protected | None = None,
+                   ) -> tuple[dict[str, list[BaseFile]], list[str]]:
+    """(partition -> base files to delete, partitions to delete) for the listed files of some partitions.
+
+    ``base_files`` may hold uncommitted files (of pending or failed writes): they are never deleted here,
+    and a partition holding one is never deleted.
+    """
+    protected = protected or Protected()
+    keep_names = protected.names()
+    earliest_active = timeline.earliest_instant_time()
+    replaced_at = _replace_times(timeline)
+    groups: dict[FileGroupId, list[BaseFile]] = {}
+    partitions: set[str] = set()
+    pending_in: set[str] = set()
+    for bf in base_files:
+        partitions.add(bf.partition_path)
+        if not _is_committed(timeline, bf.instant_time, earliest_active):
+            pending_in.add(bf.partition_path)
+            continue
+        groups.setdefault((bf.partition_path, bf.file_id), []).append(bf)
+    for versions in groups.values():
+        versions.sort(key=lambda v: v.instant_time)
+
+    def needed_by_pending_write(fg: FileGroupId, versions: list[BaseFile], bf: BaseFile) -> bool:
+        r = replaced_at.get(fg)
+        return any(_slice_as_of(versions, p) is bf and (r is None or r > p) for p in protected.pending_write_times)
+
+    e = earliest.timestamp if earliest is not None else None
+    by_commits = policy in (KEEP_LATEST_COMMITS, KEEP_LATEST_BY_HOURS)
+    if by_commits and e is None:
+        return {}, []
+    keep_versions = config.get(CleanConfig.FILE_VERSIONS_RETAINED)
+    delete: dict[str, list[BaseFile]] = {}
+    live_in: set[str] = set()
+    late_replace_in: set[str] = set()
+    for fg, versions in sorted(groups.items()):
+        partition = fg[0]
+        r = replaced_at.get(fg)
+        if r is not None:
+            if by_commits and r >= e:
+                late_replace_in.add(partition)
+                continue  # still visible to a retained query
+            candidates = list(versions)
+        else:
+            live_in.add(partition)
+            newest_first = list(reversed(versions))
+            if by_commits:
+                before = [v for v in newest_first if v.instant_time < e]
+                spare = {newest_first[0].instant_time} | ({before[0].instant_time} if before else set())
+                candidates = [v for v in newest_first if v.instant_time < e and v.instant_time not in spare]
+            else:
+                candidates = newest_first[keep_versions:]
+        for bf in candidates:
+            if bf.file_name in keep_names or needed_by_pending_write(fg, versions, bf):
+                continue
+            delete.setdefault(partition, []).append(bf)
+    empty_partitions = []
+    for partition in sorted(partitions):
+        if partition == "" or partition in live_in or partition in pending_in or partition in late_replace_in:
+            continue
+        in_partition = [bf for fg, vs in groups.items() if fg[0] == partition for bf in vs]
+        if all(bf in delete.get(partition, []) for bf in in_partition):
+            empty_partitions.append(partition)
+    for files in delete.values():
+        files.sort(key=lambda b: (b.file_id, b.instant_time))
+    return delete, empty_partitions
+
+
+def plan_clean(timeline: Timeline, base_files: Iterable[BaseFile], config: HoodieConfig, *,
+               protected: Protected | None = None, scanned_partitions: Iterable[str] | None = None,
+               now: datetime | None = None) -> CleanerPlan | None:
+    """The clean plan for ``base_files`` (a listing of the partitions to scan), or None if nothing to delete.
+
+    Args:
+        timeline: the active timeline.
+        base_files: every base file of the scanned partitions (committed or not).
+        config: table options merged with the caller's.
+        protected: savepointed, pending-clustering and pending-write files to keep.
+        scanned_partitions: the partitions the listing covers (recorded with empty lists, as Hudi does).
+        now: the clock of KEEP_LATEST_BY_HOURS.
+    """
+    CleanConfig.validate(config)
+    policy = CleanConfig.policy(config)
+    earliest = earliest_commit_to_retain(timeline, policy, config, now=now)
+    delete, empty = files_to_clean(timeline, base_files, policy, earliest, config, protected)
+    last = timeline.last_completed_commit()
+    files = {p: () for p in (scanned_partitions or ())}
+    files.update({p: tuple(bf.path for bf in bfs) for p, bfs in delete.items()})
+    plan = CleanerPlan(policy=policy, earliest_instant_to_retain=earliest,
+                       last_completed_commit_timestamp=last.timestamp if last else "",
+                       files_per_partition=dict(sorted(files.items())), partitions_to_delete=tuple(empty))
+    return None if plan.is_empty else plan
+
+
+def with_instant(plan: CleanerPlan, instant_time: str) -> CleanerPlan:
+    return replace(plan, instant_time=instant_time)

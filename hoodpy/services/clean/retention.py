@@ -1,0 +1,71 @@
+"""Which instants a time-travel read may still ask for, once cleans have deleted old file versions.
+
+The file-system view is built from a storage listing, so after a clean it would silently fall back to an
+older version of a file group (or none) and return a partial table. Instead a read as of ``t`` is checked:
+
+* a savepointed instant is always readable (its files are pinned);
+* if any clean on the active timeline deleted the version of a file group that ``t`` reads (the newest
+  version at or before ``t`` of a group not replaced by then), ``t`` is no longer retained;
+* ``t`` older than the active timeline and older than the last clean's earliest retained commit is not
+  retained either (the cleans that removed its files may have been archived).
+
+Raises :class:`~hoodpy.errors.InstantNotRetainedError`, naming the earliest commit that is retained.
+"""
+
+from __future__ import annotations
+
+from hoodpy.errors import InstantNotRetainedError
+from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.file_group.naming import parse_base_file_name
+from hoodpy.storage import Storage
+from hoodpy.timeline.instant import Action
+from hoodpy.timeline.timeline import Timeline
+
+_WRITE_ACTIONS = (Action.COMMIT, Action.DELTACOMMIT, Action.REPLACECOMMIT, Action.COMPACTION)
+
+
+def _hint(earliest: str | None) -> str:
+    return (f"the cleaner retains commits from {earliest} on" if earliest
+            else "an older file version it needs was cleaned") + "; savepoint an instant to keep it readable"
+
+
+def check_retained(storage: Storage, timeline: Timeline, as_of: str) -> None:
+    """Raise InstantNotRetainedError when cleaning removed files a read as of ``as_of`` needs."""
+    from hoodpy.services.clean.execute import read_clean_metadata
+    from hoodpy.services.savepoint import savepoint_times
+
+    cleans = [i for i in timeline.filter(actions=[Action.CLEAN]) if i.is_completed]
+    if not cleans or as_of in savepoint_times(timeline):
+        return
+    metas = [(c.timestamp, read_clean_metadata(storage, c.timestamp)) for c in cleans]
+    last_earliest = metas[-1][1].get("earliestCommitToRetain") or None
+    writes = timeline.filter(actions=_WRITE_ACTIONS)
+    if last_earliest and as_of < last_earliest and (not writes or as_of < writes[0].timestamp):
+        raise InstantNotRetainedError(as_of, "it is older than the active timeline; " + _hint(last_earliest))
+    deleted: dict[tuple[str, str], dict[str, str]] = {}  # group -> {version instant: clean instant}
+    for clean_time, meta in metas:
+        for partition, pm in (meta.get("partitionMetadata") or {}).items():
+            for name in pm.get("successDeleteFiles") or []:
+                parsed = parse_base_file_name(name.rsplit("/", 1)[-1])
+                if parsed is not None and parsed.instant_time <= as_of:
+                    deleted.setdefault((partition, parsed.file_id), {})[parsed.instant_time] = clean_time
+    if not deleted:
+        return
+    replaced: set[tuple[str, str]] = set()
+    for instant in timeline.completed_replacecommits():
+        if instant.timestamp <= as_of:
+            replaced |= timeline.commit_metadata(instant).replaced_file_ids()
+    existing: dict[tuple[str, str], set[str]] = {}
+    first = timeline.earliest_instant_time()
+    for bf in list_base_files(storage, {p for p, _ in deleted}):
+        committed = timeline.is_completed_write(bf.instant_time) or (first is not None and bf.instant_time < first)
+        if bf.instant_time <= as_of and committed:
+            existing.setdefault((bf.partition_path, bf.file_id), set()).add(bf.instant_time)
+    for group, versions in sorted(deleted.items()):
+        if group in replaced:
+            continue
+        newest = max(set(versions) | existing.get(group, set()))
+        if newest in versions:
+            raise InstantNotRetainedError(
+                as_of, f"clean {versions[newest]} deleted version {newest} of file group {group[1]} "
+                f"(partition {group[0]!r}) that it reads; " + _hint(last_earliest))

@@ -1,0 +1,213 @@
+"""The table's cleaning namespace (``table.cleaning``) and cleaning after a commit.
+
+Scheduling gathers what :func:`~hoodpy.services.clean.plan.plan_clean` needs from storage (the listing of
+the partitions to scan, savepointed files, pending clustering inputs, pending writes), and saves a plan
+only when it deletes something: a table with nothing to clean gets no clean instant, as in Hudi.
+The automatic check after a commit is driver-only: a timeline count (``hoodie.clean.max.commits``), then,
+for the by-commits policies, nothing at all until enough commits exist to retain.
+
+Example:
+    >>> t.cleaning.run({"hoodie.cleaner.commits.retained": "2"})
+    CleanResult(instant_time='2024...', policy='KEEP_LATEST_COMMITS', ...)
+    >>> t.cleaning.schedule()   # None: nothing left to clean
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from hoodpy.config import HoodieConfig
+from hoodpy.config.clean import KEEP_LATEST_FILE_VERSIONS, NUM_COMMITS, CleanConfig
+from hoodpy.errors import PlanNotFoundError
+from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.services.clean.execute import (
+    CleanResult,
+    execute_clean,
+    load_clean_plan,
+    read_clean_metadata,
+    save_clean_plan,
+)
+from hoodpy.services.clean.plan import (
+    CleanerPlan,
+    Protected,
+    earliest_commit_to_retain,
+    partitions_to_clean,
+    plan_clean,
+    with_instant,
+)
+from hoodpy.storage import Storage
+from hoodpy.timeline.instant import Action, plan_instant_time
+from hoodpy.timeline.timeline import Timeline
+
+if TYPE_CHECKING:
+    from hoodpy.table import HoodieTable
+
+_WRITE_ACTIONS = (Action.COMMIT, Action.DELTACOMMIT, Action.REPLACECOMMIT, Action.COMPACTION)
+
+
+def last_completed_clean_earliest(storage: Storage, timeline: Timeline) -> str | None:
+    """earliestCommitToRetain of the newest completed clean ('' or None when there is none)."""
+    cleans = timeline.filter(actions=[Action.CLEAN], states=None)
+    done = [i for i in cleans if i.is_completed]
+    if not done:
+        return None
+    return read_clean_metadata(storage, done[-1].timestamp).get("earliestCommitToRetain") or None
+
+
+def commits_since_last_clean(timeline: Timeline) -> int:
+    cleans = [i for i in timeline.filter(actions=[Action.CLEAN]) if i.is_completed]
+    since = cleans[-1].timestamp if cleans else None
+    return len([i for i in timeline.completed_commits() if since is None or i.timestamp > since])
+
+
+def protected_files(storage: Storage, timeline: Timeline) -> Protected:
+    """Savepointed files, pending clustering inputs and pending writes: never cleaned."""
+    from hoodpy.services.clustering.plan import clustering_instants
+    from hoodpy.services.savepoint import savepointed_files
+
+    clustering = {s.file_name for i, plan in clustering_instants(storage, timeline) if not i.is_completed
+                  for g in plan.input_groups for s in g.slices}
+    pending = [i.timestamp for i in timeline.filter(actions=_WRITE_ACTIONS) if not i.is_completed]
+    return Protected(savepointed_files=savepointed_files(storage, timeline),
+                     pending_clustering_files=clustering, pending_write_times=pending)
+
+
+def _with_deleted_savepoint_partitions(storage: Storage, partitions: list[str] | None) -> list[str] | None:
+    from hoodpy.services.savepoint import partitions_of_deleted_savepoints
+
+    if partitions is None:
+        return None
+    return sorted(set(partitions) | partitions_of_deleted_savepoints(storage))
+
+
+def compute_clean_plan(storage: Storage, config: HoodieConfig, *, timeline: Timeline | None = None,
+                       now: datetime | None = None) -> CleanerPlan | None:
+    """The plan a clean would run now (nothing is written), or None when nothing is to be deleted."""
+    CleanConfig.validate(config)
+    timeline = timeline or Timeline.load(storage)
+    policy = CleanConfig.policy(config)
+    earliest = earliest_commit_to_retain(timeline, policy, config, now=now)
+    if earliest is None and policy != KEEP_LATEST_FILE_VERSIONS:
+        return None  # the cheap exit: nothing is old enough yet
+    partitions = partitions_to_clean(timeline, policy, earliest, config,
+                                     last_clean_earliest=last_completed_clean_earliest(storage, timeline))
+    partitions = _with_deleted_savepoint_partitions(storage, partitions)
+    if partitions == []:
+        return None
+    files = list_base_files(storage, partitions)
+    scanned = partitions if partitions is not None else sorted({bf.partition_path for bf in files})
+    return plan_clean(timeline, files, config, protected=protected_files(storage, timeline),
+                      scanned_partitions=scanned, now=now)
+
+
+def _locked(storage: Storage, config: HoodieConfig):
+    """The table lock under optimistic concurrency (planning reads the timeline it must not race)."""
+    from hoodpy.transaction.transaction import WriteTransaction
+
+    return WriteTransaction(storage, config).locked()
+
+
+def schedule_clean(storage: Storage, config: HoodieConfig, *, instant_time: str | None = None,
+                   now: datetime | None = None, trigger: bool = False) -> CleanerPlan | None:
+    """Plan a clean and save it as ``<t>.clean.requested``; None (and no instant) when nothing to delete.
+
+    ``trigger`` applies the automatic trigger (``hoodie.clean.trigger.strategy``); explicit calls plan always.
+    """
+    CleanConfig.validate(config)
+    with _locked(storage, config):
+        timeline = Timeline.load(storage)
+        if trigger and config.get(CleanConfig.TRIGGER_STRATEGY) == NUM_COMMITS and (
+                commits_since_last_clean(timeline) < config.get(CleanConfig.MAX_COMMITS)):
+            return None
+        plan = compute_clean_plan(storage, config, timeline=timeline, now=now)
+        if plan is None:
+            return None
+        instant_time = plan_instant_time(instant_time, timeline.latest_instant_time(), "Clean")
+        plan = with_instant(plan, instant_time)
+        save_clean_plan(storage, plan)
+        from hoodpy.services.savepoint import forget_deleted_savepoints
+
+        forget_deleted_savepoints(storage)  # their partitions were scanned for this plan
+        return plan
+
+
+def pending_clean_instants(timeline: Timeline) -> list[str]:
+    return [i.timestamp for i in timeline.filter(actions=[Action.CLEAN]) if not i.is_completed]
+
+
+def finish_pending_cleans(storage: Storage) -> list[CleanResult]:
+    """Complete cleans an earlier run left requested or inflight (a crash), oldest first."""
+    return [execute_clean(storage, t) for t in pending_clean_instants(Timeline.load(storage))]
+
+
+def run_clean(storage: Storage, config: HoodieConfig, *, now: datetime | None = None, trigger: bool = False,
+              schedule: bool = True) -> CleanResult | None:
+    """Finish pending cleans, then plan and execute a new one. Returns the new clean's result, else the
+    last pending clean finished, else None."""
+    finished = finish_pending_cleans(storage)
+    plan = schedule_clean(storage, config, now=now, trigger=trigger) if schedule else None
+    if plan is not None:
+        return execute_clean(storage, plan.instant_time)
+    return finished[-1] if finished else None
+
+
+class CleanService:
+    """``HoodieTable.cleaning``: plan, execute and list cleans of one table."""
+
+    def __init__(self, table: HoodieTable):
+        self.table = table
+
+    def _config(self, options: Mapping[str, Any] | None) -> HoodieConfig:
+        return self.table.config.with_options(options)
+
+    def schedule(self, options: Mapping[str, Any] | None = None, *, now: datetime | None = None) -> str | None:
+        """Plan a clean and save it as a requested instant; its instant time, or None if nothing to clean."""
+        plan = schedule_clean(self.table.storage, self._config(options), now=now)
+        return plan.instant_time if plan is not None else None
+
+    def execute(self, instant_time: str) -> CleanResult:
+        """Run the clean plan saved at ``instant_time`` (resuming a crashed attempt)."""
+        return execute_clean(self.table.storage, instant_time)
+
+    def run(self, options: Mapping[str, Any] | None = None, *, now: datetime | None = None) -> CleanResult | None:
+        """Finish pending cleans, then schedule and execute a new one (Hudi's ``client.clean()``)."""
+        return run_clean(self.table.storage, self._config(options), now=now)
+
+    def plan(self, instant_time: str) -> CleanerPlan:
+        return load_clean_plan(self.table.storage, instant_time)
+
+    def preview(self, options: Mapping[str, Any] | None = None, *, now: datetime | None = None,
+                ) -> CleanerPlan | None:
+        """What a clean would delete now; nothing is written (a dry run)."""
+        return compute_clean_plan(self.table.storage, self._config(options), now=now)
+
+    def pending(self) -> list[CleanerPlan]:
+        """Requested and inflight clean plans, oldest first."""
+        storage = self.table.storage
+        out = []
+        for t in pending_clean_instants(Timeline.load(storage)):
+            try:
+                out.append(load_clean_plan(storage, t))
+            except PlanNotFoundError:
+                continue
+        return out
+
+
+def clean_after_commit(table: HoodieTable, options: Mapping[str, Any] | None = None) -> CleanResult | None:
+    """``hoodie.clean.automatic``: after a commit, finish pending cleans and clean if the trigger says so."""
+    config = table.config.with_options(options)
+    if not config.get(CleanConfig.AUTOMATIC):
+        return None
+    return run_clean(table.storage, config, trigger=True)
+
+
+def validate_after_commit_services(config: HoodieConfig) -> None:
+    """Check the clean and archival options a write will use after its commit, before it starts."""
+    from hoodpy.config.clean import ArchivalConfig
+
+    if config.get(CleanConfig.AUTOMATIC):
+        CleanConfig.validate(config)
+    if config.get(ArchivalConfig.AUTOMATIC):
+        ArchivalConfig.validate(config)

@@ -1,0 +1,295 @@
+"""HoodieTable: the public façade over one Hudi copy-on-write table (table version 6).
+
+Example:
+    >>> t = HoodieTable.create(spark, "/lake/trips", table_name="trips",
+    ...                        record_key_fields=["trip_id"], partition_fields=["city"],
+    ...                        precombine_field="ts")
+    >>> t.upsert(batch_df)
+    >>> t.read().filter("city = 'sf'").show()
+    >>> t.read(as_of=t.timeline.completed_commits()[0].timestamp)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.types import StringType, StructField, StructType
+
+from hoodpy.config import HoodieConfig
+from hoodpy.config.properties import load_table_properties, save_table_properties, table_checksum
+from hoodpy.config.table import TableConfig
+from hoodpy.config.write import WriteConfig
+from hoodpy.errors import (
+    InvalidConfigError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+    UnsupportedTableVersionError,
+)
+from hoodpy.file_group.fs_view import FileSystemView
+from hoodpy.keygen import KeyGenerator, infer_key_generator_class
+from hoodpy.read.query import Filter, incremental, snapshot
+from hoodpy.schema import (
+    META_COLUMNS,
+    arrow_schema_from_avro,
+    avro_schema_from_arrow,
+    avro_schema_to_json,
+    normalize_arrow_schema,
+    parse_avro_schema,
+    to_create_schema_form,
+)
+from hoodpy.services.archive import archive_after_commit
+from hoodpy.services.clean.service import clean_after_commit, validate_after_commit_services
+from hoodpy.services.clustering.service import cluster_after_commit, resume_pending_clustering
+from hoodpy.storage import Storage, open_storage
+from hoodpy.timeline.timeline import Timeline
+from hoodpy.write.operation import WriteOperation
+from hoodpy.write.writer import CommitResult, Writer
+
+SUPPORTED_TABLE_VERSION = 6
+SUPPORTED_TIMELINE_LAYOUT = 1
+
+
+class HoodieTable:
+    """One table at a base path. Cheap to construct; the timeline is re-read on each operation."""
+
+    def __init__(self, spark: SparkSession, storage: Storage, properties: dict[str, str],
+                 options: Mapping[str, Any] | None = None):
+        self.spark = spark
+        self.storage = storage
+        self.properties = properties
+        self.options = dict(options or {})
+        self.config = HoodieConfig.of(properties, self.options)
+        self.keygen = KeyGenerator.from_config(self.config)
+
+    # -- construction ------------------------------------------------------------------------
+    @classmethod
+    def create(cls, spark: SparkSession, path: str, *, table_name: str, record_key_fields: Sequence[str],
+               partition_fields: Sequence[str] = (), precombine_field: str | None = None,
+               hive_style_partitioning: bool = False, database_name: str = "default",
+               key_generator_class: str | None = None, schema: StructType | None = None,
+               options: Mapping[str, Any] | None = None) -> HoodieTable:
+        """Create an empty table: writes ``.hoodie/hoodie.properties``; data arrives with the first write."""
+        storage = open_storage(spark, path, options)
+        if storage.exists(".hoodie/hoodie.properties"):
+            raise TableAlreadyExistsError(storage.base_uri)
+        keys = tuple(record_key_fields) if not isinstance(record_key_fields, str) else (record_key_fields,)
+        parts = tuple(partition_fields) if not isinstance(partition_fields, str) else (partition_fields,)
+        if not keys:
+            raise InvalidConfigError(TableConfig.RECORD_KEY_FIELDS.key, keys, "at least one field is required")
+        props: dict[str, str] = {
+            TableConfig.NAME.key: table_name,
+            TableConfig.DATABASE_NAME.key: database_name,
+            TableConfig.TYPE.key: "COPY_ON_WRITE",
+            TableConfig.VERSION.key: str(SUPPORTED_TABLE_VERSION),
+            TableConfig.TIMELINE_LAYOUT_VERSION.key: str(SUPPORTED_TIMELINE_LAYOUT),
+            TableConfig.RECORD_KEY_FIELDS.key: ",".join(keys),
+            TableConfig.KEY_GENERATOR_CLASS.key: key_generator_class or infer_key_generator_class(keys, parts),
+            TableConfig.HIVE_STYLE_PARTITIONING.key: str(bool(hive_style_partitioning)).lower(),
+            TableConfig.URL_ENCODE_PARTITIONING.key: "false",
+            TableConfig.DROP_PARTITION_COLUMNS.key: "false",
+            TableConfig.ARCHIVELOG_FOLDER.key: "archived",
+            TableConfig.BASE_FILE_FORMAT.key: "PARQUET",
+            TableConfig.POPULATE_META_FIELDS.key: "true",
+            TableConfig.TIMELINE_TIMEZONE.key: "UTC",
+        }
+        if parts:
+            props[TableConfig.PARTITION_FIELDS.key] = ",".join(parts)
+        if precombine_field:
+            props[TableConfig.PRECOMBINE_FIELD.key] = precombine_field
+        if schema is not None:
+            missing = [f for f in (*keys, *parts, *([precombine_field] if precombine_field else []))
+                       if f not in schema.fieldNames()]
+            if missing:
+                raise InvalidConfigError("schema", schema.simpleString(),
+                                         f"lacks configured field(s) {', '.join(missing)}")
+            arrow = normalize_arrow_schema(to_arrow_schema(schema))
+            props[TableConfig.CREATE_SCHEMA.key] = avro_schema_to_json(
+                to_create_schema_form(avro_schema_from_arrow(arrow, table_name)))
+        props[TableConfig.CHECKSUM.key] = str(table_checksum(database_name, table_name))
+        KeyGenerator.from_config(HoodieConfig.of(props))  # validates before anything is written
+        for folder in (".hoodie/.temp", ".hoodie/.aux", ".hoodie/archived", ".hoodie/.schema"):
+            storage.mkdirs(folder)
+        save_table_properties(storage, props)
+        return cls(spark, storage, props, options)
+
+    @classmethod
+    def for_path(cls, spark: SparkSession, path: str, *, options: Mapping[str, Any] | None = None,
+                 ) -> HoodieTable:
+        """Open the table at ``path`` (written by hoodpy or by Java Hudi)."""
+        storage = open_storage(spark, path, options)
+        props = load_table_properties(storage)
+        if props is None:
+            raise TableNotFoundError(storage.base_uri)
+        version = props.get(TableConfig.VERSION.key, "")
+        layout = props.get(TableConfig.TIMELINE_LAYOUT_VERSION.key, "1")
+        if version != str(SUPPORTED_TABLE_VERSION) or layout != str(SUPPORTED_TIMELINE_LAYOUT):
+            raise UnsupportedTableVersionError(
+                storage.base_uri, f"table version {version or '?'} / timeline layout {layout}",
+                f"table version {SUPPORTED_TABLE_VERSION} / timeline layout {SUPPORTED_TIMELINE_LAYOUT}")
+        table_type = props.get(TableConfig.TYPE.key, "COPY_ON_WRITE")
+        if table_type != "COPY_ON_WRITE":
+            raise UnsupportedTableVersionError(storage.base_uri, f"table type {table_type}", "COPY_ON_WRITE")
+        return cls(spark, storage, props, options)
+
+    @classmethod
+    def for_name(cls, spark: SparkSession, name: str, *, options: Mapping[str, Any] | None = None,
+                 ) -> HoodieTable:
+        """Open the hoodpy table registered in the Spark catalog as ``name`` (``db.table``)."""
+        from sql_ext.catalog import table_for_name
+
+        return table_for_name(spark, name, options)
+
+    @classmethod
+    def exists(cls, path: str) -> bool:
+        return Storage(path).exists(".hoodie/hoodie.properties")
+
+    # -- what the table is -------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.properties[TableConfig.NAME.key]
+
+    @property
+    def base_path(self) -> str:
+        return self.storage.base_uri
+
+    @property
+    def timeline(self) -> Timeline:
+        """A fresh load of the active timeline."""
+        return Timeline.load(self.storage)
+
+    def file_system_view(self, as_of: str | None = None) -> FileSystemView:
+        """The view as of an instant; raises InstantNotRetainedError when cleaning removed files it needs."""
+        timeline = self.timeline
+        if as_of is not None:
+            from hoodpy.services.clean.retention import check_retained
+
+            check_retained(self.storage, timeline, as_of)
+        return FileSystemView.load(self.storage, timeline, as_of=as_of)
+
+    def arrow_schema(self, timeline: Timeline | None = None, as_of: str | None = None) -> pa.Schema | None:
+        """The data schema (no meta columns) of the newest commit at or before ``as_of``."""
+        timeline = timeline or self.timeline
+        for instant in reversed(timeline.completed_commits()):
+            if as_of is not None and instant.timestamp > as_of:
+                continue
+            text = timeline.commit_metadata(instant).schema
+            if text:
+                return arrow_schema_from_avro(parse_avro_schema(text))
+        create = self.properties.get(TableConfig.CREATE_SCHEMA.key)
+        return arrow_schema_from_avro(parse_avro_schema(create)) if create else None
+
+    def spark_schema(self, as_of: str | None = None, timeline: Timeline | None = None) -> StructType:
+        """Meta columns followed by the data columns, as reads return them."""
+        arrow = self.arrow_schema(timeline, as_of=as_of)
+        meta = [StructField(c, StringType(), True) for c in META_COLUMNS]
+        data = from_arrow_schema(arrow, prefer_timestamp_ntz=True).fields if arrow is not None else []
+        return StructType(meta + list(data))
+
+    @property
+    def clustering(self):
+        """Clustering: ``schedule(...)`` a plan, ``execute(instant_time)`` it, or ``run(...)`` both."""
+        from hoodpy.services.clustering.service import ClusteringService
+
+        return ClusteringService(self)
+
+    @property
+    def cleaning(self):
+        """Cleaning: ``schedule(options)`` a plan, ``execute(instant_time)`` it, or ``run(options)`` both."""
+        from hoodpy.services.clean.service import CleanService
+
+        return CleanService(self)
+
+    @property
+    def savepoints(self):
+        """Savepoints: ``create(instant_time)``, ``list()``, ``delete(instant_time)``, ``rollback_to(instant_time)``."""
+        from hoodpy.services.savepoint import SavepointService
+
+        return SavepointService(self)
+
+    def archive(self, options: Mapping[str, Any] | None = None):
+        """Move old completed instants into ``.hoodie/archived`` (``hoodie.keep.min/max.commits``)."""
+        from hoodpy.services.archive import archive
+
+        return archive(self.storage, self.config.with_options(options))
+
+    # -- writes ------------------------------------------------------------------------------
+    def write(self, df: DataFrame, operation: str | WriteOperation | None = None, *,
+              options: Mapping[str, Any] | None = None) -> CommitResult:
+        """Write ``df`` with ``operation`` (default: ``hoodie.datasource.write.operation``, i.e. upsert)."""
+        config = self.config.with_options(options)
+        op = WriteOperation(operation if isinstance(operation, WriteOperation)
+                            else (str(operation).lower() if operation else config.get(WriteConfig.OPERATION)))
+        validate_after_commit_services(config)  # a bad clean / archival option fails before anything is written
+        resume_pending_clustering(self, options)
+        result = Writer(self, options).write(df, op)
+        self._record_create_schema(result)
+        cluster_after_commit(self, options)
+        clean_after_commit(self, options)
+        archive_after_commit(self, options)
+        return result
+
+    def _record_create_schema(self, result: CommitResult) -> None:
+        # As Java's first datasource write does: with the schema in hoodie.properties, a table whose commits
+        # were all rolled back still reads with its columns instead of meta columns only.
+        if TableConfig.CREATE_SCHEMA.key in self.properties or result.metadata is None:
+            return
+        text = result.metadata.schema
+        if not text:
+            return
+        current = load_table_properties(self.storage) or self.properties
+        if TableConfig.CREATE_SCHEMA.key not in current:
+            current[TableConfig.CREATE_SCHEMA.key] = avro_schema_to_json(
+                to_create_schema_form(parse_avro_schema(text)))
+            save_table_properties(self.storage, current)
+        self.properties = current
+
+    def upsert(self, df: DataFrame, *, options: Mapping[str, Any] | None = None) -> CommitResult:
+        return self.write(df, WriteOperation.UPSERT, options=options)
+
+    def insert(self, df: DataFrame, *, options: Mapping[str, Any] | None = None) -> CommitResult:
+        return self.write(df, WriteOperation.INSERT, options=options)
+
+    def bulk_insert(self, df: DataFrame, *, options: Mapping[str, Any] | None = None) -> CommitResult:
+        return self.write(df, WriteOperation.BULK_INSERT, options=options)
+
+    def delete(self, df: DataFrame, *, options: Mapping[str, Any] | None = None) -> CommitResult:
+        """Delete the records whose keys ``df`` holds (key fields, plus partition fields when present)."""
+        return self.write(df, WriteOperation.DELETE, options=options)
+
+    def insert_overwrite(self, df: DataFrame, *, options: Mapping[str, Any] | None = None) -> CommitResult:
+        """Replace the partitions present in ``df`` with its records (a replacecommit)."""
+        return self.write(df, WriteOperation.INSERT_OVERWRITE, options=options)
+
+    def insert_overwrite_table(self, df: DataFrame, *, options: Mapping[str, Any] | None = None,
+                               ) -> CommitResult:
+        """Replace the whole table with ``df`` (a replacecommit)."""
+        return self.write(df, WriteOperation.INSERT_OVERWRITE_TABLE, options=options)
+
+    def rollback_to_instant(self, instant_time: str):
+        """Undo the latest completed commit (Hudi's rollback_to_instant); returns the rollback instant."""
+        from hoodpy.errors import RollbackError
+        from hoodpy.services.rollback import rollback
+        from hoodpy.transaction.transaction import WriteTransaction
+
+        # Failed writes after the target go first (per the failed-writes policy), as the next write would.
+        timeline = WriteTransaction(self.storage, self.config).clean_failed_writes(self.timeline)
+        target = next((i for i in timeline.completed_commits() if i.timestamp == instant_time), None)
+        if target is None:
+            raise RollbackError(f"{instant_time} is not a completed commit of {self.name}")
+        return rollback(self.storage, timeline, target)
+
+    # -- reads -------------------------------------------------------------------------------
+    def read(self, *, as_of: str | None = None, filters: Sequence[Filter] = ()) -> DataFrame:
+        """Snapshot (or time travel ``as_of`` an instant) with partition and key-range pruning."""
+        return snapshot(self, as_of=as_of, filters=filters)
+
+    def read_incremental(self, start: str, end: str | None = None) -> DataFrame:
+        """Records committed after ``start`` up to and including ``end``."""
+        return incremental(self, start, end)
+
+    def __repr__(self) -> str:
+        return f"HoodieTable({self.name!r}, {self.base_path!r})"

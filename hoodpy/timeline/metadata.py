@@ -1,0 +1,162 @@
+"""Commit and replacecommit metadata: Hudi's HoodieCommitMetadata / HoodieReplaceCommitMetadata JSON."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from hoodpy.errors import InvalidInstantError
+
+NULL_COMMIT = "null"  # Hudi writes the string "null" as prevCommit of a new file group
+SCHEMA_KEY = "schema"
+
+
+class OperationType:
+    """Java WriteOperationType enum names, as commit metadata spells them."""
+
+    INSERT = "INSERT"
+    UPSERT = "UPSERT"
+    BULK_INSERT = "BULK_INSERT"
+    DELETE = "DELETE"
+    INSERT_OVERWRITE = "INSERT_OVERWRITE"
+    INSERT_OVERWRITE_TABLE = "INSERT_OVERWRITE_TABLE"
+    CLUSTER = "CLUSTER"
+    DELETE_PARTITION = "DELETE_PARTITION"
+    UNKNOWN = "UNKNOWN"
+
+
+@dataclass
+class WriteStat:
+    """What one task wrote into one file group (HoodieWriteStat)."""
+
+    file_id: str
+    path: str | None  # "<partition>/<file name>", relative to the base path
+    partition_path: str
+    prev_commit: str = NULL_COMMIT
+    num_writes: int = 0
+    num_deletes: int = 0
+    num_update_writes: int = 0
+    num_inserts: int = 0
+    total_write_bytes: int = 0
+    total_write_errors: int = 0
+    file_size_in_bytes: int = 0
+    total_create_time: int = 0
+    total_upsert_time: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fileId": self.file_id,
+            "path": self.path,
+            "cdcStats": None,
+            "prevCommit": self.prev_commit,
+            "numWrites": int(self.num_writes),
+            "numDeletes": int(self.num_deletes),
+            "numUpdateWrites": int(self.num_update_writes),
+            "numInserts": int(self.num_inserts),
+            "totalWriteBytes": int(self.total_write_bytes),
+            "totalWriteErrors": int(self.total_write_errors),
+            "tempPath": None,
+            "partitionPath": self.partition_path,
+            "totalLogRecords": 0,
+            "totalLogFilesCompacted": 0,
+            "totalLogSizeCompacted": 0,
+            "totalUpdatedRecordsCompacted": 0,
+            "totalLogBlocks": 0,
+            "totalCorruptLogBlock": 0,
+            "totalRollbackBlocks": 0,
+            "fileSizeInBytes": int(self.file_size_in_bytes),
+            "minEventTime": None,
+            "maxEventTime": None,
+            "runtimeStats": {
+                "totalScanTime": 0,
+                "totalUpsertTime": int(self.total_upsert_time),
+                "totalCreateTime": int(self.total_create_time),
+            },
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> WriteStat:
+        runtime = d.get("runtimeStats") or {}
+        return cls(
+            file_id=d.get("fileId") or "",
+            path=d.get("path"),
+            partition_path=d.get("partitionPath") or "",
+            prev_commit=d.get("prevCommit") or NULL_COMMIT,
+            num_writes=int(d.get("numWrites") or 0),
+            num_deletes=int(d.get("numDeletes") or 0),
+            num_update_writes=int(d.get("numUpdateWrites") or 0),
+            num_inserts=int(d.get("numInserts") or 0),
+            total_write_bytes=int(d.get("totalWriteBytes") or 0),
+            total_write_errors=int(d.get("totalWriteErrors") or 0),
+            file_size_in_bytes=int(d.get("fileSizeInBytes") or 0),
+            total_create_time=int(runtime.get("totalCreateTime") or 0),
+            total_upsert_time=int(runtime.get("totalUpsertTime") or 0),
+        )
+
+
+@dataclass
+class CommitMetadata:
+    """HoodieCommitMetadata, plus partitionToReplaceFileIds for replacecommits."""
+
+    operation_type: str
+    partition_to_write_stats: dict[str, list[WriteStat]] = field(default_factory=dict)
+    extra_metadata: dict[str, str] = field(default_factory=dict)
+    partition_to_replace_file_ids: dict[str, list[str]] | None = None
+    compacted: bool = False
+
+    @property
+    def write_stats(self) -> list[WriteStat]:
+        return [s for stats in self.partition_to_write_stats.values() for s in stats]
+
+    @property
+    def schema(self) -> str | None:
+        return self.extra_metadata.get(SCHEMA_KEY) or None
+
+    def replaced_file_ids(self) -> set[tuple[str, str]]:
+        return {
+            (partition, file_id)
+            for partition, ids in (self.partition_to_replace_file_ids or {}).items()
+            for file_id in ids
+        }
+
+    def add_write_stat(self, stat: WriteStat) -> None:
+        self.partition_to_write_stats.setdefault(stat.partition_path, []).append(stat)
+
+    def to_json_bytes(self) -> bytes:
+        body: dict[str, Any] = {
+            "partitionToWriteStats": {
+                p: [s.to_json() for s in stats] for p, stats in self.partition_to_write_stats.items()
+            },
+            "compacted": self.compacted,
+            "extraMetadata": dict(self.extra_metadata),
+            "operationType": self.operation_type,
+        }
+        if self.partition_to_replace_file_ids is not None:
+            body["partitionToReplaceFileIds"] = {
+                p: list(ids) for p, ids in self.partition_to_replace_file_ids.items()
+            }
+        return json.dumps(body, indent=2).encode("utf-8")
+
+    @classmethod
+    def from_json_bytes(cls, data: bytes, *, source: str = "commit metadata") -> CommitMetadata:
+        if not data.strip():
+            raise InvalidInstantError(f"Completed instant file {source} is empty")
+        try:
+            d = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise InvalidInstantError(f"Completed instant file {source} is not valid JSON: {e}") from e
+        if not isinstance(d, dict):
+            raise InvalidInstantError(f"Completed instant file {source} is not a JSON object")
+        stats = {
+            p: [WriteStat.from_json(s) for s in (lst or [])]
+            for p, lst in (d.get("partitionToWriteStats") or {}).items()
+        }
+        replace = d.get("partitionToReplaceFileIds")
+        return cls(
+            operation_type=d.get("operationType") or OperationType.UNKNOWN,
+            partition_to_write_stats=stats,
+            extra_metadata={k: v for k, v in (d.get("extraMetadata") or {}).items() if v is not None},
+            partition_to_replace_file_ids=dict(replace) if replace is not None else None,
+            compacted=bool(d.get("compacted", False)),
+        )

@@ -1,0 +1,81 @@
+"""Finishing a write on the driver: reconcile files, write partition metadata, complete the instant;
+or abort it, removing everything it wrote."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timezone
+
+from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.file_group.naming import PARTITION_METAFILE, join_partition
+from hoodpy.storage import Storage
+from hoodpy.timeline import transitions
+from hoodpy.timeline.instant import Instant
+from hoodpy.timeline.metadata import SCHEMA_KEY, CommitMetadata, WriteStat
+from hoodpy.timeline.timeline import instant_temp_dir
+
+
+def write_stats_from_rows(rows: Iterable[dict]) -> list[WriteStat]:
+    return [
+        WriteStat(
+            file_id=r["file_id"], path=r["path"], partition_path=r["partition_path"],
+            prev_commit=r["prev_commit"], num_writes=r["num_writes"], num_deletes=r["num_deletes"],
+            num_update_writes=r["num_update_writes"], num_inserts=r["num_inserts"],
+            total_write_bytes=r["file_size"], file_size_in_bytes=r["file_size"],
+            total_create_time=r["create_time_ms"], total_upsert_time=r["upsert_time_ms"],
+        )
+        for r in rows
+    ]
+
+
+def partition_metadata_text(instant_time: str, partition_path: str) -> bytes:
+    depth = len(partition_path.split("/")) if partition_path else 0
+    stamp = datetime.now(timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")
+    return f"#partition metadata\n#{stamp}\ncommitTime={instant_time}\npartitionDepth={depth}\n".encode()
+
+
+def ensure_partition_metadata(storage: Storage, instant_time: str, partitions: Iterable[str]) -> None:
+    for partition in sorted(set(partitions)):
+        rel = join_partition(partition, PARTITION_METAFILE)
+        if not storage.exists(rel):
+            storage.write_atomic(rel, partition_metadata_text(instant_time, partition))
+
+
+def remove_stray_files(storage: Storage, instant_time: str, keep: set[str], partitions: Iterable[str]) -> int:
+    """Delete base files of this instant that no write stat names (failed or duplicate task attempts)."""
+    removed = 0
+    for bf in list_base_files(storage, partitions):
+        if bf.instant_time == instant_time and bf.path not in keep:
+            storage.delete(bf.path)
+            removed += 1
+    return removed
+
+
+def commit(storage: Storage, inflight: Instant, metadata: CommitMetadata) -> Instant:
+    stats = metadata.write_stats
+    partitions = {s.partition_path for s in stats}
+    remove_stray_files(storage, inflight.timestamp, {s.path for s in stats if s.path}, partitions)
+    ensure_partition_metadata(storage, inflight.timestamp, partitions)
+    storage.delete_dir(instant_temp_dir(inflight.timestamp))  # before completing: a crash leaves it to rollback
+    return transitions.complete(storage, inflight, metadata.to_json_bytes())
+
+
+def new_commit_metadata(operation_type: str, stats: list[WriteStat], schema_json: str,
+                        replaced: dict[str, list[str]] | None = None) -> CommitMetadata:
+    metadata = CommitMetadata(operation_type, extra_metadata={SCHEMA_KEY: schema_json},
+                              partition_to_replace_file_ids=replaced)
+    for stat in stats:
+        metadata.add_write_stat(stat)
+    return metadata
+
+
+def abort(storage: Storage, instant: Instant) -> int:
+    """Remove every base file the instant wrote and its pending instant files; the table is as before."""
+    removed = 0
+    for bf in list_base_files(storage):
+        if bf.instant_time == instant.timestamp:
+            storage.delete(bf.path)
+            removed += 1
+    storage.delete_dir(instant_temp_dir(instant.timestamp))
+    transitions.delete_pending(storage, instant)
+    return removed

@@ -1,0 +1,220 @@
+"""The per-file-group merge that runs in executors: old base file + incoming records -> new base file.
+
+Copy-on-write semantics as Hudi's merge handle has them: rows of the old file keep their place, their
+commit time and sequence number; updated rows are replaced in place; deleted rows are dropped; inserts
+are appended. Every row gets the new file name. Pure pyarrow; the context ships in the task closure.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from hoodpy.file_group.naming import base_file_name, join_partition, write_token
+from hoodpy.index.bloom_filter import BloomFilter
+from hoodpy.schema import META_COLUMNS
+from hoodpy.storage import Storage
+from hoodpy.write.base_file import BaseFileOptions, resumed_bloom, write_base_file
+
+COMMIT_TIME = "_hoodie_commit_time"
+COMMIT_SEQNO = "_hoodie_commit_seqno"
+RECORD_KEY = "_hoodie_record_key"
+PARTITION_PATH = "_hoodie_partition_path"
+FILE_NAME = "_hoodie_file_name"
+# Working columns of the incoming DataFrame; never written.
+TARGET_FILE_ID = "_hoodie_target_file_id"
+INVALID_KEY = "_hoodie_invalid_key"  # true where the record key is null or empty
+OP = "_hoodie_op"
+OP_UPSERT = 0
+OP_DELETE = 1
+
+WRITE_STATS_DDL = (
+    "partition_path string, file_id string, path string, prev_commit string, num_writes long, "
+    "num_deletes long, num_update_writes long, num_inserts long, file_size long, "
+    "create_time_ms long, upsert_time_ms long"
+)
+
+
+@dataclass(frozen=True)
+class ExistingFile:
+    path: str  # relative to the base path
+    instant_time: str
+
+
+@dataclass
+class MergeContext:
+    """What a merge task needs to know, in plain picklable values."""
+
+    base_uri: str
+    instant_time: str
+    data_schema: pa.Schema  # table columns without meta columns, in table order
+    existing: dict[tuple[str, str], ExistingFile] = field(default_factory=dict)
+    match_keys: bool = True  # False for insert: incoming rows are appended, never matched
+    ordering_field: str | None = None  # set for event-time ordering against storage
+    options: BaseFileOptions = field(default_factory=BaseFileOptions)
+
+
+def align(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table``'s columns in ``schema``'s order and types; absent columns become nulls."""
+    columns = []
+    for f in schema:
+        if f.name in table.column_names:
+            col = table.column(f.name)
+            columns.append(col if col.type == f.type else col.cast(f.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, f.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def task_ids() -> tuple[int, int, int]:
+    from pyspark import TaskContext  # executors only; keeps this module importable without a task
+
+    tc = TaskContext.get()
+    if tc is None:
+        return 0, 0, 0
+    return tc.partitionId(), tc.stageId(), tc.taskAttemptId()
+
+
+def add_meta_columns(data: pa.Table, keys: pa.Array, partition_path: str, instant_time: str) -> pa.Table:
+    n = data.num_rows
+    meta = [
+        pa.repeat(pa.scalar(instant_time, pa.string()), n),
+        pa.nulls(n, pa.string()),  # sequence numbers depend on the final row position
+        keys.cast(pa.string()),
+        pa.repeat(pa.scalar(partition_path, pa.string()), n),
+        pa.nulls(n, pa.string()),
+    ]
+    return pa.Table.from_arrays(meta + list(data.columns), names=list(META_COLUMNS) + data.column_names)
+
+
+# Sequence numbers handed out by the running task: one task may write several files (groupBy assigns many
+# file groups to one Spark partition), and "<instant>_<partition>_<n>" must stay unique within a commit.
+_seq_counter: dict[int | None, int] = {}
+
+
+def claim_sequence_numbers(count: int) -> int:
+    """The first of ``count`` consecutive record sequence numbers, unique within the running task attempt."""
+    from pyspark import TaskContext
+
+    tc = TaskContext.get()
+    attempt = tc.taskAttemptId() if tc is not None else None
+    if attempt not in _seq_counter:
+        _seq_counter.clear()  # a Python worker runs one task at a time: forget finished attempts
+    first = _seq_counter.get(attempt, 0)
+    _seq_counter[attempt] = first + count
+    return first
+
+
+def finalize(rows: pa.Table, fresh: pa.Array, *, instant_time: str, file_name: str, task_partition: int,
+             ) -> pa.Table:
+    """Stamp the file name on every row and sequence numbers on the rows this write produced."""
+    n = rows.num_rows
+    first = claim_sequence_numbers(n)
+    positions = pc.cast(pa.array(np.arange(first, first + n, dtype=np.int64)), pa.string())
+    new_seqno = pc.binary_join_element_wise(f"{instant_time}_{task_partition}", positions, "_")
+    seqno = pc.if_else(fresh, new_seqno, rows.column(COMMIT_SEQNO).combine_chunks()) if n else new_seqno
+    rows = rows.set_column(rows.schema.get_field_index(COMMIT_SEQNO), COMMIT_SEQNO, seqno)
+    return rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME,
+                           pa.repeat(pa.scalar(file_name, pa.string()), n))
+
+
+def _continued_bloom(ctx: MergeContext, footer: dict[bytes, bytes], rows: pa.Table, n_old: int,
+                     deleted: pa.Array) -> BloomFilter | None:
+    """The new file's bloom filter from the old file's, when the old keys stay in place (no deletes) and the
+    new ones follow them: only the inserted keys are hashed (the 30 hashes per key are a third of a merge)."""
+    if not n_old or pc.any(deleted).as_py():
+        return None
+    bloom = resumed_bloom(footer, n_old, ctx.options)
+    if bloom is not None:
+        bloom.add_all(rows.column(RECORD_KEY).slice(n_old))
+    return bloom
+
+
+def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
+    """Merge one file group's incoming records; returns a one-row write-stats table."""
+    started = time.monotonic()
+    partition_path = incoming.column(PARTITION_PATH)[0].as_py()
+    file_id = incoming.column(TARGET_FILE_ID)[0].as_py()
+    storage = Storage(ctx.base_uri)
+    existing = ctx.existing.get((partition_path, file_id))
+    meta_schema = pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS])
+    full_schema = pa.schema(list(meta_schema) + list(ctx.data_schema))
+
+    is_delete = pc.equal(incoming.column(OP), OP_DELETE)
+    upserts = incoming.filter(pc.invert(is_delete))
+    deletes = incoming.filter(is_delete)
+    delete_keys = deletes.column(RECORD_KEY).combine_chunks()
+    new_keys = upserts.column(RECORD_KEY).combine_chunks()
+    new_rows = add_meta_columns(align(upserts, ctx.data_schema), new_keys, partition_path, ctx.instant_time)
+
+    footer: dict[bytes, bytes] = {}
+    if existing is not None:
+        stored = pq.read_table(storage.full_path(existing.path), filesystem=storage.fs)
+        footer = stored.schema.metadata or {}  # the file's key-value metadata: Hudi's footer entries
+        old = align(stored, full_schema)
+    else:
+        old = full_schema.empty_table()
+    n_old = old.num_rows
+    old_keys = old.column(RECORD_KEY).combine_chunks()
+
+    if ctx.match_keys and n_old:
+        match = pc.index_in(old_keys, value_set=new_keys)  # per old row: its incoming update, or null
+        replaced = pc.is_valid(match)
+        if ctx.ordering_field is not None:
+            # Event-time ordering: a stored record with a larger ordering value survives the update.
+            old_ord = old.column(ctx.ordering_field).combine_chunks()
+            new_ord = new_rows.column(ctx.ordering_field).combine_chunks().take(match)
+            stale = pc.fill_null(pc.greater(old_ord, new_ord), False)
+            replaced = pc.and_(replaced, pc.invert(stale))
+        replaced = pc.fill_null(replaced, False)
+        deleted = pc.is_in(old_keys, value_set=delete_keys)
+        if ctx.ordering_field is not None and len(delete_keys):
+            # ... and survives a delete with a smaller ordering value (a late `_hoodie_is_deleted` event).
+            # Deletes without an ordering value (the delete operation) always apply.
+            del_match = pc.index_in(old_keys, value_set=delete_keys)
+            del_ord = align(deletes, ctx.data_schema).column(ctx.ordering_field).combine_chunks().take(del_match)
+            old_ord = old.column(ctx.ordering_field).combine_chunks()
+            stale_delete = pc.fill_null(pc.greater(old_ord, del_ord), False)
+            deleted = pc.and_(deleted, pc.invert(stale_delete))
+        deleted = pc.and_(deleted, pc.invert(replaced))
+        matched_new = pc.is_in(new_keys, value_set=old_keys)
+    else:
+        match = pa.nulls(n_old, pa.int32())
+        replaced = pa.repeat(pa.scalar(False), n_old)
+        deleted = pa.repeat(pa.scalar(False), n_old)
+        matched_new = pa.repeat(pa.scalar(False), new_rows.num_rows)
+
+    old_take = pc.if_else(replaced, pc.add(pc.cast(match, pa.int64()), n_old),
+                          pa.array(np.arange(n_old, dtype=np.int64)))
+    old_take = old_take.filter(pc.invert(deleted))
+    insert_take = pc.add(pc.indices_nonzero(pc.invert(matched_new)), n_old) if new_rows.num_rows else \
+        pa.array([], pa.uint64())
+    take = pa.concat_arrays([old_take.cast(pa.int64()), insert_take.cast(pa.int64())])
+    rows = pa.concat_tables([old, new_rows.cast(full_schema)]).take(take)
+
+    task_partition, stage_id, attempt_id = task_ids()
+    name = base_file_name(file_id, write_token(task_partition, stage_id, attempt_id), ctx.instant_time)
+    rel_path = join_partition(partition_path, name)
+    rows = finalize(rows, pc.greater_equal(take, n_old), instant_time=ctx.instant_time, file_name=name,
+                    task_partition=task_partition)
+    size = write_base_file(storage, rel_path, rows, ctx.options, _continued_bloom(ctx, footer, rows, n_old, deleted))
+    elapsed_ms = int((time.monotonic() - started) * 1000)
+    num_updates = pc.sum(replaced).as_py() or 0
+    return pa.table({
+        "partition_path": [partition_path],
+        "file_id": [file_id],
+        "path": [rel_path],
+        "prev_commit": [existing.instant_time if existing else "null"],
+        "num_writes": pa.array([rows.num_rows], pa.int64()),
+        "num_deletes": pa.array([pc.sum(deleted).as_py() or 0], pa.int64()),
+        "num_update_writes": pa.array([num_updates], pa.int64()),
+        "num_inserts": pa.array([len(insert_take)], pa.int64()),
+        "file_size": pa.array([size], pa.int64()),
+        "create_time_ms": pa.array([0 if existing else elapsed_ms], pa.int64()),
+        "upsert_time_ms": pa.array([elapsed_ms if existing else 0], pa.int64()),
+    })

@@ -1,0 +1,39 @@
+"""Write operations and what each one does on the timeline."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from hoodpy.timeline.instant import Action
+from hoodpy.timeline.metadata import OperationType
+
+
+class WriteOperation(str, Enum):
+    INSERT = "insert"
+    UPSERT = "upsert"
+    BULK_INSERT = "bulk_insert"
+    DELETE = "delete"
+    INSERT_OVERWRITE = "insert_overwrite"
+    INSERT_OVERWRITE_TABLE = "insert_overwrite_table"
+
+    @property
+    def operation_type(self) -> str:
+        """The Java WriteOperationType name recorded in commit metadata."""
+        return getattr(OperationType, self.name)
+
+    @property
+    def action(self) -> Action:
+        return Action.REPLACECOMMIT if self.is_overwrite else Action.COMMIT
+
+    @property
+    def is_overwrite(self) -> bool:
+        return self in (WriteOperation.INSERT_OVERWRITE, WriteOperation.INSERT_OVERWRITE_TABLE)
+
+    @property
+    def uses_index(self) -> bool:
+        """Upserts and deletes look keys up; inserts and overwrites write without a lookup, as in Hudi."""
+        return self in (WriteOperation.UPSERT, WriteOperation.DELETE)
+
+    @property
+    def packs_small_files(self) -> bool:
+        return self in (WriteOperation.INSERT, WriteOperation.UPSERT)

@@ -1,0 +1,161 @@
+"""Incoming records in Spark: record keys, partition paths, delete flags, validation and combining."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType, StructType
+
+from hoodpy.errors import InvalidRecordError
+from hoodpy.keygen import (
+    DEFAULT_PARTITION_PATH,
+    EMPTY_RECORDKEY_PLACEHOLDER,
+    NULL_RECORDKEY_PLACEHOLDER,
+    KeyGenerator,
+)
+from hoodpy.schema import IS_DELETED_COLUMN, META_COLUMNS
+from hoodpy.write.merge import INVALID_KEY, OP, OP_DELETE, OP_UPSERT, PARTITION_PATH, RECORD_KEY
+
+_BATCH_SEQ = "_hoodie_batch_seq"
+# Columns keyed_records adds in front of the data columns.
+WORKING_COLUMNS = (RECORD_KEY, PARTITION_PATH, OP, INVALID_KEY)
+
+
+def _blank(c: Column) -> Column:
+    return c.isNull() | (c == F.lit(""))
+
+
+def record_key_column(keygen: KeyGenerator) -> tuple[Column, Column]:
+    """(record key, is-invalid) expressions: a null or empty simple key, or an all-null composite key."""
+    parts = [F.col(f).cast("string") for f in keygen.record_key_fields]
+    if not keygen.composite_record_key:
+        return parts[0], _blank(parts[0])
+    encoded = [
+        F.concat(F.lit(f"{name}:"),
+                 F.when(p.isNull(), F.lit(NULL_RECORDKEY_PLACEHOLDER))
+                 .when(p == F.lit(""), F.lit(EMPTY_RECORDKEY_PLACEHOLDER))
+                 .otherwise(p))
+        for name, p in zip(keygen.record_key_fields, parts, strict=True)
+    ]
+    all_blank = _blank(parts[0])
+    for p in parts[1:]:
+        all_blank = all_blank & _blank(p)
+    return F.concat_ws(",", *encoded), all_blank
+
+
+def partition_path_column(keygen: KeyGenerator) -> Column:
+    if not keygen.is_partitioned:
+        return F.lit("")
+    segments = []
+    for name in keygen.partition_fields:
+        value = F.col(name).cast("string")
+        value = F.when(_blank(value), F.lit(DEFAULT_PARTITION_PATH)).otherwise(value)
+        if keygen.url_encode_partitioning:
+            value = F.url_encode(value)
+        segments.append(F.concat(F.lit(f"{name}="), value) if keygen.hive_style_partitioning else value)
+    return F.concat_ws("/", *segments)
+
+
+def require_columns(schema: StructType, columns: list[str], what: str) -> None:
+    present = set(schema.fieldNames())
+    missing = [c for c in columns if c not in present]
+    if missing:
+        raise InvalidRecordError(
+            f"The batch lacks {what} column(s) {', '.join(missing)}; it has {', '.join(schema.fieldNames())}"
+        )
+
+
+def keyed_records(df: DataFrame, keygen: KeyGenerator, *, deletes: bool = False,
+                  with_partition: bool = True) -> DataFrame:
+    """``df`` minus any meta columns, plus record key, partition path and operation columns.
+
+    ``deletes`` marks every row a delete (the delete operation); otherwise rows whose
+    ``_hoodie_is_deleted`` is true are deletes. ``with_partition=False`` leaves the partition path null
+    (a delete by key alone, located through a global lookup).
+    """
+    data = df.drop(*[c for c in META_COLUMNS if c in df.columns])
+    key, invalid = record_key_column(keygen)
+    if deletes:
+        op = F.lit(OP_DELETE)
+    elif IS_DELETED_COLUMN in data.columns:
+        if not isinstance(data.schema[IS_DELETED_COLUMN].dataType, BooleanType):
+            raise InvalidRecordError(f"Column {IS_DELETED_COLUMN} must be boolean, "
+                                     f"not {data.schema[IS_DELETED_COLUMN].dataType.simpleString()}")
+        op = F.when(F.coalesce(F.col(IS_DELETED_COLUMN), F.lit(False)), F.lit(OP_DELETE)).otherwise(
+            F.lit(OP_UPSERT))
+    else:
+        op = F.lit(OP_UPSERT)
+    partition = partition_path_column(keygen) if with_partition else F.lit(None).cast("string")
+    out = data.select(
+        key.alias(RECORD_KEY), partition.alias(PARTITION_PATH), op.cast("int").alias(OP),
+        invalid.alias(INVALID_KEY), *[F.col(c) for c in data.columns if c != IS_DELETED_COLUMN],
+    )
+    return out
+
+
+def validate(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None) -> tuple[list[str], int]:
+    """Fail, naming the problem, on null record keys or null ordering values; else return the batch's
+    partition paths, sorted, and how many of its records are upserts (one Spark job for all)."""
+    aggs = [F.sum(F.col(INVALID_KEY).cast("long")).alias("bad_keys"),
+            F.collect_set(F.col(PARTITION_PATH)).alias("partitions"),
+            F.count(F.when(F.col(OP) == OP_UPSERT, 1)).alias("upserts")]
+    if ordering_field is not None:
+        aggs.append(F.sum(F.when((F.col(OP) == OP_UPSERT) & F.col(ordering_field).isNull(), 1).otherwise(0))
+                    .alias("bad_ordering"))
+    row = records.agg(*aggs).collect()[0]
+    if row["bad_keys"]:
+        examples = [r.asDict() for r in records.filter(F.col(INVALID_KEY))
+                    .select(*keygen.record_key_fields).limit(3).collect()]
+        raise InvalidRecordError(
+            f"{row['bad_keys']} record(s) have a null or empty record key "
+            f"(fields {', '.join(keygen.record_key_fields)})", examples=examples)
+    if ordering_field is not None and row["bad_ordering"]:
+        raise InvalidRecordError(
+            f"{row['bad_ordering']} record(s) have a null ordering (precombine) field {ordering_field!r}")
+    return sorted(row["partitions"]), row["upserts"]
+
+
+def collect_keys(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None,
+                 ) -> tuple[pa.Table, list[str]]:
+    """:func:`validate` that also brings the batch's (record key, partition path, op) to the driver as Arrow, in
+    the same single Spark job, for driver-side index lookups. Fails as :func:`validate` does."""
+    cols = [RECORD_KEY, PARTITION_PATH, OP, INVALID_KEY]
+    if ordering_field is not None:
+        cols.append(((F.col(OP) == OP_UPSERT) & F.col(ordering_field).isNull()).alias("_bad_ordering"))
+    table = records.select(*cols).toArrow()
+    bad_keys = pc.sum(table.column(INVALID_KEY).cast(pa.int64())).as_py() or 0
+    if bad_keys:
+        examples = [r.asDict() for r in records.filter(F.col(INVALID_KEY))
+                    .select(*keygen.record_key_fields).limit(3).collect()]
+        raise InvalidRecordError(
+            f"{bad_keys} record(s) have a null or empty record key "
+            f"(fields {', '.join(keygen.record_key_fields)})", examples=examples)
+    if ordering_field is not None:
+        bad_ordering = pc.sum(table.column("_bad_ordering").cast(pa.int64())).as_py() or 0
+        if bad_ordering:
+            raise InvalidRecordError(
+                f"{bad_ordering} record(s) have a null ordering (precombine) field {ordering_field!r}")
+    partitions = pc.unique(table.column(PARTITION_PATH).combine_chunks()).drop_null().to_pylist()
+    return table.select([RECORD_KEY, PARTITION_PATH, OP]), sorted(partitions)
+
+
+def has_duplicate_keys(keys: pa.Table, *, by_partition: bool) -> bool:
+    """Whether two rows of the collected batch share a record key (and partition, with ``by_partition``)."""
+    columns = [RECORD_KEY, PARTITION_PATH] if by_partition else [RECORD_KEY]
+    return keys.select(columns).group_by(columns).aggregate([]).num_rows != keys.num_rows
+
+
+def combine(records: DataFrame, ordering_field: str | None, *, by_partition: bool) -> DataFrame:
+    """One record per key: the largest ordering value wins; on ties (or no ordering) the last in the batch."""
+    keys = [RECORD_KEY, PARTITION_PATH] if by_partition else [RECORD_KEY]
+    seq = records.withColumn(_BATCH_SEQ, F.monotonically_increasing_id())
+    order = F.struct(*( [F.col(ordering_field)] if ordering_field else []), F.col(_BATCH_SEQ))
+    value_cols = [c for c in seq.columns if c not in keys]
+    best = seq.groupBy(*keys).agg(F.max_by(F.struct(*value_cols), order).alias("_r"))
+    return best.select(*keys, "_r.*").drop(_BATCH_SEQ)
+
+
+def drop_working_columns(records: DataFrame) -> DataFrame:
+    return records.drop(INVALID_KEY)

@@ -1,0 +1,96 @@
+"""Target file groups decided on the driver, attached to the records in the JVM.
+
+When the batch's keys are on the driver (bloom index, see ``Writer._driver_lookup``), every record's target
+is known before the merge: its located file group, or for an insert the bucket it hashes into. The driver
+writes the (record key, partition path) -> (target file id, merge bin) table as one parquet file into the
+instant's temporary folder (``.hoodie/.temp/<instant>/``, as Hudi keeps its markers) and Spark joins the
+records with it (broadcast) and places each target's records in its own merge task (:mod:`task_placement`).
+The records never pass through Python before the merge: an Arrow round trip of the whole batch through a
+Python worker costs more than the join and the shuffle together (360k TPC-H rows: ~1.8 s against ~0.7 s).
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+
+from hoodpy.read.file_scan import read_parquet_files
+from hoodpy.index.murmur_hash import MurmurBatch
+from hoodpy.storage import Storage
+from hoodpy.write.merge import PARTITION_PATH, RECORD_KEY, TARGET_FILE_ID
+from hoodpy.write.partitioner import HASH_SPACE
+
+TARGETS_FILE = "targets.parquet"
+MERGE_BIN = "_hoodie_merge_bin"  # the Spark partition label of a target's merge task
+# Above this many keys the targets table is not forced into a broadcast (Spark picks the join).
+BROADCAST_MAX_KEYS = 4_000_000
+TARGETS_SCHEMA = StructType([StructField(RECORD_KEY, StringType()), StructField(PARTITION_PATH, StringType()),
+                             StructField(TARGET_FILE_ID, StringType()), StructField(MERGE_BIN, IntegerType())])
+
+
+def key_hashes(keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A position in ``[0, HASH_SPACE)`` per record key (murmur of its UTF-8 bytes), for spreading inserts
+    over buckets in proportion to their ``hash_ranges``."""
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    if len(keys) == 0:
+        return np.zeros(0, dtype=np.int64)
+    binary = keys.cast(pa.large_binary())
+    _, offsets_buf, data_buf = binary.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[binary.offset:binary.offset + len(binary) + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    hashed = MurmurBatch.from_offsets(offsets, data).hash32(0).view(np.uint32)
+    return (hashed % np.uint32(HASH_SPACE)).astype(np.int64)
+
+
+def assign_by_ranges(keys: pa.Array | pa.ChunkedArray, partitions: pa.Array | pa.ChunkedArray,
+                     ranges: list[tuple[str, str, int, int]]) -> pa.Array:
+    """The file id of the bucket each insert falls into: ``ranges`` are ``hash_ranges`` (partition, file id,
+    low, high), covering ``[0, HASH_SPACE)`` of every partition the inserts name."""
+    if not ranges:
+        return pa.nulls(len(keys), pa.string())
+    ordered = sorted(ranges, key=lambda r: (r[0], r[2]))
+    names = pa.array(sorted({r[0] for r in ordered}), pa.string())
+    index_of = {p: i for i, p in enumerate(names.to_pylist())}
+    # One sorted axis for all partitions: partition index * HASH_SPACE + hash.
+    lows = np.array([index_of[p] * HASH_SPACE + low for p, _, low, _ in ordered], dtype=np.int64)
+    file_ids = pa.array([r[1] for r in ordered], pa.string())
+    part_index = pc.index_in(partitions, value_set=names)
+    if part_index.null_count:
+        missing = pc.filter(partitions, pc.is_null(part_index))[0].as_py()
+        raise AssertionError(f"no insert bucket planned for partition {missing!r}")
+    position = part_index.to_numpy(zero_copy_only=False).astype(np.int64) * HASH_SPACE + key_hashes(keys)
+    return file_ids.take(pa.array(np.searchsorted(lows, position, "right") - 1))
+
+
+def target_table(keys: pa.Array, partitions: pa.Array, targets: pa.Array, bins: pa.Array) -> pa.Table:
+    """The (record key, partition path) -> (target file id, merge bin label) table the records are joined with."""
+    return pa.table({
+        RECORD_KEY: keys.cast(pa.string()),
+        PARTITION_PATH: partitions.cast(pa.string()),
+        TARGET_FILE_ID: targets.cast(pa.string()),
+        MERGE_BIN: bins.cast(pa.int32()),
+    })
+
+
+def attach_targets(spark: SparkSession, records: DataFrame, targets: pa.Table, storage: Storage, temp_dir: str,
+                   num_bins: int) -> DataFrame:
+    """``records`` joined with their targets (records without one, deletes of keys the table lacks, are
+    dropped), in ``num_bins`` partitions: each merge bin in its own."""
+    rel = f"{temp_dir}/{TARGETS_FILE}"
+    sink = io.BytesIO()
+    pq.write_table(targets, sink, compression="snappy")
+    storage.write_bytes(rel, sink.getvalue())
+    # Spark's own reader where it reaches the storage; pyarrow in a task where it has no connector (s3a).
+    table = read_parquet_files(spark, storage, [rel], TARGETS_SCHEMA)
+    if targets.num_rows <= BROADCAST_MAX_KEYS:
+        table = F.broadcast(table)
+    joined = records.join(table, on=[RECORD_KEY, PARTITION_PATH], how="inner")
+    return joined.repartition(max(1, num_bins), MERGE_BIN)

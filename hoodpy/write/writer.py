@@ -1,0 +1,495 @@
+"""One write, start to finish: prepare and validate the batch, open an instant, locate keys, assign file
+groups, merge in executors, commit. Any failure after the instant opens removes what it wrote."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+
+from hoodpy.config import HoodieConfig, declared_keys
+from hoodpy.config.index import IndexConfig
+from hoodpy.config.storage import StorageConfig
+from hoodpy.config.table import TableConfig
+from hoodpy.config.write import COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING, WriteConfig
+from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
+from hoodpy.config.concurrency import ConcurrencyConfig
+from hoodpy.errors import ClusteringUpdateError, InvalidRecordError, WriteConflictError
+from hoodpy.file_group.fs_view import FileSystemView
+from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, index_for, tag
+from hoodpy.index.bloom import locate_on_driver
+from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json, evolve_schema
+from hoodpy.timeline import transitions
+from hoodpy.timeline.avro_models import AvroModel, serialize
+from hoodpy.timeline.instant import Instant, new_instant_time
+from hoodpy.timeline.metadata import CommitMetadata
+from hoodpy.timeline.timeline import Timeline, instant_temp_dir
+from hoodpy.transaction.conflict import pending_clustering_file_groups
+from hoodpy.transaction.transaction import WriteTransaction
+from hoodpy.write import commit as commit_step
+from hoodpy.write import records as rec
+from hoodpy.write.base_file import BaseFileOptions
+from hoodpy.write.bulk_insert import BULK_INSERT_TASK_FILL, BulkInsertContext, bulk_insert_partition
+from hoodpy.write.merge import (
+    OP,
+    OP_DELETE,
+    OP_UPSERT,
+    PARTITION_PATH,
+    RECORD_KEY,
+    TARGET_FILE_ID,
+    WRITE_STATS_DDL,
+    ExistingFile,
+    MergeContext,
+    merge_file_group,
+)
+from hoodpy.write.operation import WriteOperation
+from hoodpy.write.partitioner import (
+    HASH_SPACE,
+    InsertBucket,
+    SizingConfig,
+    average_record_size,
+    hash_ranges,
+    plan_insert_buckets,
+)
+from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, attach_targets, target_table
+from hoodpy.write.task_placement import assign_bins, partition_labels
+
+if TYPE_CHECKING:
+    from hoodpy.table import HoodieTable
+
+
+@dataclass
+class CommitResult:
+    """What a write committed."""
+
+    instant_time: str
+    operation: WriteOperation
+    num_writes: int = 0
+    num_inserts: int = 0
+    num_update_writes: int = 0
+    num_deletes: int = 0
+    files_added: int = 0
+    files_updated: int = 0
+    files_replaced: int = 0
+    total_bytes_written: int = 0
+    partitions: list[str] = field(default_factory=list)
+    metadata: CommitMetadata | None = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, instant_time: str, operation: WriteOperation, metadata: CommitMetadata) -> CommitResult:
+        stats = metadata.write_stats
+        return cls(
+            instant_time=instant_time,
+            operation=operation,
+            num_writes=sum(s.num_writes for s in stats),
+            num_inserts=sum(s.num_inserts for s in stats),
+            num_update_writes=sum(s.num_update_writes for s in stats),
+            num_deletes=sum(s.num_deletes for s in stats),
+            files_added=sum(1 for s in stats if s.prev_commit == "null"),
+            files_updated=sum(1 for s in stats if s.prev_commit != "null"),
+            files_replaced=len(metadata.replaced_file_ids()),
+            total_bytes_written=sum(s.total_write_bytes for s in stats),
+            partitions=sorted(metadata.partition_to_write_stats),
+            metadata=metadata,
+        )
+
+
+class Writer:
+    """Runs one write operation against a table."""
+
+    def __init__(self, table: HoodieTable, options: Mapping[str, Any] | None = None):
+        self.table = table
+        self.spark = table.spark
+        self.storage = table.storage
+        self.config: HoodieConfig = table.config.with_options(options)
+        self.keygen = table.keygen
+        self.ordering_field: str | None = self.config.get(TableConfig.PRECOMBINE_FIELD)
+        # A delete whose batch lacks the partition fields: keys are looked up in every partition.
+        self._delete_by_key_only = False
+        self._cached: list[DataFrame] = []  # held for one write; a local checkpoint's blocks go with its GC
+        self._partitions: list[str] = []  # partition paths the batch names (none for deletes by key alone)
+        self._clustering_inputs: dict[tuple[str, str], str] | None = None  # see _pending_clustering
+        # (record key, partition path, op) of the batch, collected when keys are looked up on the driver.
+        self._batch_keys: pa.Table | None = None
+        self._upsert_count: int | None = None  # upsert records in the batch, while combining has not changed it
+
+    # -- entry point -------------------------------------------------------------------------
+    def write(self, df: DataFrame, operation: WriteOperation) -> CommitResult:
+        """Write once; on a write conflict, retry up to hoodie.write.num.retries.on.conflict.failures times."""
+        retries = self.config.get(ConcurrencyConfig.NUM_RETRIES_ON_CONFLICT)
+        for attempt in range(retries + 1):
+            self._clustering_inputs = None  # a retry sees the timeline afresh
+            self._batch_keys = None
+            self._upsert_count = None
+            try:
+                return self._write_once(df, operation)
+            except WriteConflictError:
+                if attempt == retries:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _write_once(self, df: DataFrame, operation: WriteOperation) -> CommitResult:
+        transaction = WriteTransaction(self.storage, self.config)
+        timeline = Timeline.load(self.storage)
+        try:
+            records, target_schema = self._prepare(df, operation, timeline)
+            timeline = transaction.clean_failed_writes(timeline)
+            instant_time = new_instant_time(after=timeline.latest_instant_time())
+            # The heartbeat exists before the instant does, so a concurrent LAZY cleaner never sees this
+            # write without one.
+            with transaction.heartbeat(instant_time):
+                requested = transitions.create_requested(self.storage, instant_time, operation.action,
+                                                         self._requested_bytes(operation))
+                inflight = transitions.transition_to_inflight(self.storage, requested)
+                try:
+                    metadata = self._run(records, operation, timeline, inflight, target_schema)
+                    transaction.commit(inflight, metadata,
+                                       lambda: commit_step.commit(self.storage, inflight, metadata))
+                except BaseException:
+                    commit_step.abort(self.storage, inflight)
+                    raise
+        finally:
+            for cached in self._cached:
+                cached.unpersist()
+            self._cached.clear()
+        return CommitResult.of(instant_time, operation, metadata)
+
+    # -- preparation (no instant exists yet: a failure here leaves the table untouched) -----------
+    def _prepare(self, df: DataFrame, operation: WriteOperation, timeline: Timeline,
+                 ) -> tuple[DataFrame, pa.Schema]:
+        keygen = self.keygen
+        is_delete = operation == WriteOperation.DELETE
+        for key in (*declared_keys(WriteConfig), *declared_keys(IndexConfig), *declared_keys(StorageConfig)):
+            self.config.get(key)  # a bad option value fails here, before an instant exists
+        rec.require_columns(df.schema, list(keygen.record_key_fields), "record key")
+        has_partition = all(f in df.columns for f in keygen.partition_fields)
+        self._delete_by_key_only = is_delete and keygen.is_partitioned and not has_partition
+        if not is_delete:
+            rec.require_columns(df.schema, list(keygen.partition_fields), "partition")
+            if self.ordering_field and self._combines(operation) | (operation == WriteOperation.UPSERT):
+                rec.require_columns(df.schema, [self.ordering_field], "ordering (precombine)")
+        records = rec.keyed_records(df, keygen, deletes=is_delete, with_partition=has_partition)
+
+        table_schema = self.table.arrow_schema(timeline)
+        if is_delete:
+            if table_schema is None:
+                raise InvalidRecordError(
+                    "Cannot delete from a table that has no committed data and no schema: there is nothing to "
+                    "delete (tables created with a schema, as SQL CREATE TABLE does, accept the delete)")
+            target = table_schema
+        else:
+            data_cols = [c for c in records.columns if c not in rec.WORKING_COLUMNS]
+            batch_schema = to_arrow_schema(records.select(*data_cols).schema)
+            allow_missing = table_schema.names if (
+                table_schema is not None and self.config.get(WriteConfig.SCHEMA_ALLOW_COLUMN_DROP)) else ()
+            target = evolve_schema(table_schema, batch_schema, key_fields=keygen.record_key_fields,
+                                   partition_fields=keygen.partition_fields, allow_missing=allow_missing)
+        spark_target = from_arrow_schema(target, prefer_timestamp_ntz=True)
+        # A delete needs only the key and partition path computed above: its other columns are never
+        # written, and an ordering value would make the delete conditional (the delete operation is not).
+        present = set() if is_delete else set(records.columns)
+        records = records.select(
+            *rec.WORKING_COLUMNS,
+            *[(F.col(f.name).cast(f.dataType) if f.name in present else F.lit(None).cast(f.dataType)).alias(f.name)
+              for f in spark_target.fields],
+        )
+        ordering = None if is_delete else self.ordering_field
+        if operation == WriteOperation.BULK_INSERT:
+            # Nothing is looked up, so only the write job must see the batch, and its tasks check the keys they
+            # write (bulk_insert_partition). Validation reads the batch once more instead of storing all of it:
+            # an initial load is the largest batch a table sees (SF1 lineitem: 12 s of 43 s went to storing it).
+            self._partitions, self._upsert_count = rec.validate(records, keygen, ordering)
+            return records, target
+        # Materialized by the first action: validation / key lookup and the merge must see one evaluation of
+        # the batch. A re-evaluated batch can differ (dbt snapshots key rows by md5(id || current_timestamp()),
+        # which changes per query), and records whose keys the lookup never saw would be lost. A local
+        # checkpoint stores the rows as they are (persist() builds compressed column batches: 3x slower for a
+        # 360k-row batch) and is never silently recomputed: a lost block fails the write instead.
+        records = records.localCheckpoint(eager=False)
+        self._cached.append(records)
+        if self._driver_lookup(operation):
+            self._batch_keys, self._partitions = rec.collect_keys(records, keygen, ordering)
+        else:
+            self._partitions, self._upsert_count = rec.validate(records, keygen, ordering)
+        return rec.drop_working_columns(records), target
+
+    def _driver_lookup(self, operation: WriteOperation) -> bool:
+        """Whether the batch's keys come to the driver and are located there (bloom index, per partition):
+        one Spark job validates and collects them, and tagging, insert counts and the pending-clustering
+        check need no further job."""
+        from hoodpy.config.index import BLOOM
+
+        return (operation.uses_index and not self._global_lookup(operation)
+                and self.config.get(IndexConfig.TYPE) == BLOOM)
+
+    def _combines(self, operation: WriteOperation) -> bool:
+        if operation == WriteOperation.UPSERT:
+            return self.config.get(WriteConfig.COMBINE_BEFORE_UPSERT)
+        if operation == WriteOperation.DELETE:
+            return True
+        return self.config.get(WriteConfig.COMBINE_BEFORE_INSERT)
+
+    def _requested_bytes(self, operation: WriteOperation) -> bytes:
+        if not operation.is_overwrite:
+            return b""
+        return serialize(AvroModel.REQUESTED_REPLACE_METADATA,
+                         {"operationType": operation.operation_type, "clusteringPlan": None,
+                          "extraMetadata": {}, "version": 1})
+
+    # -- execution ---------------------------------------------------------------------------
+    def _run(self, records: DataFrame, operation: WriteOperation, timeline: Timeline, inflight: Instant,
+             target: pa.Schema) -> CommitMetadata:
+        schema_json = avro_schema_to_json(avro_schema_from_arrow(target, self.table.name))
+        merge_ctx = MergeContext(
+            base_uri=self.storage.base_uri,
+            instant_time=inflight.timestamp,
+            data_schema=target,
+            match_keys=operation.uses_index,
+            ordering_field=self.ordering_field if self._event_time_ordering() else None,
+            options=BaseFileOptions.from_config(self.config),
+        )
+        if self._combines(operation):
+            by_partition = not self._global_lookup(operation)
+            if self._batch_keys is not None and not rec.has_duplicate_keys(self._batch_keys,
+                                                                            by_partition=by_partition):
+                pass  # every key is unique already: combining would be a shuffle that changes nothing
+            else:
+                records = rec.combine(records, self.ordering_field, by_partition=by_partition)
+                self._upsert_count = None
+                self._batch_keys = None  # the collected keys predate combining: locate in Spark
+        if operation == WriteOperation.BULK_INSERT:
+            stats = self._bulk_insert(records, merge_ctx, timeline)
+            return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json)
+
+        partitions = self._partitions
+        view = FileSystemView.load(self.storage, timeline,
+                                   partitions=None if self._needs_all_partitions(operation)
+                                   else partitions)
+        replaced = None
+        if operation.uses_index:
+            merge_input = self._tag_and_assign(records, operation, view, timeline, inflight)
+        else:
+            inserts = records.filter(F.col(OP) == OP_UPSERT).withColumn(TARGET_FILE_ID, F.lit(None).cast("string"))
+            merge_input = self._assign_inserts(inserts, None, view if operation.packs_small_files else None,
+                                               timeline)
+            if operation.is_overwrite:
+                scope = None if operation == WriteOperation.INSERT_OVERWRITE_TABLE else partitions
+                replaced = {}
+                for fg in view.file_groups():
+                    if scope is None or fg.partition_path in scope:
+                        replaced.setdefault(fg.partition_path, []).append(fg.file_id)
+        merge_ctx.existing = {
+            (bf.partition_path, bf.file_id): ExistingFile(bf.path, bf.instant_time)
+            for bf in view.latest_base_files()
+        }
+        # Targets placed on the driver come partitioned by their bin: grouping by it too needs no second shuffle.
+        grouping = [MERGE_BIN] if MERGE_BIN in merge_input.columns else []
+        stats_rows = merge_input.groupBy(*grouping, PARTITION_PATH, TARGET_FILE_ID).applyInArrow(
+            lambda t: merge_file_group(merge_ctx, t), WRITE_STATS_DDL).collect()
+        stats = commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
+        return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced)
+
+    def _event_time_ordering(self) -> bool:
+        mode = self.config.get(WriteConfig.RECORD_MERGE_MODE)
+        if mode is None:
+            mode = EVENT_TIME_ORDERING if self.ordering_field else COMMIT_TIME_ORDERING
+        return mode == EVENT_TIME_ORDERING and self.ordering_field is not None
+
+    def _sizing(self, timeline: Timeline) -> SizingConfig:
+        c = self.config
+        small = c.get(StorageConfig.PARQUET_SMALL_FILE_LIMIT)
+        record_size = average_record_size(timeline, c.get(StorageConfig.RECORD_SIZE_ESTIMATE), small,
+                                          c.get(StorageConfig.RECORD_SIZE_ESTIMATION_THRESHOLD))
+        return SizingConfig(
+            max_file_size=c.get(StorageConfig.PARQUET_MAX_FILE_SIZE), small_file_limit=small,
+            record_size=record_size, auto_split=c.get(StorageConfig.INSERT_AUTO_SPLIT),
+            insert_split_size=c.get(StorageConfig.INSERT_SPLIT_SIZE),
+        )
+
+    def _global_lookup(self, operation: WriteOperation) -> bool:
+        # The prepared records always carry every table column (absent ones as nulls), so whether the
+        # batch named its partitions is decided in _prepare, from the caller's DataFrame.
+        index_global = IndexConfig.is_global(self.config.get(IndexConfig.TYPE))
+        return index_global or (operation == WriteOperation.DELETE and self._delete_by_key_only)
+
+    def _needs_all_partitions(self, operation: WriteOperation) -> bool:
+        return operation == WriteOperation.INSERT_OVERWRITE_TABLE or (
+            operation.uses_index and self._global_lookup(operation))
+
+    def _tag_and_assign(self, records: DataFrame, operation: WriteOperation, view: FileSystemView,
+                        timeline: Timeline, inflight: Instant) -> DataFrame:
+        if self._batch_keys is not None:
+            return self._tag_and_assign_on_driver(records, view, timeline, inflight)
+        is_global = self._global_lookup(operation)
+        index = index_for(self.config, force_global=is_global)
+        located = index.locate(self.spark, records, self.storage, view.latest_base_files())
+        # Persisted: planning the inserts and the merge both read it; the lookup should run once.
+        tagged = tag(records, located, by_partition=not is_global).persist()
+        self._cached.append(tagged)
+        found = F.col(LOC_FILE_ID).isNotNull()
+        moved = found & F.col(PARTITION_PATH).isNotNull() & (F.col(PARTITION_PATH) != F.col(LOC_PARTITION))
+        if is_global and self._update_partition_path() and operation == WriteOperation.UPSERT:
+            # The key moved partitions: delete it where it was, insert it where it now belongs.
+            old_side = tagged.filter(moved).withColumn(OP, F.lit(OP_DELETE))
+            if self.ordering_field is not None:
+                # The old copy goes whatever its ordering value: merge only skips deletes that carry one.
+                old_side = old_side.withColumn(self.ordering_field, F.lit(None).cast(
+                    tagged.schema[self.ordering_field].dataType))
+            new_side = tagged.filter(moved).withColumn(LOC_FILE_ID, F.lit(None).cast("string"))
+            tagged = tagged.filter(~moved).unionByName(old_side).unionByName(new_side)
+        updates = tagged.filter(F.col(LOC_FILE_ID).isNotNull()).withColumn(
+            PARTITION_PATH, F.col(LOC_PARTITION)).withColumn(TARGET_FILE_ID, F.col(LOC_FILE_ID))
+        inserts = tagged.filter(F.col(LOC_FILE_ID).isNull() & (F.col(OP) == OP_UPSERT)).withColumn(
+            TARGET_FILE_ID, F.lit(None).cast("string"))
+        updates = updates.drop(LOC_FILE_ID, LOC_PARTITION)
+        inserts = inserts.drop(LOC_FILE_ID, LOC_PARTITION)
+        self._reject_updates_under_clustering(updates, timeline)
+        return self._assign_inserts(inserts, updates, view, timeline)
+
+    def _tag_and_assign_on_driver(self, records: DataFrame, view: FileSystemView, timeline: Timeline,
+                                  inflight: Instant) -> DataFrame:
+        """:meth:`_tag_and_assign` with the batch keys located on the driver (see :meth:`_driver_lookup`)."""
+        keys = self._batch_keys
+        latest = view.latest_base_files(self._partitions)
+        located = locate_on_driver(self.storage, keys.select([RECORD_KEY, PARTITION_PATH]), latest,
+                                   is_global=False,
+                                   prune_by_ranges=self.config.get(IndexConfig.BLOOM_PRUNE_BY_RANGES))
+        joined = keys.join(located, keys=[RECORD_KEY, PARTITION_PATH], right_keys=[RECORD_KEY, LOC_PARTITION],
+                           join_type="left outer")
+        found = pc.is_valid(joined.column(LOC_FILE_ID))
+        groups = located.group_by([LOC_PARTITION, LOC_FILE_ID]).aggregate([])
+        self._reject_targets_under_clustering(
+            set(zip(groups.column(LOC_PARTITION).to_pylist(), groups.column(LOC_FILE_ID).to_pylist())), timeline)
+        new = joined.filter(pc.and_(pc.invert(found), pc.equal(joined.column(OP), OP_UPSERT)))
+        counts = new.group_by([PARTITION_PATH]).aggregate([([], "count_all")])
+        insert_counts = dict(zip(counts.column(PARTITION_PATH).to_pylist(), counts.column("count_all").to_pylist()))
+        ranges = hash_ranges(self._insert_buckets(insert_counts, view, timeline))
+        # Every record's target is known here: updates keep their file group, inserts take the bucket their
+        # key hashes into. Unique keys only (a batch that is not combined may repeat one; each of its records
+        # gets the target).
+        new = new.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([])
+        partitions = pa.concat_arrays([located.column(LOC_PARTITION).combine_chunks().cast(pa.string()),
+                                       new.column(PARTITION_PATH).combine_chunks().cast(pa.string())])
+        file_ids = pa.concat_arrays([located.column(LOC_FILE_ID).combine_chunks().cast(pa.string()),
+                                     assign_by_ranges(new.column(RECORD_KEY), new.column(PARTITION_PATH), ranges)])
+        num_bins, labels = self._merge_bins(partitions, file_ids, latest, timeline)
+        targets = target_table(
+            pa.concat_arrays([t.column(RECORD_KEY).combine_chunks().cast(pa.string()) for t in (located, new)]),
+            partitions, file_ids, labels)
+        return attach_targets(self.spark, records, targets, self.storage, instant_temp_dir(inflight.timestamp),
+                              num_bins)
+
+    def _merge_bins(self, partitions: pa.Array, file_ids: pa.Array, latest: list, timeline: Timeline,
+                    ) -> tuple[int, pa.Array]:
+        """The number of merge tasks and, per target row, the label of its file group's task: one task per
+        file group, the largest (old file + incoming records) first (:mod:`task_placement`)."""
+        pairs = pa.table({"p": partitions, "f": file_ids})
+        counts = pairs.group_by(["p", "f"]).aggregate([([], "count_all")])
+        sizes = {(bf.partition_path, bf.file_id): bf.size for bf in latest}
+        record_size = self._sizing(timeline).record_size
+        work = {(p, f): sizes.get((p, f), 0) + n * record_size for p, f, n in zip(
+            counts.column("p").to_pylist(), counts.column("f").to_pylist(), counts.column("count_all").to_pylist())}
+        configured = self.config.get(WriteConfig.WRITE_PARALLELISM)
+        bin_of, num_bins = assign_bins(work, configured if configured > 0 else None)
+        labels = partition_labels(num_bins)
+        # Per row: its group's bin, through an index into the groups table (no Python loop over rows).
+        group_labels = pa.array([labels[bin_of[g]] for g in work], pa.int32())
+        keys = pc.binary_join_element_wise(partitions, file_ids, "\x00")
+        names = pa.array([f"{p}\x00{f}" for p, f in work], pa.string())
+        return num_bins, group_labels.take(pc.index_in(keys, value_set=names))
+
+    def _reject_targets_under_clustering(self, targets: set[tuple[str, str]], timeline: Timeline) -> None:
+        """:meth:`_reject_updates_under_clustering` for update targets known on the driver."""
+        if self.config.get(ClusteringConfig.UPDATES_STRATEGY) != REJECT_UPDATE_STRATEGY:
+            return
+        owner = self._pending_clustering(timeline)
+        hits = sorted(t for t in targets if t in owner)
+        if hits:
+            raise ClusteringUpdateError(owner[hits[0]], [h[1] for h in hits[:100]])
+
+    def _pending_clustering(self, timeline: Timeline) -> dict[tuple[str, str], str]:
+        """(partition, file id) -> plan instant of every pending clustering input; read once per write."""
+        if self._clustering_inputs is None:
+            self._clustering_inputs = {fg: t for t, fgs in pending_clustering_file_groups(self.storage, timeline)
+                                       .items() for fg in fgs}
+        return self._clustering_inputs
+
+    def _reject_updates_under_clustering(self, updates: DataFrame, timeline: Timeline) -> None:
+        """Hudi's SparkRejectUpdateStrategy: updates and deletes may not touch a pending clustering's groups."""
+        if self.config.get(ClusteringConfig.UPDATES_STRATEGY) != REJECT_UPDATE_STRATEGY:
+            return
+        owner = self._pending_clustering(timeline)
+        if not owner:
+            return  # the common case costs no Spark job
+        pending = self.spark.createDataFrame(sorted(owner), "c_partition string, c_file_id string")
+        hits = (updates.select(PARTITION_PATH, TARGET_FILE_ID).distinct()
+                .join(F.broadcast(pending), (F.col(PARTITION_PATH) == F.col("c_partition"))
+                      & (F.col(TARGET_FILE_ID) == F.col("c_file_id")))
+                .select("c_partition", "c_file_id").limit(100).collect())
+        if hits:
+            raise ClusteringUpdateError(owner[(hits[0][0], hits[0][1])], [h[1] for h in hits])
+
+    def _update_partition_path(self) -> bool:
+        from hoodpy.config.index import GLOBAL_BLOOM
+
+        if self.config.get(IndexConfig.TYPE) == GLOBAL_BLOOM:
+            return self.config.get(IndexConfig.BLOOM_UPDATE_PARTITION_PATH)
+        return self.config.get(IndexConfig.SIMPLE_UPDATE_PARTITION_PATH)
+
+    def _assign_inserts(self, inserts: DataFrame, updates: DataFrame | None, view: FileSystemView | None,
+                        timeline: Timeline, counts: dict[str, int] | None = None) -> DataFrame:
+        """Give each insert a target file group (small files first, then new groups); ``counts`` (inserts per
+        partition) saves a Spark job when the driver knows them already."""
+        if counts is None:
+            counts = {r[0]: r[1] for r in inserts.groupBy(PARTITION_PATH).count().collect()}
+        buckets = self._insert_buckets(counts, view, timeline)
+        if buckets:
+            ranges = self.spark.createDataFrame(hash_ranges(buckets), "b_partition string, b_file_id string, "
+                                                "b_low long, b_high long")
+            h = F.pmod(F.xxhash64(F.col(RECORD_KEY)), F.lit(HASH_SPACE))
+            assigned = inserts.join(
+                F.broadcast(ranges),
+                (F.col(PARTITION_PATH) == F.col("b_partition")) & (h >= F.col("b_low")) & (h < F.col("b_high")),
+            ).withColumn(TARGET_FILE_ID, F.col("b_file_id")).drop("b_partition", "b_file_id", "b_low", "b_high")
+        else:
+            assigned = inserts.limit(0)
+        return assigned if updates is None else updates.unionByName(assigned)
+
+    def _insert_buckets(self, counts: dict[str, int], view: FileSystemView | None, timeline: Timeline,
+                        ) -> list[InsertBucket]:
+        """Where ``counts`` inserts per partition go: small file groups of ``view`` first, then new groups."""
+        small: dict[str, list] = {}
+        if view is not None:
+            # File groups under a pending clustering plan take no inserts (Hudi's UpsertPartitioner).
+            clustering = self._pending_clustering(timeline)
+            for bf in view.latest_base_files(counts):
+                if (bf.partition_path, bf.file_id) not in clustering:
+                    small.setdefault(bf.partition_path, []).append(bf)
+        return plan_insert_buckets(counts, small, self._sizing(timeline))
+
+    def _bulk_insert(self, records: DataFrame, merge_ctx: MergeContext, timeline: Timeline) -> list:
+        sizing = self._sizing(timeline)
+        rows = records.filter(F.col(OP) == OP_UPSERT)
+        n_tasks = self._bulk_insert_parallelism(rows, sizing)
+        ordered = rows.repartitionByRange(n_tasks, PARTITION_PATH, RECORD_KEY).sortWithinPartitions(
+            PARTITION_PATH, RECORD_KEY)
+        ctx = BulkInsertContext(merge_ctx, sizing.records_per_new_file)
+        stats_rows = ordered.mapInArrow(lambda it: bulk_insert_partition(ctx, it), WRITE_STATS_DDL).collect()
+        return commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
+
+    def _bulk_insert_parallelism(self, rows: DataFrame, sizing: SizingConfig) -> int:
+        configured = self.config.get(WriteConfig.WRITE_PARALLELISM)
+        if configured > 0:
+            return configured
+        # Counted with the validation when no combining changed the batch since.
+        total = self._upsert_count if self._upsert_count is not None else rows.count()
+        # Tasks aim below the file size: range partitioning is approximate, and a task just over it would
+        # write a second, nearly empty file.
+        return max(1, math.ceil(total / (sizing.records_per_new_file * BULK_INSERT_TASK_FILL)))
