@@ -37,12 +37,13 @@ REPO = Path(__file__).resolve().parents[2]
 
 def hoodpy_zip(dest: Path) -> Path:
     """hoodpy's packages (the engine and the SQL layer) as a zip for spark.submit.pyFiles (what a user ships
-    to workers without an installation)."""
+    to workers without an installation): the modules and their package data (Hudi's Avro schemas)."""
     out = dest / "hoodpy.zip"
     with zipfile.ZipFile(out, "w") as z:
         for package in ("hoodpy", "sql_ext"):
-            for f in sorted((REPO / package).rglob("*.py")):
-                z.write(f, f.relative_to(REPO).as_posix())
+            for f in sorted((REPO / package).rglob("*")):
+                if f.suffix in (".py", ".avsc"):
+                    z.write(f, f.relative_to(REPO).as_posix())
     return out
 
 
