@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-import hoodpy.storage as storage_module
+import hoodpy.storage.conditional as conditional_module
 from hoodpy.config import HoodieConfig
 from hoodpy.errors import UnsafeStorageConfigError
 from hoodpy.storage import PROBE_PREFIX, S3Settings, Storage, resolve_storage_options
@@ -23,7 +23,7 @@ OCC = {"hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL"}
 @pytest.fixture(autouse=True)
 def fresh_probe_cache(monkeypatch):
     """Each test probes its own store (the cache is per process)."""
-    monkeypatch.setattr(storage_module, "_probed", {})
+    monkeypatch.setattr(conditional_module, "_probed", {})
 
 
 @pytest.fixture
@@ -99,7 +99,7 @@ def test_a_store_ignoring_if_none_match_refuses_the_lock_and_leaves_the_table_un
     transitions.complete(storage, transitions.transition_to_inflight(storage, requested), b'{"n": 1}')
     before = all_objects(storage)
     # Another process, reaching the same objects through a gateway that drops the headers.
-    monkeypatch.setattr(storage_module, "_probed", {})
+    monkeypatch.setattr(conditional_module, "_probed", {})
     ignoring(monkeypatch, "If-None-Match", "If-Match")
     storage = open_table_storage(bucket, s3_options)
     with pytest.raises(UnsafeStorageConfigError) as e:
