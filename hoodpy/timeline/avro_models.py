@@ -106,7 +106,9 @@ def _full_name(name: str, namespace: str) -> str:
 def _expand(node: Any, namespace: str, names: dict[str, dict[str, Any]]) -> Any:
     """Inline named references: define each named type at its first use, refer to it by full name after.
 
-    That is the self-contained form Java's ``Schema.toString()`` writes into a file header.
+    That is the self-contained form Java's ``Schema.toString()`` writes into a file header. It is also how
+    ``fastavro.schema.load_schema`` resolves names (a unit test checks they agree), but that returns only
+    fastavro's parsed form, whose key order differs: :func:`schema_json` writes the .avsc files' own.
     """
     if isinstance(node, str):
         if node in _PRIMITIVES:
