@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from hoodpy.errors import SchemaEvolutionError
-from hoodpy.schema import META_COLUMNS
+from hoodpy.schema import META_COLUMNS, promotes
 from sql_ext.catalog import BASE_PATH_PROPERTY, SparkCatalog, quote_identifier
 from hoodpy.table import HoodieTable
 
@@ -30,9 +30,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import DataType
 
-# Hudi's promotions that a write performs itself (Avro's: the reader may be wider than the writer).
-_WIDENS = {"tinyint": ("smallint", "int", "bigint", "float", "double"), "smallint": ("int", "bigint", "float", "double"),
-           "int": ("bigint", "float", "double"), "bigint": ("float", "double"), "float": ("double",)}
 # Hudi's promotions to string, which hoodpy performs by rebuilding the table.
 _TO_STRING = frozenset({"tinyint", "smallint", "int", "bigint", "float", "double", "date", "timestamp"})
 
@@ -42,11 +39,13 @@ def _type_name(t: DataType) -> str:
 
 
 def _widens(old: DataType, new: DataType) -> bool:
-    from pyspark.sql.types import DecimalType
+    """Whether the next write takes ``new`` itself: the engine's promotion rules, on the Arrow types it evolves."""
+    from pyspark.sql.pandas.types import to_arrow_type
 
-    if isinstance(old, DecimalType) and isinstance(new, DecimalType):
-        return new.precision - new.scale >= old.precision - old.scale and new.scale >= old.scale
-    return _type_name(new) in _WIDENS.get(_type_name(old), ())
+    try:
+        return promotes(to_arrow_type(old), to_arrow_type(new))
+    except TypeError:  # no Arrow form, so no Hudi column of that type either
+        return False
 
 
 def _to_string(old: DataType, new: DataType) -> bool:
