@@ -41,7 +41,7 @@ import contextlib
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -103,6 +103,21 @@ def quote_identifier(name: str) -> str:
 def sql_string(text: str) -> str:
     """A Spark SQL string literal (backslash escapes, Spark's default)."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def properties_sql(properties: Mapping[str, Any]) -> str:
+    """``'key' = 'value', ...``: the inside of a TBLPROPERTIES (...) clause."""
+    return ", ".join(f"{sql_string(str(k))} = {sql_string(str(v))}" for k, v in properties.items())
+
+
+def table_properties(record_key: Sequence[str], precombine_field: str | None,
+                     options: Mapping[str, str]) -> dict[str, str]:
+    """The TBLPROPERTIES of a hoodpy table: record key, type, ordering field (when set), then ``options``."""
+    props = {PRIMARY_KEY_PROPERTY: ",".join(record_key), TYPE_PROPERTY: "cow"}
+    if precombine_field:
+        props[PRECOMBINE_PROPERTY] = precombine_field
+    props.update(options)
+    return props
 
 
 def normalize_location(location: str) -> str:
@@ -406,10 +421,9 @@ class SparkCatalog:
         table.storage.write_bytes(PLACEHOLDER, PLACEHOLDER_TEXT.encode("utf-8"))
         location = table.storage.uri(PLACEHOLDER)
         props = {BASE_PATH_PROPERTY: table.base_path, **{k: str(v) for k, v in properties.items()}}
-        props_sql = ", ".join(f"{sql_string(k)} = {sql_string(v)}" for k, v in props.items())
         comment_sql = f" COMMENT {sql_string(comment)}" if comment else ""
         self.sql(f"CREATE TABLE {name.sql()} ({columns_ddl(data_schema)}) USING parquet "
-                 f"LOCATION {sql_string(location)}{comment_sql} TBLPROPERTIES ({props_sql})")
+                 f"LOCATION {sql_string(location)}{comment_sql} TBLPROPERTIES ({properties_sql(props)})")
         self.invalidate(name)
         return CatalogTable(name, table.base_path, props)
 

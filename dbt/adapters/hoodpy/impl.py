@@ -14,6 +14,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from hoodpy.errors import HoodieError
 from hoodpy.schema import META_COLUMNS
+from sql_ext.catalog import properties_sql
 
 from dbt.adapters.hoodpy.connections import HoodpyConnectionManager
 from dbt.adapters.hoodpy.model_config import HOODPY_STRATEGIES, TableSpec, incremental_strategy, table_spec
@@ -135,6 +136,11 @@ class HoodpyAdapter(SparkAdapter):
                 "properties": spec.table_properties() if spec.is_hoodpy else {},
                 "partition_by": list(spec.partition_by), "delete_column": spec.delete_column,
                 "record_key": list(spec.record_key)}
+
+    @available
+    def hoodpy_tblproperties(self, properties: Dict[str, Any]) -> str:
+        """The ``tblproperties (...)`` clause of ``create table ... using hoodpy`` (models and seeds)."""
+        return f"tblproperties ({properties_sql(properties)})"
 
     @available
     def hoodpy_incremental_strategy(self, model: Dict[str, Any]) -> str:

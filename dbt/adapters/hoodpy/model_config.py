@@ -30,6 +30,7 @@ from hoodpy.config.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_
 from hoodpy.config.clustering import ClusteringConfig
 from hoodpy.config.index import IndexConfig
 from hoodpy.errors import InvalidConfigError, MissingConfigError
+from sql_ext.catalog import table_properties
 
 HOODPY_FORMATS = frozenset({"hoodpy", "hudi"})
 # Strategies per target format; "merge" is dbt's name for an upsert honouring merge_(update|exclude)_columns.
@@ -106,11 +107,7 @@ class TableSpec:
 
     def table_properties(self) -> dict[str, str]:
         """TBLPROPERTIES of ``CREATE TABLE ... USING hoodpy``."""
-        props = {"primaryKey": ",".join(self.record_key), "type": "cow"}
-        if self.precombine_field:
-            props["preCombineField"] = self.precombine_field
-        props.update(self.options)
-        return props
+        return table_properties(self.record_key, self.precombine_field, self.options)
 
     def check_columns(self, columns: Sequence[str]) -> None:
         """Every column the config names must be a column of the model's query."""

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING
 
 from hoodpy.errors import SchemaEvolutionError
 from hoodpy.schema import META_COLUMNS, promotes
-from sql_ext.catalog import BASE_PATH_PROPERTY, SparkCatalog, quote_identifier
+from hoodpy.config.table import TableConfig
+from sql_ext.catalog import BASE_PATH_PROPERTY, SparkCatalog, properties_sql, quote_identifier, table_properties
 from hoodpy.table import HoodieTable
 
 from dbt.adapters.hoodpy.model_config import TableSpec
-from dbt.adapters.hoodpy.services import sql_string
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -129,15 +129,13 @@ def _rebuild(spark: SparkSession, table: HoodieTable, name: str, identifier: str
     keep = [f.name for f in table.spark_schema().fields if f.name not in META_COLUMNS and f.name.lower() not in drop]
     schema, _, _ = name.rpartition(".")
     staging = f"{schema}.{identifier}__dbt_sync" if schema else f"{identifier}__dbt_sync"
-    props = {"primaryKey": ",".join(table.keygen.record_key_fields), "type": "cow", **spec.options}
-    precombine = table.properties.get("hoodie.table.precombine.field")
-    if precombine and precombine.lower() not in drop:
-        props["preCombineField"] = precombine
+    precombine = table.properties.get(TableConfig.PRECOMBINE_FIELD.key)
+    props = table_properties(table.keygen.record_key_fields,
+                             precombine if precombine and precombine.lower() not in drop else None, spec.options)
     parts = [p for p in table.keygen.partition_fields]
     partition_sql = f" PARTITIONED BY ({', '.join(quote_identifier(p) for p in parts)})" if parts else ""
-    props_sql = ", ".join(f"{sql_string(k)} = {sql_string(v)}" for k, v in props.items())
     spark.sql(f"DROP TABLE IF EXISTS {staging} PURGE")
-    spark.sql(f"CREATE TABLE {staging} USING hoodpy{partition_sql} TBLPROPERTIES ({props_sql}) AS "
+    spark.sql(f"CREATE TABLE {staging} USING hoodpy{partition_sql} TBLPROPERTIES ({properties_sql(props)}) AS "
               f"SELECT {', '.join(_select(c, casts) for c in keep)} FROM {name}")
     spark.sql(f"DROP TABLE {name} PURGE")
     spark.sql(f"ALTER TABLE {staging} RENAME TO {name}")

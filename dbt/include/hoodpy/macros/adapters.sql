@@ -17,11 +17,7 @@
   {%- if spec.partition_by %}
   partitioned by ({{ spec.partition_by | map('string') | join(', ') }})
   {%- endif %}
-  tblproperties (
-    {%- for key, value in spec.properties.items() %}
-    '{{ key }}' = '{{ value | replace("'", "\\'") }}'{{ ',' if not loop.last }}
-    {%- endfor %}
-  )
+  {{ adapter.hoodpy_tblproperties(spec.properties) }}
   {{ comment_clause() }}
   as
   {%- if spec.delete_column %}

@@ -19,11 +19,7 @@
     {%- if spec.partition_by %}
     partitioned by ({{ spec.partition_by | join(', ') }})
     {%- endif %}
-    tblproperties (
-      {%- for key, value in spec.properties.items() %}
-      '{{ key }}' = '{{ value | replace("'", "\\'") }}'{{ ',' if not loop.last }}
-      {%- endfor %}
-    )
+    {{ adapter.hoodpy_tblproperties(spec.properties) }}
     {{ comment_clause() }}
   {% endset %}
   {% call statement('_') -%}
