@@ -37,7 +37,7 @@ from sql_ext.catalog import (
     TYPE_PROPERTY,
     CatalogTable,
     normalize_location,
-    table_properties,
+    hoodpy_table_properties,
 )
 from sql_ext.dialect import DIALECT
 from hoodpy.errors import CatalogTableExistsError, InvalidStatementError, UnsupportedStatementError
@@ -209,9 +209,8 @@ def create_table(layer: SqlLayer, tree: exp.Create, text: str) -> DataFrame:
         )
         created = True
 
-    properties = table_properties(keys, precombine, {k: v for k, v in options.items()
-                                                     if k not in (PRIMARY_KEY_PROPERTY, PRECOMBINE_PROPERTY,
-                                                                  TYPE_PROPERTY)})
+    properties = hoodpy_table_properties(keys, precombine, {
+        k: v for k, v in options.items() if k not in (PRIMARY_KEY_PROPERTY, PRECOMBINE_PROPERTY, TYPE_PROPERTY)})
     try:
         entry = layer.catalog.register(name, table, data_schema, properties, comment=comment)
     except Exception:

@@ -14,7 +14,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from hoodpy.errors import HoodieError
 from hoodpy.schema import META_COLUMNS
-from sql_ext.catalog import properties_sql
+from sql_ext.catalog import create_options_sql
 
 from dbt.adapters.hoodpy.connections import HoodpyConnectionManager
 from dbt.adapters.hoodpy.model_config import HOODPY_STRATEGIES, TableSpec, incremental_strategy, table_spec
@@ -138,9 +138,10 @@ class HoodpyAdapter(SparkAdapter):
                 "record_key": list(spec.record_key)}
 
     @available
-    def hoodpy_tblproperties(self, properties: Dict[str, Any]) -> str:
-        """The ``tblproperties (...)`` clause of ``create table ... using hoodpy`` (models and seeds)."""
-        return f"tblproperties ({properties_sql(properties)})"
+    def hoodpy_create_options(self, spec: Dict[str, Any]) -> str:
+        """``using hoodpy partitioned by (...) tblproperties (...)`` of a model's or seed's ``create table``,
+        for a :meth:`hoodpy_table_spec`."""
+        return create_options_sql(spec["partition_by"], spec["properties"])
 
     @available
     def hoodpy_incremental_strategy(self, model: Dict[str, Any]) -> str:

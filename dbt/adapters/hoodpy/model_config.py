@@ -30,9 +30,9 @@ from hoodpy.config.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_
 from hoodpy.config.clustering import ClusteringConfig
 from hoodpy.config.index import IndexConfig
 from hoodpy.errors import InvalidConfigError, MissingConfigError
-from sql_ext.catalog import table_properties
+from sql_ext.catalog import HOODPY_PROVIDERS, hoodpy_table_properties
 
-HOODPY_FORMATS = frozenset({"hoodpy", "hudi"})
+HOODPY_FORMATS = HOODPY_PROVIDERS  # a file_format the SQL layer creates as a hoodpy table
 # Strategies per target format; "merge" is dbt's name for an upsert honouring merge_(update|exclude)_columns.
 HOODPY_STRATEGIES = ("upsert", "merge", "append", "insert", "insert_overwrite", "delete+insert", "microbatch")
 SPARK_STRATEGIES = ("append", "insert_overwrite")
@@ -107,7 +107,7 @@ class TableSpec:
 
     def table_properties(self) -> dict[str, str]:
         """TBLPROPERTIES of ``CREATE TABLE ... USING hoodpy``."""
-        return table_properties(self.record_key, self.precombine_field, self.options)
+        return hoodpy_table_properties(self.record_key, self.precombine_field, self.options)
 
     def check_columns(self, columns: Sequence[str]) -> None:
         """Every column the config names must be a column of the model's query."""
