@@ -551,19 +551,25 @@ def with_meta_columns(schema: pa.Schema) -> pa.Schema:
 # Evolution
 # --------------------------------------------------------------------------------------------------------
 
-# Avro's type promotions (reader may be wider than writer), restricted to what Spark can hold.
-_PROMOTIONS: dict[pa.DataType, frozenset[pa.DataType]] = {
+# Avro's type promotions (reader may be wider than writer), restricted to what Spark can hold: Hudi's rules for
+# a column whose type changes. Public so that callers deciding ahead of a write (dbt's on_schema_change) agree.
+TYPE_PROMOTIONS: dict[pa.DataType, frozenset[pa.DataType]] = {
     pa.int32(): frozenset({pa.int64(), pa.float32(), pa.float64()}),
     pa.int64(): frozenset({pa.float32(), pa.float64()}),
     pa.float32(): frozenset({pa.float64()}),
 }
 
 
-def _promotes(narrow: pa.DataType, wide: pa.DataType) -> bool:
-    """Whether every value of ``narrow`` can be read as ``wide`` (both in normal form, different)."""
+def promotes(narrow: pa.DataType, wide: pa.DataType) -> bool:
+    """Whether every value of ``narrow`` can be read as ``wide`` (both in normal form, different).
+
+    Example:
+        >>> promotes(pa.int32(), pa.int64()), promotes(pa.int64(), pa.int32())
+        (True, False)
+    """
     if pa.types.is_decimal(narrow) and pa.types.is_decimal(wide):
         return wide.precision - wide.scale >= narrow.precision - narrow.scale and wide.scale >= narrow.scale
-    return wide in _PROMOTIONS.get(narrow, frozenset())
+    return wide in TYPE_PROMOTIONS.get(narrow, frozenset())
 
 
 class _Evolver:
@@ -614,9 +620,9 @@ class _Evolver:
             return pa.list_(pa.field(_LIST_ITEM, item))
         if pa.types.is_map(table) and pa.types.is_map(batch):
             return pa.map_(pa.string(), self.type(table.item_type, batch.item_type, f"{path}.value"))
-        if _promotes(batch, table):
+        if promotes(batch, table):
             return table  # the batch is cast up to the table's type
-        if _promotes(table, batch):
+        if promotes(table, batch):
             return batch  # the table widens; old files still read through Avro promotion
         self.problems.append(f"column '{path}' cannot change type from {table} (table) to {batch} (batch)")
         return table
@@ -711,6 +717,7 @@ __all__ = [
     "IS_DELETED_COLUMN",
     "META_COLUMNS",
     "InvalidSchemaError",
+    "TYPE_PROMOTIONS",
     "arrow_schema_from_avro",
     "avro_schema_from_arrow",
     "avro_schema_to_json",
@@ -718,6 +725,7 @@ __all__ = [
     "evolve_schema",
     "normalize_arrow_schema",
     "parse_avro_schema",
+    "promotes",
     "sanitize_avro_name",
     "to_create_schema_form",
     "with_meta_columns",

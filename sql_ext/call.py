@@ -15,6 +15,7 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from sql_ext.catalog import sql_literal
 from sql_ext.dialect import DIALECT, Call
 from hoodpy.errors import CallSyntaxError
 
@@ -112,16 +113,6 @@ def _first_line(error: Exception) -> str:
 def format_call(stmt: CallStatement) -> str:
     """Canonical SQL of a CALL statement; ``parse_call(format_call(s)) == s``."""
     args = ", ".join(
-        (f"{a.name} => " if a.name is not None else "") + _literal_sql(a.value) for a in stmt.args
+        (f"{a.name} => " if a.name is not None else "") + sql_literal(a.value) for a in stmt.args
     )
     return f"CALL {stmt.name}({args})"
-
-
-def _literal_sql(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"

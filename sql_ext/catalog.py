@@ -38,11 +38,13 @@ can expand a view over hoodpy tables at query time (:mod:`sql_ext.views`). Withi
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
@@ -64,6 +66,7 @@ PRIMARY_KEY_PROPERTY = TableOptions.PRIMARY_KEY.key
 PRECOMBINE_PROPERTY = TableOptions.PRECOMBINE_FIELD.key
 TYPE_PROPERTY = TableOptions.TYPE.key
 SESSION_CATALOG = "spark_catalog"
+HOODPY_PROVIDERS = frozenset({"hoodpy", "hudi"})  # CREATE TABLE ... USING these makes a hoodpy table
 PLACEHOLDER = ".hoodie/.aux/HOODPY-TABLE--query-it-through-sql_ext.enable"
 PLACEHOLDER_TEXT = (
     "This folder's table is an Apache Hudi copy-on-write table managed by hoodpy.\n"
@@ -103,6 +106,43 @@ def quote_identifier(name: str) -> str:
 def sql_string(text: str) -> str:
     """A Spark SQL string literal (backslash escapes, Spark's default)."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def sql_literal(value: Any) -> str:
+    """A Python value as a Spark SQL literal: NULL, true / false, numbers as they are, anything else (dates
+    and timestamps too) as a string."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, Decimal)):
+        return repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, dt.datetime):
+        return sql_string(value.strftime("%Y-%m-%d %H:%M:%S.%f"))
+    if isinstance(value, dt.date):
+        return sql_string(value.isoformat())
+    return sql_string(str(value))
+
+
+def properties_sql(properties: Mapping[str, Any]) -> str:
+    """``'key' = 'value', ...``: the inside of a TBLPROPERTIES (...) clause."""
+    return ", ".join(f"{sql_string(str(k))} = {sql_string(str(v))}" for k, v in properties.items())
+
+
+def create_options_sql(partition_by: Sequence[str], properties: Mapping[str, Any]) -> str:
+    """``USING hoodpy [PARTITIONED BY (...)] TBLPROPERTIES (...)``: what makes a CREATE TABLE a hoodpy table."""
+    parts = f" PARTITIONED BY ({', '.join(quote_identifier(p) for p in partition_by)})" if partition_by else ""
+    return f"USING hoodpy{parts} TBLPROPERTIES ({properties_sql(properties)})"
+
+
+def hoodpy_table_properties(record_key: Sequence[str], precombine_field: str | None,
+                            options: Mapping[str, str]) -> dict[str, str]:
+    """The TBLPROPERTIES of a hoodpy table: record key, type, ordering field (when set), then ``options``."""
+    props = {PRIMARY_KEY_PROPERTY: ",".join(record_key), TYPE_PROPERTY: "cow"}
+    if precombine_field:
+        props[PRECOMBINE_PROPERTY] = precombine_field
+    props.update(options)
+    return props
 
 
 def normalize_location(location: str) -> str:
@@ -406,10 +446,9 @@ class SparkCatalog:
         table.storage.write_bytes(PLACEHOLDER, PLACEHOLDER_TEXT.encode("utf-8"))
         location = table.storage.uri(PLACEHOLDER)
         props = {BASE_PATH_PROPERTY: table.base_path, **{k: str(v) for k, v in properties.items()}}
-        props_sql = ", ".join(f"{sql_string(k)} = {sql_string(v)}" for k, v in props.items())
         comment_sql = f" COMMENT {sql_string(comment)}" if comment else ""
         self.sql(f"CREATE TABLE {name.sql()} ({columns_ddl(data_schema)}) USING parquet "
-                 f"LOCATION {sql_string(location)}{comment_sql} TBLPROPERTIES ({props_sql})")
+                 f"LOCATION {sql_string(location)}{comment_sql} TBLPROPERTIES ({properties_sql(props)})")
         self.invalidate(name)
         return CatalogTable(name, table.base_path, props)
 

@@ -37,6 +37,7 @@ from sql_ext.catalog import (
     TYPE_PROPERTY,
     CatalogTable,
     normalize_location,
+    hoodpy_table_properties,
 )
 from sql_ext.dialect import DIALECT
 from hoodpy.errors import CatalogTableExistsError, InvalidStatementError, UnsupportedStatementError
@@ -208,11 +209,8 @@ def create_table(layer: SqlLayer, tree: exp.Create, text: str) -> DataFrame:
         )
         created = True
 
-    properties = {PRIMARY_KEY_PROPERTY: ",".join(keys), TYPE_PROPERTY: "cow"}
-    if precombine:
-        properties[PRECOMBINE_PROPERTY] = precombine
-    properties.update({k: v for k, v in options.items() if k not in (PRIMARY_KEY_PROPERTY, PRECOMBINE_PROPERTY,
-                                                                    TYPE_PROPERTY)})
+    properties = hoodpy_table_properties(keys, precombine, {
+        k: v for k, v in options.items() if k not in (PRIMARY_KEY_PROPERTY, PRECOMBINE_PROPERTY, TYPE_PROPERTY)})
     try:
         entry = layer.catalog.register(name, table, data_schema, properties, comment=comment)
     except Exception:

@@ -24,7 +24,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
@@ -44,7 +44,7 @@ from sql_ext.rewrite import render
 from hoodpy.write.operation import WriteOperation
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
     from sql_ext.session import SqlLayer
     from hoodpy.table import HoodieTable
@@ -73,7 +73,8 @@ def execute(layer: SqlLayer, tree: exp.Expr, entry: CatalogTable, text: str) -> 
     return merge(layer, tree, entry, text)
 
 
-def _data_fields(table: HoodieTable) -> list[StructField]:
+def data_fields(table: HoodieTable) -> list[StructField]:
+    """The table's columns without the meta columns: what a statement's rows are aligned to."""
     return [f for f in table.spark_schema().fields if f.name not in META_COLUMNS]
 
 
@@ -100,7 +101,7 @@ def _qualified(alias: str, column: str) -> str:
 # -- INSERT -------------------------------------------------------------------------------------------
 def insert(layer: SqlLayer, tree: exp.Insert, entry: CatalogTable, text: str) -> DataFrame:
     table = entry.open(layer.spark)
-    fields = _data_fields(table)
+    fields = data_fields(table)
     target = target_table(tree)
     listed = [c.name for c in tree.this.expressions] if isinstance(tree.this, exp.Schema) else None
     static: dict[str, Any] = {}
@@ -150,34 +151,51 @@ def align_insert(source: DataFrame, fields: Sequence[StructField], entry: Catalo
         if clash:
             raise InvalidStatementError(f"Column(s) {', '.join(clash)} are both in the column list and in the "
                                         "static PARTITION spec")
+        twice = [c for c in dict.fromkeys(targets) if targets.count(c) > 1]
+        if twice:
+            raise InvalidStatementError(f"INSERT INTO {entry.name}: column(s) {', '.join(twice)} are listed twice")
     else:
         targets = [n for n in names if n not in static]
-    exprs: dict[str, Any] = {}
     if by_name:
-        available = {c.lower(): c for c in source.columns}
         unknown = [c for c in source.columns if c.lower() not in {n.lower() for n in targets}]
         if unknown:
             raise InvalidStatementError(f"INSERT INTO {entry.name} BY NAME: the query's column(s) "
                                         f"{', '.join(unknown)} are not columns of the table")
-        for t in targets:
-            if t.lower() in available:
-                exprs[t] = F.col(quote_identifier(available[t.lower()]))
     else:
         if len(source.columns) != len(targets):
             raise InvalidStatementError(
                 f"INSERT INTO {entry.name}: the query has {len(source.columns)} column(s) but "
                 f"{len(targets)} are expected ({', '.join(targets)})")
-        source = source.toDF(*[f"__hoodpy_c{i}" for i in range(len(source.columns))])
-        exprs = {t: F.col(f"__hoodpy_c{i}") for i, t in enumerate(targets)}
+        source = source.toDF(*targets)  # by position: the query's columns take the target names
+    for name, value in static.items():
+        source = source.withColumn(name, F.lit(value))
+    return align_by_name(source, fields)
+
+
+def align_by_name(batch: DataFrame, fields: Sequence[StructField], *, cast: bool = True,
+                  keep_extra: bool = False) -> DataFrame:
+    """``batch`` as the table columns ``fields``, matched by name ignoring case: in table order, typed nulls
+    for the columns it lacks.
+
+    Args:
+        cast: values take the table's types (INSERT); off, a batch's wider type reaches the write, which
+            widens the table (Hudi's promotion).
+        keep_extra: the batch's other columns follow the table's (new columns for the write to add);
+            else they are dropped.
+    """
+    have = {c.lower(): c for c in batch.columns}
     out = []
     for f in fields:
-        if f.name in static:
-            out.append(F.lit(static[f.name]).cast(f.dataType).alias(f.name))
-        elif f.name in exprs:
-            out.append(exprs[f.name].cast(f.dataType).alias(f.name))
-        else:
+        name = have.get(f.name.lower())
+        if name is None:
             out.append(F.lit(None).cast(f.dataType).alias(f.name))
-    return source.select(*out)
+        else:
+            column = F.col(quote_identifier(name))
+            out.append((column.cast(f.dataType) if cast else column).alias(f.name))
+    if keep_extra:
+        known = {f.name.lower() for f in fields}
+        out += [F.col(quote_identifier(c)) for c in batch.columns if c.lower() not in known]
+    return batch.select(*out)
 
 
 # -- DELETE / UPDATE --------------------------------------------------------------------------------
@@ -231,7 +249,7 @@ def update(layer: SqlLayer, tree: exp.Update, entry: CatalogTable, text: str) ->
     if tree.args.get("from_") or tree.args.get("from"):
         raise UnsupportedStatementError(text, "UPDATE ... FROM on a hoodpy table; use MERGE INTO")
     table, snapshot = _target_frame(layer, entry)
-    fields = _data_fields(table)
+    fields = data_fields(table)
     alias = tree.this.alias_or_name
     assigned = _assignments(tree.expressions, fields, table, entry, f"UPDATE {entry.name}")
     refs = [r for node in assigned.values() for r in layer.reads.find(node)]
@@ -277,7 +295,7 @@ def _check_on_keys(on: exp.Expr, target_alias: str, keys: Sequence[str], entry: 
 
 def merge(layer: SqlLayer, tree: exp.Merge, entry: CatalogTable, text: str) -> DataFrame:
     table, snapshot = _target_frame(layer, entry)
-    fields = _data_fields(table)
+    fields = data_fields(table)
     t_alias = tree.this.alias_or_name
     using = tree.args["using"]
     if isinstance(using, exp.Table):
@@ -297,7 +315,7 @@ def merge(layer: SqlLayer, tree: exp.Merge, entry: CatalogTable, text: str) -> D
     source_columns = {c.lower(): c for c in source.columns}
     _check_on_keys(tree.args["on"], t_alias, table.keygen.record_key_fields, entry)
 
-    matched = f"{_qualified(t_alias, MATCHED_COLUMN)} IS NOT NULL"
+    matched = _matched(t_alias)
     clause_conditions, clause_values, deletes = [], [], []
     whens = tree.args["whens"].expressions
     refs = []
@@ -319,18 +337,17 @@ def merge(layer: SqlLayer, tree: exp.Merge, entry: CatalogTable, text: str) -> D
             if not when.args.get("matched"):
                 raise InvalidStatementError("MERGE: UPDATE is only allowed in WHEN MATCHED clauses")
             if len(then.expressions) == 1 and isinstance(then.expressions[0], exp.Star):
-                values = {f.name: _qualified(s_alias, source_columns[f.name.lower()])
-                          if f.name.lower() in source_columns else _qualified(t_alias, f.name) for f in fields}
-                protected = [k for k in (*table.keygen.record_key_fields, *table.keygen.partition_fields)
-                             if k.lower() in source_columns]
-                for k in protected:  # keys come from the target (they are equal by the ON condition)
-                    values[_field(fields, k, entry).name] = _qualified(t_alias, _field(fields, k, entry).name)
+                # keys come from the target (they are equal by the ON condition)
+                protected = {k.lower() for k in (*table.keygen.record_key_fields, *table.keygen.partition_fields)}
+                values = _updated([f.name for f in fields], t_alias, {
+                    f.name: _qualified(s_alias, source_columns[f.name.lower()]) for f in fields
+                    if f.name.lower() in source_columns and f.name.lower() not in protected})
             else:
                 assigned = _assignments(then.expressions, fields, table, entry, f"MERGE INTO {entry.name}")
                 for node in assigned.values():
                     refs += layer.reads.find(node)
-                values = {f.name: _sql(assigned[f.name]) if f.name in assigned else _qualified(t_alias, f.name)
-                          for f in fields}
+                values = _updated([f.name for f in fields], t_alias,
+                                  {name: _sql(node) for name, node in assigned.items()})
         elif isinstance(then, exp.Insert):
             if when.args.get("matched"):
                 raise InvalidStatementError("MERGE: INSERT is only allowed in WHEN NOT MATCHED clauses")
@@ -351,21 +368,10 @@ def merge(layer: SqlLayer, tree: exp.Merge, entry: CatalogTable, text: str) -> D
         clause_conditions.append(cond)
         clause_values.append(values)
 
-    def case(pick) -> str:
-        branches = " ".join(f"WHEN {c} THEN {pick(i)}" for i, c in enumerate(clause_conditions))
-        return f"CASE {branches} END"
-
-    columns = [f"{case(lambda i, n=f.name: clause_values[i][n])} AS {quote_identifier(f.name)}" for f in fields]
-    clause = f"CASE {' '.join(f'WHEN {c} THEN {i}' for i, c in enumerate(clause_conditions))} ELSE -1 END"
-    query = (
-        f"SELECT {', '.join(columns)}, {clause} AS {CLAUSE_COLUMN} "
-        f"FROM {{{SOURCE_KEY}}} AS {quote_identifier(s_alias)} "
-        f"LEFT JOIN (SELECT *, true AS {MATCHED_COLUMN} FROM {{{TARGET_KEY}}}) AS {quote_identifier(t_alias)} "
-        f"ON {_sql(tree.args['on'])}"
-    )
     refs += layer.reads.find(tree.args["on"])
-    frames = {SOURCE_KEY: source, TARGET_KEY: snapshot, **layer.reads.frames(refs)}
-    outcome = layer.passthrough_sql(query, **frames).filter(F.col(CLAUSE_COLUMN) >= 0)
+    outcome = merge_rows(layer.passthrough_sql, source, snapshot, source_alias=s_alias, target_alias=t_alias,
+                         on=_sql(tree.args["on"]), clauses=list(zip(clause_conditions, clause_values)),
+                         frames=layer.reads.frames(refs))
     outcome = outcome.select(
         *[F.col(quote_identifier(f.name)).cast(f.dataType).alias(f.name) for f in fields],
         F.col(CLAUSE_COLUMN).isin(deletes).alias(IS_DELETED_COLUMN) if deletes
@@ -376,3 +382,68 @@ def merge(layer: SqlLayer, tree: exp.Merge, entry: CatalogTable, text: str) -> D
     return empty_result(layer.spark)
 
 
+def _matched(target_alias: str) -> str:
+    """The condition of a WHEN MATCHED clause in :func:`merge_rows`: the target row exists."""
+    return f"{_qualified(target_alias, MATCHED_COLUMN)} IS NOT NULL"
+
+
+def _updated(names: Sequence[str], target_alias: str, assigned: Mapping[str, str]) -> dict[str, str]:
+    """WHEN MATCHED THEN UPDATE SET: the ``assigned`` columns take their expressions, every other column keeps
+    the target row's value."""
+    return {n: assigned[n] if n in assigned else _qualified(target_alias, n) for n in names}
+
+
+def merge_rows(sql: Callable[..., DataFrame], source: DataFrame, target: DataFrame, *, source_alias: str,
+               target_alias: str, on: str, clauses: Sequence[tuple[str, Mapping[str, str]]],
+               frames: Mapping[str, DataFrame] | None = None) -> DataFrame:
+    """The rows a MERGE writes: each row of ``source`` LEFT JOIN ``target`` ON ``on`` takes the values of the
+    first clause whose condition holds; rows that no clause takes are left out.
+
+    Args:
+        sql: runs a query with ``{name}`` DataFrame arguments (the session's own ``spark.sql``).
+        clauses: (condition, column -> SQL expression) per WHEN clause; ``_matched(target_alias)`` tells
+            whether the target row exists. Every clause names the same columns: the result's, in order,
+            followed by ``CLAUSE_COLUMN`` (the index of the clause taken).
+        frames: DataFrames that ``on`` and the clauses reference by ``{name}``.
+    """
+    conditions = [c for c, _ in clauses]
+
+    def case(column: str) -> str:
+        branches = " ".join(f"WHEN {c} THEN {values[column]}" for c, values in clauses)
+        return f"CASE {branches} END"
+
+    columns = [f"{case(n)} AS {quote_identifier(n)}" for n in clauses[0][1]]
+    clause = f"CASE {' '.join(f'WHEN {c} THEN {i}' for i, c in enumerate(conditions))} ELSE -1 END"
+    query = (
+        f"SELECT {', '.join(columns)}, {clause} AS {CLAUSE_COLUMN} "
+        f"FROM {{{SOURCE_KEY}}} AS {quote_identifier(source_alias)} "
+        f"LEFT JOIN (SELECT *, true AS {MATCHED_COLUMN} FROM {{{TARGET_KEY}}}) AS {quote_identifier(target_alias)} "
+        f"ON {on}"
+    )
+    rows = sql(query, **{SOURCE_KEY: source, TARGET_KEY: target, **(frames or {})})
+    return rows.filter(F.col(CLAUSE_COLUMN) >= 0)
+
+
+def partial_update(spark: SparkSession, batch: DataFrame, target: DataFrame, keys: Sequence[str],
+                   update_columns: Iterable[str]) -> DataFrame:
+    """``MERGE INTO target USING batch ON <keys equal> WHEN MATCHED THEN UPDATE SET <update_columns> WHEN NOT
+    MATCHED THEN INSERT *``, as the rows to upsert (dbt's merge_update_columns): a batch row whose key is in
+    ``target`` takes the target's values for its other columns.
+
+    Unlike the statement, the rows keep the batch's columns and types (new columns, a widened type,
+    ``_hoodie_is_deleted``, which is always taken from the batch) for the write to evolve the table by;
+    columns the target lacks come from the batch. Columns match ignoring case.
+    """
+    s_alias, t_alias = "__hoodpy_batch", "__hoodpy_stored"
+    stored = {c.lower(): c for c in target.columns}
+    given = {c.lower(): c for c in batch.columns}
+    taken = {c.lower() for c in (*update_columns, *keys, IS_DELETED_COLUMN)}
+    inserted = {c: _qualified(s_alias, c) for c in batch.columns}
+    updated = _updated(batch.columns, t_alias, {c: v for c, v in inserted.items()
+                                                 if c.lower() in taken or c.lower() not in stored})
+    on = " AND ".join(f"{_qualified(t_alias, stored[k.lower()])} = {_qualified(s_alias, given[k.lower()])}"
+                      for k in keys)
+    matched = _matched(t_alias)
+    rows = merge_rows(spark.sql, batch, target, source_alias=s_alias, target_alias=t_alias, on=on,
+                      clauses=[(matched, updated), (f"NOT ({matched})", inserted)])
+    return rows.drop(CLAUSE_COLUMN)

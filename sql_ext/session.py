@@ -46,7 +46,7 @@ from sqlglot.tokens import TokenType
 
 from sql_ext import alter, ddl, dml
 from sql_ext.call import parse_call
-from sql_ext.catalog import SparkCatalog, quote_identifier
+from sql_ext.catalog import HOODPY_PROVIDERS, SparkCatalog, quote_identifier
 from sql_ext.dialect import DIALECT
 from hoodpy.errors import CallSyntaxError, InvalidStatementError, UnsupportedStatementError
 from sql_ext.procedures import get_procedure
@@ -70,7 +70,6 @@ _EXPLAIN_PREFIX = re.compile(r"\s*(?:(?:/\*.*?\*/|--[^\n]*(?:\n|$))\s*)*EXPLAIN\
                              r"(?:(?:EXTENDED|CODEGEN|COST|FORMATTED)\s+)?", re.IGNORECASE | re.DOTALL)
 # Statements after which cached catalog lookups may be stale.
 _DDL_WORDS = frozenset({"CREATE", "DROP", "ALTER", "REPLACE", "TRUNCATE", "MSCK", "REFRESH"})
-_HOODPY_PROVIDERS = frozenset({"hoodpy", "hudi"})
 
 
 def first_word(text: str) -> tuple[TokenType, str] | None:
@@ -284,7 +283,7 @@ class SqlLayer:
     def _create(self, tree: exp.Create, text: str, args: Any) -> DataFrame:
         kind = (tree.args.get("kind") or "").upper()
         target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
-        if kind == "TABLE" and ddl.provider(tree) in _HOODPY_PROVIDERS:
+        if kind == "TABLE" and ddl.provider(tree) in HOODPY_PROVIDERS:
             return ddl.create_table(self, tree, text)
         if kind == "VIEW":
             temporary = any(isinstance(p, exp.TemporaryProperty)

@@ -4,9 +4,7 @@ Spark SQL literals."""
 
 from __future__ import annotations
 
-import datetime as dt
 from contextlib import contextmanager
-from decimal import Decimal
 from typing import Any, Generator, List, Optional
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
@@ -16,25 +14,11 @@ from dbt.adapters.spark.session import Connection as SessionConnection
 from dbt.adapters.spark.session import Cursor, SessionConnectionWrapper
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 
+from sql_ext.catalog import sql_literal
+
 from dbt.adapters.hoodpy.session import hoodpy_session
 
 logger = AdapterLogger("hoodpy")
-
-
-def sql_literal(value: Any) -> str:
-    """A binding as a Spark SQL literal; ``None`` is NULL (dbt-spark renders the string 'None')."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float, Decimal)):
-        return repr(float(value)) if isinstance(value, float) else str(value)
-    if isinstance(value, dt.datetime):
-        return f"'{value.strftime('%Y-%m-%d %H:%M:%S.%f')}'"
-    if isinstance(value, dt.date):
-        return f"'{value.isoformat()}'"
-    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
-    return f"'{text}'"
 
 
 class HoodpyCursor(Cursor):
@@ -62,6 +46,7 @@ class HoodpyHandle(SessionConnection):
 class HoodpyConnectionWrapper(SessionConnectionWrapper):
     @classmethod
     def _fix_binding(cls, value: Any) -> str:  # type: ignore[override]
+        # The SQL layer's literals: None is NULL (dbt-spark renders the string 'None').
         return sql_literal(value)
 
     def execute(self, sql: str, bindings: Optional[List[Any]] = None) -> None:

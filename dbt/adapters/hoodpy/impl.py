@@ -14,6 +14,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from hoodpy.errors import HoodieError
 from hoodpy.schema import META_COLUMNS
+from sql_ext.catalog import create_options_sql
 
 from dbt.adapters.hoodpy.connections import HoodpyConnectionManager
 from dbt.adapters.hoodpy.model_config import HOODPY_STRATEGIES, TableSpec, incremental_strategy, table_spec
@@ -135,6 +136,12 @@ class HoodpyAdapter(SparkAdapter):
                 "properties": spec.table_properties() if spec.is_hoodpy else {},
                 "partition_by": list(spec.partition_by), "delete_column": spec.delete_column,
                 "record_key": list(spec.record_key)}
+
+    @available
+    def hoodpy_create_options(self, spec: Dict[str, Any]) -> str:
+        """``using hoodpy partitioned by (...) tblproperties (...)`` of a model's or seed's ``create table``,
+        for a :meth:`hoodpy_table_spec`."""
+        return create_options_sql(spec["partition_by"], spec["properties"])
 
     @available
     def hoodpy_incremental_strategy(self, model: Dict[str, Any]) -> str:

@@ -25,57 +25,58 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hoodpy.config import ConfigKey, parse_csv
 from hoodpy.config.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanConfig
-from hoodpy.config.clustering import ClusteringConfig, parse_layout_strategy
+from hoodpy.config.clustering import ClusteringConfig
 from hoodpy.config.index import IndexConfig
 from hoodpy.errors import InvalidConfigError, MissingConfigError
+from sql_ext.catalog import HOODPY_PROVIDERS, hoodpy_table_properties
 
-HOODPY_FORMATS = frozenset({"hoodpy", "hudi"})
+HOODPY_FORMATS = HOODPY_PROVIDERS  # a file_format the SQL layer creates as a hoodpy table
 # Strategies per target format; "merge" is dbt's name for an upsert honouring merge_(update|exclude)_columns.
 HOODPY_STRATEGIES = ("upsert", "merge", "append", "insert", "insert_overwrite", "delete+insert", "microbatch")
 SPARK_STRATEGIES = ("append", "insert_overwrite")
 KEYED_STRATEGIES = frozenset({"upsert", "merge", "delete+insert"})
 
 _CLUSTERING_KEYS = {
-    "order": ClusteringConfig.SORT_COLUMNS.key,
-    "strategy": ClusteringConfig.LAYOUT_OPTIMIZE_STRATEGY.key,
-    "inline": ClusteringConfig.INLINE.key,
-    "max_commits": ClusteringConfig.INLINE_MAX_COMMITS.key,
-    "target_file_max_bytes": ClusteringConfig.TARGET_FILE_MAX_BYTES.key,
-    "small_file_limit": ClusteringConfig.SMALL_FILE_LIMIT.key,
+    "order": ClusteringConfig.SORT_COLUMNS,
+    "strategy": ClusteringConfig.LAYOUT_OPTIMIZE_STRATEGY,
+    "inline": ClusteringConfig.INLINE,
+    "max_commits": ClusteringConfig.INLINE_MAX_COMMITS,
+    "target_file_max_bytes": ClusteringConfig.TARGET_FILE_MAX_BYTES,
+    "small_file_limit": ClusteringConfig.SMALL_FILE_LIMIT,
 }
 _CLEAN_KEYS = ("policy", "retained", "automatic")
 _RETAINED_KEY = {
-    KEEP_LATEST_COMMITS: CleanConfig.COMMITS_RETAINED.key,
-    KEEP_LATEST_FILE_VERSIONS: CleanConfig.FILE_VERSIONS_RETAINED.key,
-    KEEP_LATEST_BY_HOURS: CleanConfig.HOURS_RETAINED.key,
+    KEEP_LATEST_COMMITS: CleanConfig.COMMITS_RETAINED,
+    KEEP_LATEST_FILE_VERSIONS: CleanConfig.FILE_VERSIONS_RETAINED,
+    KEEP_LATEST_BY_HOURS: CleanConfig.HOURS_RETAINED,
 }
 _LAYOUT_NAMES = {"LINEAR": "linear", "ZORDER": "z-order", "HILBERT": "hilbert"}
 
 
 def _names(value: Any) -> tuple[str, ...]:
     """Column names from a string (comma-separated) or a list, duplicates dropped."""
-    if value is None or value == "" or value == []:
-        return ()
-    names = value.split(",") if isinstance(value, str) else [str(v) for v in value]
-    return tuple(dict.fromkeys(n.strip() for n in names if n.strip()))
+    return () if value is None else tuple(dict.fromkeys(parse_csv(value)))
 
 
-def _bool(model: str, key: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if str(value).strip().lower() in ("true", "false"):
-        return str(value).strip().lower() == "true"
-    raise InvalidConfigError(key, value, f"model {model!r}: expected true or false")
-
-
-def _positive_int(model: str, key: str, value: Any) -> int:
+def _parsed(model: str, name: str, option: ConfigKey, value: Any) -> Any:
+    """The model's ``name`` setting parsed as the hoodie option it becomes (the engine's parser), so that
+    dbt accepts what the write accepts; an error names the model and the dbt key."""
     try:
-        number = int(value)
+        return option.parse(value)
+    except (TypeError, ValueError) as e:
+        raise InvalidConfigError(name, value, f"model {model!r}: {e}") from None
+
+
+def _count(model: str, name: str, option: ConfigKey, value: Any) -> int:
+    """A size or count setting: the option's integer, never negative."""
+    try:
+        number = option.parse(value)
     except (TypeError, ValueError):
         number = -1
-    if isinstance(value, bool) or number < 0:
-        raise InvalidConfigError(key, value, f"model {model!r}: expected a non-negative integer")
+    if number < 0:
+        raise InvalidConfigError(name, value, f"model {model!r}: expected a non-negative integer")
     return number
 
 
@@ -106,11 +107,7 @@ class TableSpec:
 
     def table_properties(self) -> dict[str, str]:
         """TBLPROPERTIES of ``CREATE TABLE ... USING hoodpy``."""
-        props = {"primaryKey": ",".join(self.record_key), "type": "cow"}
-        if self.precombine_field:
-            props["preCombineField"] = self.precombine_field
-        props.update(self.options)
-        return props
+        return hoodpy_table_properties(self.record_key, self.precombine_field, self.options)
 
     def check_columns(self, columns: Sequence[str]) -> None:
         """Every column the config names must be a column of the model's query."""
@@ -190,17 +187,15 @@ def _clustering(model: str, value: Any, options: dict[str, str]) -> ClusteringSp
     sort_columns = _names(section.get("order"))
     if not sort_columns:
         raise MissingConfigError("clustering.order", f"model {model!r}: clustering needs the columns to sort by")
-    try:
-        layout = parse_layout_strategy(section.get("strategy", "linear"))
-    except ValueError as e:
-        raise InvalidConfigError("clustering.strategy", section.get("strategy"), f"model {model!r}: {e}") from None
-    inline = _bool(model, "clustering.inline", section.get("inline", True))
-    options[_CLUSTERING_KEYS["order"]] = ",".join(sort_columns)
-    options[_CLUSTERING_KEYS["strategy"]] = _LAYOUT_NAMES[layout]
-    options[_CLUSTERING_KEYS["inline"]] = "true" if inline else "false"
+    layout = _parsed(model, "clustering.strategy", _CLUSTERING_KEYS["strategy"], section.get("strategy", "linear"))
+    inline = _parsed(model, "clustering.inline", _CLUSTERING_KEYS["inline"], section.get("inline", True))
+    options[_CLUSTERING_KEYS["order"].key] = ",".join(sort_columns)
+    options[_CLUSTERING_KEYS["strategy"].key] = _LAYOUT_NAMES[layout]
+    options[_CLUSTERING_KEYS["inline"].key] = "true" if inline else "false"
     for key in ("max_commits", "target_file_max_bytes", "small_file_limit"):
         if key in section:
-            options[_CLUSTERING_KEYS[key]] = str(_positive_int(model, f"clustering.{key}", section[key]))
+            option = _CLUSTERING_KEYS[key]
+            options[option.key] = str(_count(model, f"clustering.{key}", option, section[key]))
     return ClusteringSpec(sort_columns, _LAYOUT_NAMES[layout], inline)
 
 
@@ -208,15 +203,13 @@ def _clean(model: str, value: Any, options: dict[str, str]) -> bool:
     if value is None:
         return False
     section = _section(model, "clean", value, _CLEAN_KEYS)
-    policy = str(section.get("policy", KEEP_LATEST_COMMITS)).upper()
-    if policy not in _RETAINED_KEY:
-        raise InvalidConfigError("clean.policy", section.get("policy"),
-                                 f"model {model!r}: expected one of {', '.join(_RETAINED_KEY)}")
-    automatic = _bool(model, "clean.automatic", section.get("automatic", True))
+    policy = _parsed(model, "clean.policy", CleanConfig.POLICY, section.get("policy", KEEP_LATEST_COMMITS))
+    automatic = _parsed(model, "clean.automatic", CleanConfig.AUTOMATIC, section.get("automatic", True))
     options[CleanConfig.POLICY.key] = policy
     options[CleanConfig.AUTOMATIC.key] = "true" if automatic else "false"
     if "retained" in section:
-        options[_RETAINED_KEY[policy]] = str(_positive_int(model, "clean.retained", section["retained"]))
+        retained = _RETAINED_KEY[policy]
+        options[retained.key] = str(_count(model, "clean.retained", retained, section["retained"]))
     return automatic
 
 

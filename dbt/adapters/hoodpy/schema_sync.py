@@ -19,20 +19,20 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from hoodpy.errors import SchemaEvolutionError
-from hoodpy.schema import META_COLUMNS
-from sql_ext.catalog import BASE_PATH_PROPERTY, SparkCatalog, quote_identifier
+from hoodpy.schema import META_COLUMNS, promotes
+from hoodpy.config.table import TableConfig
+from sql_ext.catalog import (
+    BASE_PATH_PROPERTY, SparkCatalog, create_options_sql, hoodpy_table_properties, quote_identifier,
+)
 from hoodpy.table import HoodieTable
+from sql_ext.dml import data_fields
 
 from dbt.adapters.hoodpy.model_config import TableSpec
-from dbt.adapters.hoodpy.services import sql_string
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import DataType
 
-# Hudi's promotions that a write performs itself (Avro's: the reader may be wider than the writer).
-_WIDENS = {"tinyint": ("smallint", "int", "bigint", "float", "double"), "smallint": ("int", "bigint", "float", "double"),
-           "int": ("bigint", "float", "double"), "bigint": ("float", "double"), "float": ("double",)}
 # Hudi's promotions to string, which hoodpy performs by rebuilding the table.
 _TO_STRING = frozenset({"tinyint", "smallint", "int", "bigint", "float", "double", "date", "timestamp"})
 
@@ -42,11 +42,13 @@ def _type_name(t: DataType) -> str:
 
 
 def _widens(old: DataType, new: DataType) -> bool:
-    from pyspark.sql.types import DecimalType
+    """Whether the next write takes ``new`` itself: the engine's promotion rules, on the Arrow types it evolves."""
+    from pyspark.sql.pandas.types import to_arrow_type
 
-    if isinstance(old, DecimalType) and isinstance(new, DecimalType):
-        return new.precision - new.scale >= old.precision - old.scale and new.scale >= old.scale
-    return _type_name(new) in _WIDENS.get(_type_name(old), ())
+    try:
+        return promotes(to_arrow_type(old), to_arrow_type(new))
+    except TypeError:  # no Arrow form, so no Hudi column of that type either
+        return False
 
 
 def _to_string(old: DataType, new: DataType) -> bool:
@@ -86,7 +88,7 @@ def check_type_changes(spark: SparkSession, name: str, batch: str, identifier: s
     """Apply Hudi's type promotion to the model's changed column types (see the module doc); returns the
     columns the table was rebuilt for (as strings). Raises before anything is written."""
     table = HoodieTable.for_name(spark, name)
-    table_fields = {f.name.lower(): f.dataType for f in table.spark_schema().fields if f.name not in META_COLUMNS}
+    table_fields = {f.name.lower(): f.dataType for f in data_fields(table)}
     batch_fields = {f.name.lower(): f.dataType for f in spark.table(batch).schema.fields
                     if f.name not in META_COLUMNS}
     fixed = {c.lower(): "partition" for c in table.keygen.partition_fields}
@@ -106,7 +108,7 @@ def sync_catalog_types(spark: SparkSession, name: str) -> None:
     catalog = layer.catalog if layer is not None else SparkCatalog(spark, spark.sql)
     entry = catalog.require(name)
     table = entry.open(spark)
-    data = [f for f in table.spark_schema().fields if f.name not in META_COLUMNS]
+    data = data_fields(table)
     listed = {c.name.lower(): c.dataType for c in spark.catalog.listColumns(entry.name.sql())}
     if all(listed.get(f.name.lower()) == f.dataType.simpleString() for f in data):
         return
@@ -127,18 +129,15 @@ def _rebuild(spark: SparkSession, table: HoodieTable, name: str, identifier: str
              drop: Sequence[str] = (), casts: Mapping[str, str] | None = None) -> None:
     drop = {c.lower() for c in drop}
     casts = {c.lower(): t for c, t in (casts or {}).items()}
-    keep = [f.name for f in table.spark_schema().fields if f.name not in META_COLUMNS and f.name.lower() not in drop]
+    keep = [f.name for f in data_fields(table) if f.name.lower() not in drop]
     schema, _, _ = name.rpartition(".")
     staging = f"{schema}.{identifier}__dbt_sync" if schema else f"{identifier}__dbt_sync"
-    props = {"primaryKey": ",".join(table.keygen.record_key_fields), "type": "cow", **spec.options}
-    precombine = table.properties.get("hoodie.table.precombine.field")
-    if precombine and precombine.lower() not in drop:
-        props["preCombineField"] = precombine
-    parts = [p for p in table.keygen.partition_fields]
-    partition_sql = f" PARTITIONED BY ({', '.join(quote_identifier(p) for p in parts)})" if parts else ""
-    props_sql = ", ".join(f"{sql_string(k)} = {sql_string(v)}" for k, v in props.items())
+    precombine = table.properties.get(TableConfig.PRECOMBINE_FIELD.key)
+    props = hoodpy_table_properties(table.keygen.record_key_fields,
+                                    precombine if precombine and precombine.lower() not in drop else None,
+                                    spec.options)
     spark.sql(f"DROP TABLE IF EXISTS {staging} PURGE")
-    spark.sql(f"CREATE TABLE {staging} USING hoodpy{partition_sql} TBLPROPERTIES ({props_sql}) AS "
+    spark.sql(f"CREATE TABLE {staging} {create_options_sql(table.keygen.partition_fields, props)} AS "
               f"SELECT {', '.join(_select(c, casts) for c in keep)} FROM {name}")
     spark.sql(f"DROP TABLE {name} PURGE")
     spark.sql(f"ALTER TABLE {staging} RENAME TO {name}")

@@ -2,8 +2,9 @@
 
 The batch is the model's temporary view. Meta columns are dropped, the model's delete flag becomes Hudi's
 ``_hoodie_is_deleted``, and the batch is aligned to the table's columns (typed nulls for the columns a batch
-leaves out; on_schema_change has already decided which new columns the table takes). Deletes that select
-rows by a condition (delete+insert, microbatch windows) are ``DELETE FROM`` statements run by the SQL layer.
+leaves out; on_schema_change has already decided which new columns the table takes). Alignment, merge's
+partial update and the deletes that select rows by a condition (delete+insert, microbatch windows, as
+``DELETE FROM`` statements) are the SQL layer's.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from hoodpy.schema import IS_DELETED_COLUMN, META_COLUMNS
 from sql_ext.catalog import quote_identifier
+from sql_ext.dml import align_by_name, data_fields, partial_update
 from hoodpy.table import HoodieTable
 from hoodpy.write.operation import WriteOperation
 
@@ -54,44 +56,6 @@ def batch_frame(spark: SparkSession, source: str, spec: TableSpec) -> DataFrame:
     return df
 
 
-def align(df: DataFrame, table: HoodieTable) -> DataFrame:
-    """``df`` with every table column present (typed nulls for those it lacks), table columns first."""
-    from pyspark.sql import functions as F
-
-    fields = [f for f in table.spark_schema().fields if f.name not in META_COLUMNS]
-    have = {c.lower(): c for c in df.columns}
-    out = [F.col(quote_identifier(have[f.name.lower()])).alias(f.name) if f.name.lower() in have
-           else F.lit(None).cast(f.dataType).alias(f.name) for f in fields]
-    known = {f.name.lower() for f in fields}
-    out += [F.col(quote_identifier(c)) for c in df.columns if c.lower() not in known]
-    return df.select(*out)
-
-
-def partial_update(df: DataFrame, table: HoodieTable, spec: TableSpec, update_columns: Sequence[str]) -> DataFrame:
-    """dbt's merge_update_columns / merge_exclude_columns: for keys already in the table, only
-    ``update_columns`` take the batch's values; the other columns keep the stored ones."""
-    from pyspark.sql import functions as F
-
-    keys = [k.lower() for k in spec.record_key]
-    update = {c.lower() for c in update_columns} | set(keys) | {IS_DELETED_COLUMN.lower()}
-    stored = table.read().drop(*META_COLUMNS)
-    stored = stored.select(*[F.col(quote_identifier(c)).alias(f"__stored_{c}") for c in stored.columns])
-    stored = stored.withColumn("__stored_present", F.lit(True))
-    cond = [F.col(quote_identifier(next(c for c in df.columns if c.lower() == k)))
-            == F.col(quote_identifier(next(c for c in stored.columns if c.lower() == f"__stored_{k}")))
-            for k in keys]
-    joined = df.join(stored, on=cond, how="left")
-    stored_names = {c[len("__stored_"):].lower(): c for c in stored.columns if c != "__stored_present"}
-    out = []
-    for c in df.columns:
-        if c.lower() in update or c.lower() not in stored_names:
-            out.append(F.col(quote_identifier(c)))
-        else:
-            out.append(F.when(F.col("__stored_present"), F.col(quote_identifier(stored_names[c.lower()])))
-                       .otherwise(F.col(quote_identifier(c))).alias(c))
-    return joined.select(*out)
-
-
 def _delete_where(spark: SparkSession, target: str, condition: str) -> int:
     """Delete the target's rows matching ``condition`` through the SQL layer; returns how many."""
     before = spark.sql(f"SELECT count(*) AS n FROM {target} AS DBT_INTERNAL_DEST WHERE {condition}").collect()[0]["n"]
@@ -117,7 +81,8 @@ def write_batch(spark: SparkSession, target: str, source: str, strategy: str, sp
     if columns is not None:
         wanted = {c.lower() for c in columns} | {IS_DELETED_COLUMN.lower()}
         df = df.select(*[quote_identifier(c) for c in df.columns if c.lower() in wanted])
-    df = align(df, table)
+    # Not cast: a wider type or a new column reaches the write, which evolves the table by them.
+    df = align_by_name(df, data_fields(table), cast=False, keep_extra=True)
     summary = WriteSummary([], [])
     keys = ", ".join(quote_identifier(k) for k in spec.record_key)
     conditions = [f"({p})" for p in predicates]
@@ -137,7 +102,7 @@ def write_batch(spark: SparkSession, target: str, source: str, strategy: str, sp
     if strategy in ("upsert", "merge") or (strategy == "microbatch" and spec.record_key):
         operation = WriteOperation.UPSERT
         if strategy == "merge" and update_columns is not None:
-            df = partial_update(df, table, spec, update_columns)
+            df = partial_update(spark, df, table.read().drop(*META_COLUMNS), spec.record_key, update_columns)
     elif strategy == "insert_overwrite":
         operation = WriteOperation.INSERT_OVERWRITE if table.keygen.partition_fields \
             else WriteOperation.INSERT_OVERWRITE_TABLE

@@ -13,15 +13,7 @@
   {%- set columns = get_columns_in_query(compiled_code) -%}
   {%- set spec = adapter.hoodpy_table_spec(model, columns, record_key) -%}
   create table {{ relation }}
-  using hoodpy
-  {%- if spec.partition_by %}
-  partitioned by ({{ spec.partition_by | map('string') | join(', ') }})
-  {%- endif %}
-  tblproperties (
-    {%- for key, value in spec.properties.items() %}
-    '{{ key }}' = '{{ value | replace("'", "\\'") }}'{{ ',' if not loop.last }}
-    {%- endfor %}
-  )
+  {{ adapter.hoodpy_create_options(spec) }}
   {{ comment_clause() }}
   as
   {%- if spec.delete_column %}

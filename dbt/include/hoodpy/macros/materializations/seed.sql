@@ -15,15 +15,7 @@
             {{ adapter.quote_seed_column(col_name | string, quote_seed_column) }} {{ type }}{{ ', ' if not loop.last }}
         {%- endfor -%}
     )
-    using hoodpy
-    {%- if spec.partition_by %}
-    partitioned by ({{ spec.partition_by | join(', ') }})
-    {%- endif %}
-    tblproperties (
-      {%- for key, value in spec.properties.items() %}
-      '{{ key }}' = '{{ value | replace("'", "\\'") }}'{{ ',' if not loop.last }}
-      {%- endfor %}
-    )
+    {{ adapter.hoodpy_create_options(spec) }}
     {{ comment_clause() }}
   {% endset %}
   {% call statement('_') -%}
