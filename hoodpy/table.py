@@ -31,9 +31,9 @@ from hoodpy.errors import (
 )
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.keygen import KeyGenerator, infer_key_generator_class
+from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.read.query import Filter, incremental, snapshot
 from hoodpy.schema import (
-    META_COLUMNS,
     arrow_schema_from_avro,
     avro_schema_from_arrow,
     avro_schema_to_json,

@@ -49,7 +49,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from hoodpy.config.sql import TableOptions
-from hoodpy.schema import META_COLUMNS
+from hoodpy.meta_fields import META_COLUMNS
 from sql_ext.dialect import DIALECT
 from hoodpy.errors import NotAHoodieTableError, UnknownTableError
 

@@ -11,7 +11,7 @@ from hoodpy.config import HoodieConfig
 from hoodpy.config.index import BLOOM, GLOBAL_BLOOM, IndexConfig
 from hoodpy.file_group.file_group import BaseFile
 from hoodpy.storage import Storage
-from hoodpy.write.merge import PARTITION_PATH, RECORD_KEY
+from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 
 LOC_FILE_ID = "_hoodie_loc_file_id"
 LOC_PARTITION = "_hoodie_loc_partition"

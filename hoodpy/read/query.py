@@ -20,6 +20,7 @@ from hoodpy.read.data_skipping import prune_by_column_stats
 from hoodpy.file_group.file_group import BaseFile
 from hoodpy.read.file_scan import read_parquet_files
 from hoodpy.index.bloom import key_ranges
+from hoodpy.meta_fields import COMMIT_TIME
 from hoodpy.read.filters import Filter, bind_filters, check_filters, filter_column
 from hoodpy.timeline.instant import validate_instant_time
 
@@ -192,5 +193,5 @@ def incremental(table: HoodieTable, start: str, end: str | None = None) -> DataF
     archived = not active or start < active[0].timestamp
     files = [bf for bf in view.latest_base_files() if archived or (bf.partition_path, bf.file_id) in touched]
     df = read_base_files(table, files, end)
-    commit_time = F.col("_hoodie_commit_time")
+    commit_time = F.col(COMMIT_TIME)
     return df.filter((commit_time > F.lit(start)) & (commit_time <= F.lit(end)))

@@ -17,6 +17,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from hoodpy.config import HoodieConfig, declared_keys
 from hoodpy.config.index import IndexConfig
 from hoodpy.config.storage import StorageConfig
+from hoodpy.arrow_rows import WRITE_STATS_DDL
 from hoodpy.config.table import TableConfig
 from hoodpy.config.write import COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING, WriteConfig
 from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
@@ -25,6 +26,7 @@ from hoodpy.errors import ClusteringUpdateError, InvalidRecordError, WriteConfli
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, index_for, tag
 from hoodpy.index.bloom import locate_on_driver
+from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json, evolve_schema
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, serialize
@@ -41,10 +43,7 @@ from hoodpy.write.merge import (
     OP,
     OP_DELETE,
     OP_UPSERT,
-    PARTITION_PATH,
-    RECORD_KEY,
     TARGET_FILE_ID,
-    WRITE_STATS_DDL,
     ExistingFile,
     MergeContext,
     merge_file_group,

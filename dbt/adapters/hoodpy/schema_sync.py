@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from hoodpy.errors import SchemaEvolutionError
-from hoodpy.schema import META_COLUMNS
+from hoodpy.meta_fields import META_COLUMNS
 from sql_ext.catalog import BASE_PATH_PROPERTY, SparkCatalog, quote_identifier
 from hoodpy.table import HoodieTable
 

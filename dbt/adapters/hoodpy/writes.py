@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hoodpy.schema import IS_DELETED_COLUMN, META_COLUMNS
+from hoodpy.meta_fields import META_COLUMNS
+from hoodpy.schema import IS_DELETED_COLUMN
 from sql_ext.catalog import quote_identifier
 from hoodpy.table import HoodieTable
 from hoodpy.write.operation import WriteOperation
