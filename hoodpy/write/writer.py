@@ -24,8 +24,9 @@ from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
 from hoodpy.errors import ClusteringUpdateError, InvalidRecordError, WriteConflictError
 from hoodpy.file_group.fs_view import FileSystemView
-from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, index_for, tag
+from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, tag
 from hoodpy.index.bloom import locate_on_driver
+from hoodpy.index.configured import index_for
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json, evolve_schema
 from hoodpy.timeline import transitions
