@@ -136,14 +136,6 @@ class HoodieTable:
         return cls(spark, storage, props, options)
 
     @classmethod
-    def for_name(cls, spark: SparkSession, name: str, *, options: Mapping[str, Any] | None = None,
-                 ) -> HoodieTable:
-        """Open the hoodpy table registered in the Spark catalog as ``name`` (``db.table``)."""
-        from sql_ext.catalog import table_for_name
-
-        return table_for_name(spark, name, options)
-
-    @classmethod
     def exists(cls, path: str) -> bool:
         return Storage(path).exists(".hoodie/hoodie.properties")
 

@@ -442,8 +442,10 @@ def columns_ddl(data_schema: StructType) -> str:
     return ", ".join(meta + data)
 
 
-def table_for_name(spark: SparkSession, name: str, options: Mapping[str, Any] | None = None) -> HoodieTable:
-    """The hoodpy table a catalog name refers to (what ``HoodieTable.for_name`` can delegate to).
+def table_for_name(spark: SparkSession, name: str, *, options: Mapping[str, Any] | None = None) -> HoodieTable:
+    """Open the hoodpy table registered in the Spark catalog as ``name`` (``db.table``); exported as
+    ``sql_ext.table_for_name``. Catalog names are the SQL layer's, so the engine's :class:`HoodieTable` opens
+    tables by path only.
 
     Raises :class:`UnknownTableError` or :class:`NotAHoodieTableError`.
     """

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from hoodpy.errors import SchemaEvolutionError
 from hoodpy.meta_fields import META_COLUMNS
-from sql_ext.catalog import BASE_PATH_PROPERTY, SparkCatalog, quote_identifier
+from sql_ext.catalog import BASE_PATH_PROPERTY, SparkCatalog, quote_identifier, table_for_name
 from hoodpy.table import HoodieTable
 
 from dbt.adapters.hoodpy.model_config import TableSpec
@@ -85,7 +85,7 @@ def check_type_changes(spark: SparkSession, name: str, batch: str, identifier: s
                        ) -> list[str]:
     """Apply Hudi's type promotion to the model's changed column types (see the module doc); returns the
     columns the table was rebuilt for (as strings). Raises before anything is written."""
-    table = HoodieTable.for_name(spark, name)
+    table = table_for_name(spark, name)
     table_fields = {f.name.lower(): f.dataType for f in table.spark_schema().fields if f.name not in META_COLUMNS}
     batch_fields = {f.name.lower(): f.dataType for f in spark.table(batch).schema.fields
                     if f.name not in META_COLUMNS}
@@ -120,7 +120,7 @@ def sync_catalog_types(spark: SparkSession, name: str) -> None:
 
 
 def rebuild_without(spark: SparkSession, name: str, identifier: str, columns: list[str], spec: TableSpec) -> None:
-    _rebuild(spark, HoodieTable.for_name(spark, name), name, identifier, spec, drop=columns)
+    _rebuild(spark, table_for_name(spark, name), name, identifier, spec, drop=columns)
 
 
 def _rebuild(spark: SparkSession, table: HoodieTable, name: str, identifier: str, spec: TableSpec, *,
