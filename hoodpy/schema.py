@@ -29,14 +29,8 @@ from typing import Any
 import pyarrow as pa
 
 from hoodpy.errors import HoodieError, SchemaEvolutionError
+from hoodpy.meta_fields import META_COLUMNS
 
-META_COLUMNS: tuple[str, ...] = (
-    "_hoodie_commit_time",
-    "_hoodie_commit_seqno",
-    "_hoodie_record_key",
-    "_hoodie_partition_path",
-    "_hoodie_file_name",
-)
 IS_DELETED_COLUMN = "_hoodie_is_deleted"
 
 # Columns that are never part of the stored data schema: the meta columns are added by the writer, and the
@@ -715,7 +709,6 @@ def _dedupe(items: Iterable[str]) -> list[str]:
 
 __all__ = [
     "IS_DELETED_COLUMN",
-    "META_COLUMNS",
     "InvalidSchemaError",
     "TYPE_PROMOTIONS",
     "arrow_schema_from_avro",

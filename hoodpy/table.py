@@ -31,9 +31,9 @@ from hoodpy.errors import (
 )
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.keygen import KeyGenerator, infer_key_generator_class
+from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.read.query import Filter, incremental, snapshot
 from hoodpy.schema import (
-    META_COLUMNS,
     arrow_schema_from_avro,
     avro_schema_from_arrow,
     avro_schema_to_json,
@@ -134,14 +134,6 @@ class HoodieTable:
         if table_type != "COPY_ON_WRITE":
             raise UnsupportedTableVersionError(storage.base_uri, f"table type {table_type}", "COPY_ON_WRITE")
         return cls(spark, storage, props, options)
-
-    @classmethod
-    def for_name(cls, spark: SparkSession, name: str, *, options: Mapping[str, Any] | None = None,
-                 ) -> HoodieTable:
-        """Open the hoodpy table registered in the Spark catalog as ``name`` (``db.table``)."""
-        from sql_ext.catalog import table_for_name
-
-        return table_for_name(spark, name, options)
 
     @classmethod
     def exists(cls, path: str) -> bool:

@@ -109,9 +109,9 @@ def report(spark, batches: list[gen.Batch]) -> bool:
 
 def timeline_actions(spark, model: str, schema: str = SCHEMA) -> list[tuple[str, str]]:
     """(action, state) of every instant on the model's timeline, oldest first."""
-    from hoodpy import HoodieTable
+    from sql_ext import table_for_name
 
-    timeline = HoodieTable.for_name(spark, f"{schema}.{model}").timeline
+    timeline = table_for_name(spark, f"{schema}.{model}").timeline
     return [(i.action.value, i.state.value.lower()) for i in timeline.instants]
 
 
@@ -122,11 +122,11 @@ def hudi_rs_counts(spark, schema: str = SCHEMA) -> dict[str, int] | None:
         from hudi import HudiTableBuilder
     except ImportError:
         return None
-    from hoodpy import HoodieTable
+    from sql_ext import table_for_name
 
     counts = {}
     for model in MODELS:
-        path = HoodieTable.for_name(spark, f"{schema}.{model}").base_path
+        path = table_for_name(spark, f"{schema}.{model}").base_path
         batches = HudiTableBuilder.from_base_uri(path).build().read()
         counts[model] = pa.Table.from_batches(batches).num_rows if batches else 0
     return counts

@@ -12,11 +12,12 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from sql_ext.catalog import table_for_name
     from sql_ext.session import disable, enable
 
 # Imported on first use: a Python worker that unpickles a function of this package (a read rewrite, say)
 # would otherwise import sqlglot and every procedure, about a second of CPU per new worker.
-_LAZY = {"disable": "sql_ext.session", "enable": "sql_ext.session"}
+_LAZY = {"disable": "sql_ext.session", "enable": "sql_ext.session", "table_for_name": "sql_ext.catalog"}
 
 
 def __getattr__(name: str):
@@ -27,4 +28,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'sql_ext' has no attribute {name!r}")
 
 
-__all__ = ["disable", "enable"]
+__all__ = ["disable", "enable", "table_for_name"]

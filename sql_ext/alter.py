@@ -30,7 +30,7 @@ from hoodpy.config import ConfigKey, declared_keys
 from hoodpy.config.properties import load_table_properties, save_table_properties, table_checksum
 from hoodpy.config.table import TableConfig
 from hoodpy.errors import InvalidConfigError, InvalidStatementError, UnsupportedStatementError
-from hoodpy.schema import META_COLUMNS
+from hoodpy.meta_fields import META_COLUMNS
 from sql_ext.catalog import (
     BASE_PATH_PROPERTY,
     PRECOMBINE_PROPERTY,

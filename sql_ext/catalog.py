@@ -51,7 +51,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from hoodpy.config.sql import TableOptions
-from hoodpy.schema import META_COLUMNS
+from hoodpy.meta_fields import META_COLUMNS
 from sql_ext.dialect import DIALECT
 from hoodpy.errors import NotAHoodieTableError, UnknownTableError
 
@@ -481,8 +481,10 @@ def columns_ddl(data_schema: StructType) -> str:
     return ", ".join(meta + data)
 
 
-def table_for_name(spark: SparkSession, name: str, options: Mapping[str, Any] | None = None) -> HoodieTable:
-    """The hoodpy table a catalog name refers to (what ``HoodieTable.for_name`` can delegate to).
+def table_for_name(spark: SparkSession, name: str, *, options: Mapping[str, Any] | None = None) -> HoodieTable:
+    """Open the hoodpy table registered in the Spark catalog as ``name`` (``db.table``); exported as
+    ``sql_ext.table_for_name``. Catalog names are the SQL layer's, so the engine's :class:`HoodieTable` opens
+    tables by path only.
 
     Raises :class:`UnknownTableError` or :class:`NotAHoodieTableError`.
     """

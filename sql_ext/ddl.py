@@ -29,7 +29,7 @@ from hoodpy.config.sql import TableOptions
 from hoodpy.config.table import TableConfig
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import InvalidConfigError
-from hoodpy.schema import META_COLUMNS
+from hoodpy.meta_fields import META_COLUMNS
 from sql_ext.call import NotALiteral, constant
 from sql_ext.catalog import (
     PRECOMBINE_PROPERTY,

@@ -34,7 +34,8 @@ from sqlglot import exp
 from hoodpy.config import HoodieConfig
 from hoodpy.config.sql import SqlConfig
 from hoodpy.config.write import COMMIT_TIME_ORDERING, WriteConfig
-from hoodpy.schema import IS_DELETED_COLUMN, META_COLUMNS
+from hoodpy.meta_fields import META_COLUMNS
+from hoodpy.schema import IS_DELETED_COLUMN
 from sql_ext.call import NotALiteral, constant
 from sql_ext.catalog import CatalogTable, quote_identifier
 from sql_ext.ddl import empty_result, session_options, write

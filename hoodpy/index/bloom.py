@@ -18,8 +18,8 @@ from hoodpy.config.index import IndexConfig
 from hoodpy.file_group.file_group import BaseFile
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, LOCATED_DDL
 from hoodpy.index.bloom_filter import FOOTER_BLOOM_FILTER_KEY, FOOTER_MAX_RECORD_KEY, FOOTER_MIN_RECORD_KEY, BloomFilter
+from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
-from hoodpy.write.merge import PARTITION_PATH, RECORD_KEY
 
 _FILES_DDL = "f_partition string, f_file_id string, f_path string, f_min string, f_max string"
 

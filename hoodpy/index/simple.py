@@ -7,10 +7,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from hoodpy.file_group.file_group import BaseFile
-from hoodpy.read.file_scan import read_parquet_files
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION
+from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
+from hoodpy.read.file_scan import read_parquet_files
 from hoodpy.storage import Storage
-from hoodpy.write.merge import PARTITION_PATH, RECORD_KEY
 
 _FILE_NAME = "_hoodie_index_file_name"
 _KEY_SCHEMA = StructType([StructField(RECORD_KEY, StringType()), StructField(PARTITION_PATH, StringType())])

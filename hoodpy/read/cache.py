@@ -16,6 +16,9 @@ does: files a commit wrote are on storage before its completed instant is.
 Reusing a DataFrame is safe because it only names immutable files and a schema; Spark analyses and
 optimises the query around it (session confs included) on each use. The cache is per SQL layer, i.e. per
 session, and bounded.
+
+It plans through the table facade's schemas and the cleaner's retention rule, so among the layers
+(``tests/unit/test_layers.py``) it sits with :mod:`hoodpy.table`, above the table services.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from hoodpy.file_group.file_group import BaseFile
 from hoodpy.file_group.fs_view import FileSystemView, list_base_files
 from hoodpy.read.file_scan import read_parquet_files
 from hoodpy.read.query import Filter, bind_filters, select_files
+from hoodpy.services.clean.retention import check_retained
 from hoodpy.timeline.instant import parse_instant_file_name, validate_instant_time
 from hoodpy.timeline.timeline import METAFOLDER, Timeline
 
@@ -58,8 +62,6 @@ class TableState:
     def view(self, table: HoodieTable, as_of: str | None) -> FileSystemView:
         if as_of not in self.views:
             if as_of is not None:
-                from hoodpy.services.clean.retention import check_retained
-
                 check_retained(table.storage, self.timeline, as_of)  # raises: not cached
             self.views[as_of] = FileSystemView(self.timeline, self.base_files, as_of)
         return self.views[as_of]

@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StringType, StructField, StructType
 
+from hoodpy.arrow_rows import align
 from hoodpy.storage import Storage
 
 # (session id, scheme) -> whether spark.read.parquet reaches that scheme.
@@ -75,8 +76,6 @@ def _scan_files(base_uri: str, paths: list[str], tasks: int, arrow_schema: pa.Sc
     """The task function: task i reads every ``tasks``-th file starting at i (base_uri carries options)."""
 
     def scan(batches):
-        from hoodpy.write.merge import align
-
         storage = Storage(base_uri)
         for batch in batches:
             for task in batch.column(0).to_pylist():

@@ -10,24 +10,48 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pyarrow as pa
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
-from hoodpy.read.data_skipping import prune_by_column_stats
 from hoodpy.file_group.file_group import BaseFile
-from hoodpy.read.file_scan import read_parquet_files
+from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.bloom import key_ranges
+from hoodpy.keygen import KeyGenerator
+from hoodpy.meta_fields import COMMIT_TIME
+from hoodpy.read.data_skipping import prune_by_column_stats
+from hoodpy.read.file_scan import read_parquet_files
 from hoodpy.read.filters import Filter, bind_filters, check_filters, filter_column
+from hoodpy.storage import Storage
 from hoodpy.timeline.instant import validate_instant_time
+from hoodpy.timeline.timeline import Timeline
 
-if TYPE_CHECKING:
-    from hoodpy.table import HoodieTable
+__all__ = ["Filter", "ReadableTable", "bind_filters", "check_filters", "filter_column", "incremental",
+           "read_base_files", "select_files", "snapshot"]
 
-__all__ = ["Filter", "bind_filters", "check_filters", "filter_column", "incremental", "read_base_files", "select_files",
-           "snapshot"]
+
+class ReadableTable(Protocol):
+    """What reads use of a table; :class:`hoodpy.table.HoodieTable` is one. Reads sit below the table facade
+    (which calls them), so they state what they need instead of importing it."""
+
+    spark: SparkSession
+    storage: Storage
+    keygen: KeyGenerator
+
+    @property
+    def timeline(self) -> Timeline: ...
+
+    def file_system_view(self, as_of: str | None = None) -> FileSystemView:
+        """The view as of an instant, checked against cleaning (raises InstantNotRetainedError)."""
+
+    def arrow_schema(self, timeline: Timeline | None = None, as_of: str | None = None) -> pa.Schema | None:
+        """The data schema as of an instant."""
+
+    def spark_schema(self, as_of: str | None = None, timeline: Timeline | None = None) -> StructType:
+        """Meta columns then data columns, as reads return them."""
 
 
 def _compare(left: Any, op: str, right: Any) -> bool:
@@ -68,7 +92,7 @@ def _typed(text: str | None, sample: Any) -> Any:
     return type(sample)(text)
 
 
-def prune_partitions(table: HoodieTable, files: list[BaseFile], filters: list[Filter]) -> list[BaseFile]:
+def prune_partitions(table: ReadableTable, files: list[BaseFile], filters: list[Filter]) -> list[BaseFile]:
     """The files whose partition values may pass ``filters`` (bound); a value that cannot be compared
     keeps the file."""
     part_filters = [f for f in filters if f[0] in table.keygen.partition_fields]
@@ -115,7 +139,7 @@ def _key_text_is_exact(value: Any, key_type: pa.DataType | None) -> bool:
     return False
 
 
-def prune_by_key_range(table: HoodieTable, files: list[BaseFile], filters: list[Filter],
+def prune_by_key_range(table: ReadableTable, files: list[BaseFile], filters: list[Filter],
                        schema: pa.Schema | None = None) -> list[BaseFile]:
     """Skip files whose footer [min, max] record key holds none of the keys an equality filter asks for
     (``schema``: the table's data schema, loaded when not given)."""
@@ -144,7 +168,7 @@ def prune_by_key_range(table: HoodieTable, files: list[BaseFile], filters: list[
     return keep
 
 
-def select_files(table: HoodieTable, files: list[BaseFile], filters: list[Filter],
+def select_files(table: ReadableTable, files: list[BaseFile], filters: list[Filter],
                  schema: pa.Schema | None = None) -> list[BaseFile]:
     """The base files that may hold rows passing ``filters`` (bound, :func:`bind_filters`): partition
     values, then record-key ranges, then footer column statistics (``schema``: the data schema)."""
@@ -154,12 +178,12 @@ def select_files(table: HoodieTable, files: list[BaseFile], filters: list[Filter
     return prune_by_column_stats(table.storage, files, filters, schema)
 
 
-def read_base_files(table: HoodieTable, files: list[BaseFile], schema_instant: str | None = None) -> DataFrame:
+def read_base_files(table: ReadableTable, files: list[BaseFile], schema_instant: str | None = None) -> DataFrame:
     schema = table.spark_schema(as_of=schema_instant)
     return read_parquet_files(table.spark, table.storage, [bf.path for bf in files], schema)
 
 
-def snapshot(table: HoodieTable, *, as_of: str | None = None, filters: Sequence[Filter] = (),
+def snapshot(table: ReadableTable, *, as_of: str | None = None, filters: Sequence[Filter] = (),
              apply_filters: bool = True) -> DataFrame:
     """The files ``filters`` may match, read; with ``apply_filters`` False the rows are not filtered (the
     SQL layer's caller applies its whole WHERE anyway). Filter values are bound to their columns' types
@@ -176,7 +200,7 @@ def snapshot(table: HoodieTable, *, as_of: str | None = None, filters: Sequence[
     return df
 
 
-def incremental(table: HoodieTable, start: str, end: str | None = None) -> DataFrame:
+def incremental(table: ReadableTable, start: str, end: str | None = None) -> DataFrame:
     """Records written by commits in (start, end]: the latest versions of the touched file groups as of
     ``end``, filtered by commit time."""
     validate_instant_time(start)
@@ -192,5 +216,5 @@ def incremental(table: HoodieTable, start: str, end: str | None = None) -> DataF
     archived = not active or start < active[0].timestamp
     files = [bf for bf in view.latest_base_files() if archived or (bf.partition_path, bf.file_id) in touched]
     df = read_base_files(table, files, end)
-    commit_time = F.col("_hoodie_commit_time")
+    commit_time = F.col(COMMIT_TIME)
     return df.filter((commit_time > F.lit(start)) & (commit_time <= F.lit(end)))

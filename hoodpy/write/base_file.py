@@ -23,10 +23,8 @@ from hoodpy.index.bloom_filter import (
     FOOTER_MIN_RECORD_KEY,
     BloomFilter,
 )
-from hoodpy.schema import META_COLUMNS
+from hoodpy.meta_fields import META_COLUMNS, RECORD_KEY
 from hoodpy.storage import Storage
-
-RECORD_KEY_COLUMN = "_hoodie_record_key"
 
 
 @dataclass(frozen=True)
@@ -81,7 +79,7 @@ def write_base_file(storage: Storage, rel_path: str, table: pa.Table, options: B
     """Write ``table`` (meta columns first) to ``rel_path``; returns the file size in bytes. ``bloom``, when
     given, already holds the table's record keys in order."""
     assert tuple(table.schema.names[: len(META_COLUMNS)]) == META_COLUMNS, table.schema.names[:5]
-    footer = footer_metadata(table.column(RECORD_KEY_COLUMN).combine_chunks(), options, bloom)
+    footer = footer_metadata(table.column(RECORD_KEY).combine_chunks(), options, bloom)
     table = table.replace_schema_metadata(None)
     full = storage.full_path(rel_path)
     storage.fs.create_dir(full.rsplit("/", 1)[0], recursive=True)

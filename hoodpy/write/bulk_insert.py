@@ -15,19 +15,12 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hoodpy.arrow_rows import add_meta_columns, align, finalize, task_ids, write_stats, write_stats_row
 from hoodpy.file_group.naming import base_file_name, join_partition, new_file_id, write_token
 from hoodpy.errors import InvalidRecordError
+from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
-from hoodpy.write.merge import (
-    INVALID_KEY,
-    PARTITION_PATH,
-    RECORD_KEY,
-    MergeContext,
-    add_meta_columns,
-    align,
-    finalize,
-    task_ids,
-)
+from hoodpy.write.merge import INVALID_KEY, MergeContext
 
 
 # Share of a file's records each task is planned to get (see Writer._bulk_insert_parallelism).
@@ -38,14 +31,6 @@ BULK_INSERT_TASK_FILL = 0.9
 class BulkInsertContext:
     merge: MergeContext
     records_per_file: int
-
-
-def _stats_row(partition_path: str, file_id: str, rel_path: str, rows: int, size: int, ms: int) -> dict:
-    return {
-        "partition_path": partition_path, "file_id": file_id, "path": rel_path, "prev_commit": "null",
-        "num_writes": rows, "num_deletes": 0, "num_update_writes": 0, "num_inserts": rows,
-        "file_size": size, "create_time_ms": ms, "upsert_time_ms": 0,
-    }
 
 
 def bulk_insert_partition(ctx: BulkInsertContext, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -82,6 +67,7 @@ def bulk_insert_partition(ctx: BulkInsertContext, batches: Iterator[pa.RecordBat
             rows = finalize(rows, pa.array([True] * rows.num_rows), instant_time=ctx.merge.instant_time,
                             file_name=name, task_partition=task_partition)
             size = write_base_file(storage, rel_path, rows, ctx.merge.options)
-            stats.append(_stats_row(partition_path, file_id, rel_path, rows.num_rows, size,
-                                    int((time.monotonic() - started) * 1000)))
-    yield pa.RecordBatch.from_pylist(stats)
+            stats.append(write_stats_row(partition_path, file_id, rel_path, prev_commit=None,
+                                         num_writes=rows.num_rows, num_inserts=rows.num_rows, file_size=size,
+                                         elapsed_ms=int((time.monotonic() - started) * 1000)))
+    yield from write_stats(stats).to_batches()

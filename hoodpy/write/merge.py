@@ -15,29 +15,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hoodpy.arrow_rows import add_meta_columns, align, finalize, task_ids, write_stats, write_stats_row
 from hoodpy.file_group.naming import base_file_name, join_partition, write_token
 from hoodpy.index.bloom_filter import BloomFilter
-from hoodpy.schema import META_COLUMNS
+from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileOptions, resumed_bloom, write_base_file
 
-COMMIT_TIME = "_hoodie_commit_time"
-COMMIT_SEQNO = "_hoodie_commit_seqno"
-RECORD_KEY = "_hoodie_record_key"
-PARTITION_PATH = "_hoodie_partition_path"
-FILE_NAME = "_hoodie_file_name"
 # Working columns of the incoming DataFrame; never written.
 TARGET_FILE_ID = "_hoodie_target_file_id"
 INVALID_KEY = "_hoodie_invalid_key"  # true where the record key is null or empty
 OP = "_hoodie_op"
 OP_UPSERT = 0
 OP_DELETE = 1
-
-WRITE_STATS_DDL = (
-    "partition_path string, file_id string, path string, prev_commit string, num_writes long, "
-    "num_deletes long, num_update_writes long, num_inserts long, file_size long, "
-    "create_time_ms long, upsert_time_ms long"
-)
 
 
 @dataclass(frozen=True)
@@ -57,70 +47,6 @@ class MergeContext:
     match_keys: bool = True  # False for insert: incoming rows are appended, never matched
     ordering_field: str | None = None  # set for event-time ordering against storage
     options: BaseFileOptions = field(default_factory=BaseFileOptions)
-
-
-def align(table: pa.Table, schema: pa.Schema) -> pa.Table:
-    """``table``'s columns in ``schema``'s order and types; absent columns become nulls."""
-    columns = []
-    for f in schema:
-        if f.name in table.column_names:
-            col = table.column(f.name)
-            columns.append(col if col.type == f.type else col.cast(f.type))
-        else:
-            columns.append(pa.nulls(table.num_rows, f.type))
-    return pa.Table.from_arrays(columns, schema=schema)
-
-
-def task_ids() -> tuple[int, int, int]:
-    from pyspark import TaskContext  # executors only; keeps this module importable without a task
-
-    tc = TaskContext.get()
-    if tc is None:
-        return 0, 0, 0
-    return tc.partitionId(), tc.stageId(), tc.taskAttemptId()
-
-
-def add_meta_columns(data: pa.Table, keys: pa.Array, partition_path: str, instant_time: str) -> pa.Table:
-    n = data.num_rows
-    meta = [
-        pa.repeat(pa.scalar(instant_time, pa.string()), n),
-        pa.nulls(n, pa.string()),  # sequence numbers depend on the final row position
-        keys.cast(pa.string()),
-        pa.repeat(pa.scalar(partition_path, pa.string()), n),
-        pa.nulls(n, pa.string()),
-    ]
-    return pa.Table.from_arrays(meta + list(data.columns), names=list(META_COLUMNS) + data.column_names)
-
-
-# Sequence numbers handed out by the running task: one task may write several files (groupBy assigns many
-# file groups to one Spark partition), and "<instant>_<partition>_<n>" must stay unique within a commit.
-_seq_counter: dict[int | None, int] = {}
-
-
-def claim_sequence_numbers(count: int) -> int:
-    """The first of ``count`` consecutive record sequence numbers, unique within the running task attempt."""
-    from pyspark import TaskContext
-
-    tc = TaskContext.get()
-    attempt = tc.taskAttemptId() if tc is not None else None
-    if attempt not in _seq_counter:
-        _seq_counter.clear()  # a Python worker runs one task at a time: forget finished attempts
-    first = _seq_counter.get(attempt, 0)
-    _seq_counter[attempt] = first + count
-    return first
-
-
-def finalize(rows: pa.Table, fresh: pa.Array, *, instant_time: str, file_name: str, task_partition: int,
-             ) -> pa.Table:
-    """Stamp the file name on every row and sequence numbers on the rows this write produced."""
-    n = rows.num_rows
-    first = claim_sequence_numbers(n)
-    positions = pc.cast(pa.array(np.arange(first, first + n, dtype=np.int64)), pa.string())
-    new_seqno = pc.binary_join_element_wise(f"{instant_time}_{task_partition}", positions, "_")
-    seqno = pc.if_else(fresh, new_seqno, rows.column(COMMIT_SEQNO).combine_chunks()) if n else new_seqno
-    rows = rows.set_column(rows.schema.get_field_index(COMMIT_SEQNO), COMMIT_SEQNO, seqno)
-    return rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME,
-                           pa.repeat(pa.scalar(file_name, pa.string()), n))
 
 
 def _continued_bloom(ctx: MergeContext, footer: dict[bytes, bytes], rows: pa.Table, n_old: int,
@@ -205,16 +131,7 @@ def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
     size = write_base_file(storage, rel_path, rows, ctx.options, _continued_bloom(ctx, footer, rows, n_old, deleted))
     elapsed_ms = int((time.monotonic() - started) * 1000)
     num_updates = pc.sum(replaced).as_py() or 0
-    return pa.table({
-        "partition_path": [partition_path],
-        "file_id": [file_id],
-        "path": [rel_path],
-        "prev_commit": [existing.instant_time if existing else "null"],
-        "num_writes": pa.array([rows.num_rows], pa.int64()),
-        "num_deletes": pa.array([pc.sum(deleted).as_py() or 0], pa.int64()),
-        "num_update_writes": pa.array([num_updates], pa.int64()),
-        "num_inserts": pa.array([len(insert_take)], pa.int64()),
-        "file_size": pa.array([size], pa.int64()),
-        "create_time_ms": pa.array([0 if existing else elapsed_ms], pa.int64()),
-        "upsert_time_ms": pa.array([elapsed_ms if existing else 0], pa.int64()),
-    })
+    return write_stats([write_stats_row(
+        partition_path, file_id, rel_path, prev_commit=existing.instant_time if existing else None,
+        num_writes=rows.num_rows, num_deletes=pc.sum(deleted).as_py() or 0, num_update_writes=num_updates,
+        num_inserts=len(insert_take), file_size=size, elapsed_ms=elapsed_ms)])

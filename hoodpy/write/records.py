@@ -15,8 +15,9 @@ from hoodpy.keygen import (
     NULL_RECORDKEY_PLACEHOLDER,
     KeyGenerator,
 )
-from hoodpy.schema import IS_DELETED_COLUMN, META_COLUMNS
-from hoodpy.write.merge import INVALID_KEY, OP, OP_DELETE, OP_UPSERT, PARTITION_PATH, RECORD_KEY
+from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
+from hoodpy.schema import IS_DELETED_COLUMN
+from hoodpy.write.merge import INVALID_KEY, OP, OP_DELETE, OP_UPSERT
 
 _BATCH_SEQ = "_hoodie_batch_seq"
 # Columns keyed_records adds in front of the data columns.

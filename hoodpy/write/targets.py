@@ -23,8 +23,9 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from hoodpy.read.file_scan import read_parquet_files
 from hoodpy.index.murmur_hash import MurmurBatch
+from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
-from hoodpy.write.merge import PARTITION_PATH, RECORD_KEY, TARGET_FILE_ID
+from hoodpy.write.merge import TARGET_FILE_ID
 from hoodpy.write.partitioner import HASH_SPACE
 
 TARGETS_FILE = "targets.parquet"

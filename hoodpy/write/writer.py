@@ -6,14 +6,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
+from hoodpy.arrow_rows import WRITE_STATS_DDL
 from hoodpy.config import HoodieConfig, declared_keys
 from hoodpy.config.index import IndexConfig
 from hoodpy.config.storage import StorageConfig
@@ -23,9 +24,13 @@ from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
 from hoodpy.errors import ClusteringUpdateError, InvalidRecordError, WriteConflictError
 from hoodpy.file_group.fs_view import FileSystemView
-from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, index_for, tag
+from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, tag
 from hoodpy.index.bloom import locate_on_driver
+from hoodpy.index.configured import index_for
+from hoodpy.keygen import KeyGenerator
+from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json, evolve_schema
+from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, serialize
 from hoodpy.timeline.instant import Instant, new_instant_time
@@ -41,10 +46,7 @@ from hoodpy.write.merge import (
     OP,
     OP_DELETE,
     OP_UPSERT,
-    PARTITION_PATH,
-    RECORD_KEY,
     TARGET_FILE_ID,
-    WRITE_STATS_DDL,
     ExistingFile,
     MergeContext,
     merge_file_group,
@@ -61,8 +63,21 @@ from hoodpy.write.partitioner import (
 from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, attach_targets, target_table
 from hoodpy.write.task_placement import assign_bins, partition_labels
 
-if TYPE_CHECKING:
-    from hoodpy.table import HoodieTable
+
+class WritableTable(Protocol):
+    """What a write uses of its table; :class:`hoodpy.table.HoodieTable` is one. The write path sits below the
+    table facade (which calls it), so it states what it needs instead of importing it."""
+
+    spark: SparkSession
+    storage: Storage
+    config: HoodieConfig
+    keygen: KeyGenerator
+
+    @property
+    def name(self) -> str: ...
+
+    def arrow_schema(self, timeline: Timeline | None = None, as_of: str | None = None) -> pa.Schema | None:
+        """The data schema (no meta columns) of the newest commit at or before ``as_of``."""
 
 
 @dataclass
@@ -104,7 +119,7 @@ class CommitResult:
 class Writer:
     """Runs one write operation against a table."""
 
-    def __init__(self, table: HoodieTable, options: Mapping[str, Any] | None = None):
+    def __init__(self, table: WritableTable, options: Mapping[str, Any] | None = None):
         self.table = table
         self.spark = table.spark
         self.storage = table.storage

@@ -26,10 +26,10 @@ from sql_ext.procedures.base import (
     Parameter,
     Procedure,
     ProcedureContext,
-    format_instant_millis,
     instant_file_times,
     parse_options,
 )
+from hoodpy.timeline.instant import format_instant_millis
 
 _STR, _LONG, _INT, _BOOL = StringType(), LongType(), IntegerType(), BooleanType()
 

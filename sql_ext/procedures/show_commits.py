@@ -24,11 +24,10 @@ from sql_ext.procedures.base import (
     Parameter,
     Procedure,
     ProcedureContext,
-    format_instant_millis,
     instant_file_times,
     limited,
 )
-from hoodpy.timeline.instant import Instant
+from hoodpy.timeline.instant import Instant, format_instant_millis
 from hoodpy.timeline.metadata import NULL_COMMIT, CommitMetadata
 
 LIMIT_10 = Parameter.optional("limit", INTEGER, 10)

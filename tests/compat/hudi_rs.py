@@ -15,12 +15,9 @@ from typing import Any
 import pyarrow as pa
 from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
 
-RECORD_KEY = "_hoodie_record_key"
-COMMIT_TIME = "_hoodie_commit_time"
-PARTITION_PATH = "_hoodie_partition_path"
-SEQNO = "_hoodie_commit_seqno"
-FILE_NAME = "_hoodie_file_name"
-META = (COMMIT_TIME, SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME)
+from hoodpy.meta_fields import COMMIT_SEQNO as SEQNO
+from hoodpy.meta_fields import COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
+from hoodpy.meta_fields import META_COLUMNS as META
 # The meta columns a model can predict (sequence numbers and file names are writer choices).
 MODEL_META = (RECORD_KEY, COMMIT_TIME, PARTITION_PATH)
 

@@ -7,6 +7,7 @@ from dbt.tests.util import run_dbt
 
 from hoodpy import HoodieTable
 from hoodpy.timeline.instant import Action, State
+from sql_ext import table_for_name
 
 RIDES_SQL = """
 {{ config(materialized='incremental', unique_key=['city', 'ride_id'], precombine_key='ts',
@@ -38,7 +39,7 @@ select 1 as id, 3.0 as fare union all select 2, 1.0
 
 
 def _table(spark, project, name: str) -> HoodieTable:
-    return HoodieTable.for_name(spark, f"{project.test_schema}.{name}")
+    return table_for_name(spark, f"{project.test_schema}.{name}")
 
 
 def _completed(table: HoodieTable, action: Action) -> list:

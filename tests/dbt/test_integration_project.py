@@ -121,11 +121,11 @@ def test_timeline_shows_clustering_and_cleaning(spark, project):
 
 
 def test_hudi_rs_reads_the_same_rows(spark, project):
-    from hoodpy import HoodieTable
+    from sql_ext import table_for_name
 
     batches, built, _ = project
     for model in run_demo.MODELS:
-        path = HoodieTable.for_name(spark, f"{SCHEMA}.{model}").base_path
+        path = table_for_name(spark, f"{SCHEMA}.{model}").base_path
         columns = run_demo.EXPECTED_COLUMNS[model]
         rows = sorted(hudi_rs.project(hudi_rs.snapshot(path), columns), key=lambda r: r[columns[0]])
         assert rows == hudi_rs.normalize(built[2]["tables"][model]), model

@@ -7,7 +7,7 @@ import pytest
 from dbt.artifacts.schemas.results import RunStatus
 from dbt.tests.util import run_dbt
 
-from hoodpy import HoodieTable
+from sql_ext import table_for_name
 
 RIDES_SQL = """
 {{ config(materialized='incremental', unique_key='id', precombine_key='ts') }}
@@ -81,7 +81,7 @@ class TestColumnTypeChanges:
 
     def test_promotions_apply_and_narrowing_fails_naming_model_and_column(self, project, spark):
         run_dbt(["run"])
-        narrow = HoodieTable.for_name(spark, f"{project.test_schema}.narrow")
+        narrow = table_for_name(spark, f"{project.test_schema}.narrow")
         commits = len(narrow.timeline)
 
         results = run_dbt(["run", "--vars", "batch: 2"], expect_pass=False).results
@@ -97,7 +97,7 @@ class TestColumnTypeChanges:
         assert _rows(project, f"select id, v from {schema}.widen") == [(1, 1), (2, 3000000000)]
         assert _rows(project, f"select id, v from {schema}.to_string") == [(1, "5"), (2, "x")]
         assert _rows(project, f"select id, v from {schema}.narrow") == [(1, 1)]
-        assert len(HoodieTable.for_name(spark, f"{schema}.narrow").timeline) == commits
+        assert len(table_for_name(spark, f"{schema}.narrow").timeline) == commits
         with project.adapter.connection_named("__test"):
             types = {name: {c.name: c.dtype for c in project.adapter.get_columns_in_relation(
                 project.adapter.Relation.create(schema=schema, identifier=name))}

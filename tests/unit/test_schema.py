@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hoodpy.errors import HoodieError, SchemaEvolutionError
+from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.schema import (
     IS_DELETED_COLUMN,
-    META_COLUMNS,
     InvalidSchemaError,
     arrow_schema_from_avro,
     avro_schema_from_arrow,

@@ -13,7 +13,7 @@ from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
 from dbt_common.exceptions import DbtRuntimeError
 
 from hoodpy.errors import HoodieError
-from hoodpy.schema import META_COLUMNS
+from hoodpy.meta_fields import META_COLUMNS
 from sql_ext.catalog import create_options_sql
 
 from dbt.adapters.hoodpy.connections import HoodpyConnectionManager

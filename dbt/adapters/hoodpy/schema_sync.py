@@ -19,10 +19,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from hoodpy.errors import SchemaEvolutionError
-from hoodpy.schema import META_COLUMNS, promotes
 from hoodpy.config.table import TableConfig
+from hoodpy.meta_fields import META_COLUMNS
+from hoodpy.schema import promotes
 from sql_ext.catalog import (
-    BASE_PATH_PROPERTY, SparkCatalog, create_options_sql, hoodpy_table_properties, quote_identifier,
+    BASE_PATH_PROPERTY, SparkCatalog, create_options_sql, hoodpy_table_properties, quote_identifier, table_for_name,
 )
 from hoodpy.table import HoodieTable
 from sql_ext.dml import data_fields
@@ -87,7 +88,7 @@ def check_type_changes(spark: SparkSession, name: str, batch: str, identifier: s
                        ) -> list[str]:
     """Apply Hudi's type promotion to the model's changed column types (see the module doc); returns the
     columns the table was rebuilt for (as strings). Raises before anything is written."""
-    table = HoodieTable.for_name(spark, name)
+    table = table_for_name(spark, name)
     table_fields = {f.name.lower(): f.dataType for f in data_fields(table)}
     batch_fields = {f.name.lower(): f.dataType for f in spark.table(batch).schema.fields
                     if f.name not in META_COLUMNS}
@@ -122,7 +123,7 @@ def sync_catalog_types(spark: SparkSession, name: str) -> None:
 
 
 def rebuild_without(spark: SparkSession, name: str, identifier: str, columns: list[str], spec: TableSpec) -> None:
-    _rebuild(spark, HoodieTable.for_name(spark, name), name, identifier, spec, drop=columns)
+    _rebuild(spark, table_for_name(spark, name), name, identifier, spec, drop=columns)
 
 
 def _rebuild(spark: SparkSession, table: HoodieTable, name: str, identifier: str, spec: TableSpec, *,

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hoodpy.schema import IS_DELETED_COLUMN, META_COLUMNS
-from sql_ext.catalog import quote_identifier
+from hoodpy.meta_fields import META_COLUMNS
+from hoodpy.schema import IS_DELETED_COLUMN
+from sql_ext.catalog import quote_identifier, table_for_name
 from sql_ext.dml import align_by_name, data_fields, partial_update
 from hoodpy.table import HoodieTable
 from hoodpy.write.operation import WriteOperation
@@ -76,7 +77,7 @@ def write_batch(spark: SparkSession, target: str, source: str, strategy: str, sp
         predicates: dbt's incremental_predicates, SQL conditions on ``DBT_INTERNAL_DEST`` rows.
         window: microbatch (event_time column, start, end): the table's rows in [start, end) are replaced.
     """
-    table = HoodieTable.for_name(spark, target, options=spec.options)
+    table = table_for_name(spark, target, options=spec.options)
     df = batch_frame(spark, source, spec)
     if columns is not None:
         wanted = {c.lower() for c in columns} | {IS_DELETED_COLUMN.lower()}

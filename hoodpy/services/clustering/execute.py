@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hoodpy.arrow_rows import WRITE_STATS_DDL, align, finalize, task_ids, write_stats, write_stats_row
 from hoodpy.config import HoodieConfig
 from hoodpy.config.clustering import ClusteringConfig
 from hoodpy.config.concurrency import OPTIMISTIC_CONCURRENCY_CONTROL, ConcurrencyConfig
@@ -40,7 +41,8 @@ from hoodpy.errors import IllegalInstantTransitionError, PlanNotFoundError, Writ
 from hoodpy.file_group.fs_view import FileSystemView, list_base_files
 from hoodpy.file_group.naming import base_file_name, join_partition, new_file_id, write_token
 from hoodpy.read.file_scan import read_parquet_files
-from hoodpy.schema import META_COLUMNS, avro_schema_from_arrow, avro_schema_to_json
+from hoodpy.meta_fields import META_COLUMNS, RECORD_KEY
+from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json
 from hoodpy.services.clustering import layout
 from hoodpy.services.clustering.plan import ClusteringGroup, ClusteringPlan, load_clustering_plan
 from hoodpy.storage import Storage
@@ -52,7 +54,6 @@ from hoodpy.transaction.conflict import touched_file_groups
 from hoodpy.transaction.heartbeat import Heartbeat, is_expired
 from hoodpy.write import commit as commit_step
 from hoodpy.write.base_file import BaseFileOptions, write_base_file
-from hoodpy.write.merge import RECORD_KEY, WRITE_STATS_DDL, align, finalize, task_ids
 
 if TYPE_CHECKING:
     from hoodpy.table import HoodieTable
@@ -137,15 +138,9 @@ def _write_output(ctx: _JobContext, rows: pa.Table) -> pa.Table:
     rows = finalize(rows, pa.array(np.zeros(rows.num_rows, dtype=bool)), instant_time=ctx.instant_time,
                     file_name=name, task_partition=task_partition)
     size = write_base_file(Storage(ctx.base_uri), rel_path, rows, ctx.options)
-    elapsed_ms = int((time.monotonic() - started) * 1000)
-    return pa.table({
-        "partition_path": [out.partition_path], "file_id": [out.file_id], "path": [rel_path],
-        "prev_commit": ["null"],
-        "num_writes": pa.array([rows.num_rows], pa.int64()), "num_deletes": pa.array([0], pa.int64()),
-        "num_update_writes": pa.array([0], pa.int64()), "num_inserts": pa.array([rows.num_rows], pa.int64()),
-        "file_size": pa.array([size], pa.int64()), "create_time_ms": pa.array([elapsed_ms], pa.int64()),
-        "upsert_time_ms": pa.array([0], pa.int64()),
-    })
+    return write_stats([write_stats_row(
+        out.partition_path, out.file_id, rel_path, prev_commit=None, num_writes=rows.num_rows,
+        num_inserts=rows.num_rows, file_size=size, elapsed_ms=int((time.monotonic() - started) * 1000))])
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -49,7 +49,8 @@ from hoodpy.errors import InvalidConfigError, PlanNotFoundError
 from hoodpy.file_group.file_group import FileSlice
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.file_group.naming import parse_base_file_name
-from hoodpy.schema import META_COLUMNS, arrow_schema_from_avro, parse_avro_schema
+from hoodpy.meta_fields import META_COLUMNS
+from hoodpy.schema import arrow_schema_from_avro, parse_avro_schema
 from hoodpy.services.clustering.layout import is_orderable
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions

@@ -16,7 +16,8 @@ from hoodpy.config.clustering import ClusteringConfig
 from hoodpy.read.data_skipping import prune_by_column_stats
 from hoodpy.errors import IllegalInstantTransitionError, PlanNotFoundError, WriteConflictError
 from hoodpy.file_group.naming import base_file_name, new_file_id
-from hoodpy.schema import META_COLUMNS, avro_schema_from_arrow, avro_schema_to_json, normalize_arrow_schema
+from hoodpy.meta_fields import META_COLUMNS
+from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json, normalize_arrow_schema
 from hoodpy.services.clustering import (
     ClusteringService,
     cluster_after_commit,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sql_ext import disable, enable
+from sql_ext import disable, enable, table_for_name
 from hoodpy.config.properties import load_table_properties
 from hoodpy.errors import HoodieError, InvalidConfigError
 from sql_ext.catalog import PLACEHOLDER
@@ -234,9 +234,9 @@ def test_enable_returns_the_session_and_both_spellings_route(spark, hoodpy_spark
 def test_for_name_opens_the_catalog_table(hoodpy_spark, cities):
     from hoodpy.errors import UnknownTableError
 
-    table = HoodieTable.for_name(hoodpy_spark, cities["name"])
+    table = table_for_name(hoodpy_spark, cities["name"])
     via_sql = rows(hoodpy_spark, f"SELECT id, name, city FROM {cities['name']}")
     assert sorted(tuple(r) for r in table.read().select("id", "name", "city").collect()) == via_sql
     assert table.base_path == base_path(hoodpy_spark, cities["name"])
     with pytest.raises(UnknownTableError):
-        HoodieTable.for_name(hoodpy_spark, cities["name"] + "_missing")
+        table_for_name(hoodpy_spark, cities["name"] + "_missing")

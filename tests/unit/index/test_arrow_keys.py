@@ -8,15 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hoodpy.arrow_rows import add_meta_columns, finalize
 from hoodpy.errors import InvalidRecordError
 from hoodpy.file_group.file_group import BaseFile
 from hoodpy.file_group.naming import base_file_name, new_file_id, parse_base_file_name
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION
 from hoodpy.index.bloom import locate_on_driver
 from hoodpy.index.bloom_filter import BloomFilter
+from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileOptions, write_base_file
-from hoodpy.write.merge import PARTITION_PATH, RECORD_KEY, add_meta_columns, finalize
 
 keys_strategy = st.lists(st.text(min_size=1, max_size=40), max_size=300)
 

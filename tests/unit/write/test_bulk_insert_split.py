@@ -5,8 +5,9 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.write.bulk_insert import BulkInsertContext, bulk_insert_partition
-from hoodpy.write.merge import PARTITION_PATH, RECORD_KEY, MergeContext
+from hoodpy.write.merge import MergeContext
 
 
 def _write(tmp_path, rows_per_partition: dict[str, int], records_per_file: int) -> dict[str, list[int]]:

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hoodpy.index.murmur_hash import hash32
-from hoodpy.write.merge import PARTITION_PATH, RECORD_KEY, TARGET_FILE_ID
+from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
+from hoodpy.write.merge import TARGET_FILE_ID
 from hoodpy.write.partitioner import HASH_SPACE, InsertBucket, hash_ranges
 from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, key_hashes, target_table
 

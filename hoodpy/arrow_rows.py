@@ -1,0 +1,109 @@
+"""Table rows as Arrow tables in Spark tasks: conforming them to a schema, stamping the meta columns, and the
+one-row write stats each written base file reports to the driver.
+
+Shared by the write path (merge, bulk insert), clustering and the pyarrow file scan, so it sits below all of
+them; pure pyarrow plus the running task's ids.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hoodpy.meta_fields import COMMIT_SEQNO, FILE_NAME, META_COLUMNS
+
+# What every file-writing task returns per file; the field order is the DDL's.
+WRITE_STATS_SCHEMA = pa.schema([
+    ("partition_path", pa.string()), ("file_id", pa.string()), ("path", pa.string()),
+    ("prev_commit", pa.string()), ("num_writes", pa.int64()), ("num_deletes", pa.int64()),
+    ("num_update_writes", pa.int64()), ("num_inserts", pa.int64()), ("file_size", pa.int64()),
+    ("create_time_ms", pa.int64()), ("upsert_time_ms", pa.int64()),
+])
+WRITE_STATS_DDL = ", ".join(f"{f.name} {'string' if f.type == pa.string() else 'long'}" for f in WRITE_STATS_SCHEMA)
+
+
+def align(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table``'s columns in ``schema``'s order and types; absent columns become nulls."""
+    columns = []
+    for f in schema:
+        if f.name in table.column_names:
+            col = table.column(f.name)
+            columns.append(col if col.type == f.type else col.cast(f.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, f.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def task_ids() -> tuple[int, int, int]:
+    from pyspark import TaskContext  # executors only; keeps this module importable without a task
+
+    tc = TaskContext.get()
+    if tc is None:
+        return 0, 0, 0
+    return tc.partitionId(), tc.stageId(), tc.taskAttemptId()
+
+
+def add_meta_columns(data: pa.Table, keys: pa.Array, partition_path: str, instant_time: str) -> pa.Table:
+    n = data.num_rows
+    meta = [
+        pa.repeat(pa.scalar(instant_time, pa.string()), n),
+        pa.nulls(n, pa.string()),  # sequence numbers depend on the final row position
+        keys.cast(pa.string()),
+        pa.repeat(pa.scalar(partition_path, pa.string()), n),
+        pa.nulls(n, pa.string()),
+    ]
+    return pa.Table.from_arrays(meta + list(data.columns), names=list(META_COLUMNS) + data.column_names)
+
+
+# Sequence numbers handed out by the running task: one task may write several files (groupBy assigns many
+# file groups to one Spark partition), and "<instant>_<partition>_<n>" must stay unique within a commit.
+_seq_counter: dict[int | None, int] = {}
+
+
+def claim_sequence_numbers(count: int) -> int:
+    """The first of ``count`` consecutive record sequence numbers, unique within the running task attempt."""
+    from pyspark import TaskContext
+
+    tc = TaskContext.get()
+    attempt = tc.taskAttemptId() if tc is not None else None
+    if attempt not in _seq_counter:
+        _seq_counter.clear()  # a Python worker runs one task at a time: forget finished attempts
+    first = _seq_counter.get(attempt, 0)
+    _seq_counter[attempt] = first + count
+    return first
+
+
+def finalize(rows: pa.Table, fresh: pa.Array, *, instant_time: str, file_name: str, task_partition: int,
+             ) -> pa.Table:
+    """Stamp the file name on every row and sequence numbers on the rows this write produced."""
+    n = rows.num_rows
+    first = claim_sequence_numbers(n)
+    positions = pc.cast(pa.array(np.arange(first, first + n, dtype=np.int64)), pa.string())
+    new_seqno = pc.binary_join_element_wise(f"{instant_time}_{task_partition}", positions, "_")
+    seqno = pc.if_else(fresh, new_seqno, rows.column(COMMIT_SEQNO).combine_chunks()) if n else new_seqno
+    rows = rows.set_column(rows.schema.get_field_index(COMMIT_SEQNO), COMMIT_SEQNO, seqno)
+    return rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME,
+                           pa.repeat(pa.scalar(file_name, pa.string()), n))
+
+
+def write_stats_row(partition_path: str, file_id: str, path: str, *, prev_commit: str | None, num_writes: int,
+                    num_inserts: int, file_size: int, elapsed_ms: int, num_deletes: int = 0,
+                    num_update_writes: int = 0) -> dict[str, Any]:
+    """The stats of one written base file; ``prev_commit`` None means a new file group, whose write time
+    counts as create time (else as upsert time)."""
+    created = prev_commit is None
+    return {
+        "partition_path": partition_path, "file_id": file_id, "path": path,
+        "prev_commit": "null" if created else prev_commit,
+        "num_writes": num_writes, "num_deletes": num_deletes, "num_update_writes": num_update_writes,
+        "num_inserts": num_inserts, "file_size": file_size,
+        "create_time_ms": elapsed_ms if created else 0, "upsert_time_ms": 0 if created else elapsed_ms,
+    }
+
+
+def write_stats(rows: list[dict[str, Any]]) -> pa.Table:
+    """Rows of :func:`write_stats_row` as the table Spark receives (``WRITE_STATS_DDL``)."""
+    return pa.Table.from_pylist(rows, schema=WRITE_STATS_SCHEMA)
