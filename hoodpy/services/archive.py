@@ -104,7 +104,7 @@ def _avro_commit_metadata(data: bytes, *, replace: bool) -> dict[str, Any] | Non
 
 def meta_entry(storage: Storage, instant: Instant, mtime_ns: int | None) -> dict[str, Any]:
     """The HoodieArchivedMetaEntry of one instant state file (Hudi's MetadataConversionUtils)."""
-    from sql_ext.procedures.base import format_instant_millis
+    from hoodpy.inspect.instant_times import format_instant_millis
 
     data = storage.read_bytes(f"{METAFOLDER}/{instant.file_name}")
     entry: dict[str, Any] = {"commitTime": instant.timestamp, "actionType": instant.action.value,
