@@ -219,6 +219,15 @@ class ColumnNotFoundError(HoodieError):
                          + f"; columns: {', '.join(self.available)}")
 
 
+class MissingDependencyError(HoodieError):
+    """An optional Python package a feature needs is not installed."""
+
+    def __init__(self, package: str, feature: str):
+        self.package, self.feature = package, feature
+        super().__init__(f"{feature} needs the Python package {package!r}, which is not installed: "
+                         f"pip install {package}")
+
+
 class CatalogTableExistsError(HoodieError):
     def __init__(self, name: str):
         self.name = name
