@@ -96,7 +96,9 @@ def print_table(result: Result, out=None) -> None:
 
 def emit(results: Sequence[Result], *, as_json: bool, out=None) -> None:
     """Print a command's results: JSON (a list of row objects, or an object of such lists by key when there
-    are several) or readable tables."""
+    are several) or readable tables. A command that printed its own output returns none."""
+    if not results:
+        return
     if as_json:
         if len(results) == 1:
             print_json(results[0].rows.records(), out)
