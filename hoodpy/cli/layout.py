@@ -80,8 +80,8 @@ def _rank_ticks(layouts: Sequence[Layout]) -> tuple[list[float], list[str]]:
 
 
 def draw_layouts(layouts: Sequence[Layout], path: str, *, title: str) -> None:
-    """One panel per layout, side by side on a shared x axis: a bar per file from min to max, y = files
-    sorted by min."""
+    """One panel per layout, side by side on a shared x axis: a bar per file from min to max, y = files by
+    partition, then sorted by min."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -106,10 +106,10 @@ def draw_layouts(layouts: Sequence[Layout], path: str, *, title: str) -> None:
         ax.set_ylim(-0.8, max(len(ranged), 1) - 0.2)
         ax.invert_yaxis()
         if len(ranged) <= _LABELLED_FILES:
-            ax.set_yticks(list(ys), [f.file_id[:8] for f in ranged], fontsize=7)
+            ax.set_yticks(list(ys), [f"{f.partition_path}/{f.file_id[:8]}".lstrip("/") for f in ranged], fontsize=7)
         else:
             ax.set_yticks([])
-        ax.set_ylabel("base files, sorted by min")
+        ax.set_ylabel("base files (by partition, then min)")
         ax.grid(axis="x", alpha=0.3)
         ax.set_xlabel(f"{lay.column} ({axis})" if axis != "value" else lay.column)
     if axis == "date":

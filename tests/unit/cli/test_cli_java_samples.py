@@ -16,7 +16,7 @@ import fastavro
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import REPO, unzip_sample
+from java_samples import REPO, unzip_sample
 from hoodpy.cli import main
 from hoodpy.config import HoodieConfig
 from hoodpy.config.properties import load_table_properties
@@ -205,7 +205,9 @@ def test_layout_before_and_after_the_last_replacecommit(capsys, overwrite, tmp_p
     for layout in layouts:
         for f in layout.files:
             assert (f.min, f.max) == _id_range(overwrite, f.partition_path, f.file_id, f.base_instant)
-        assert [f.min for f in layout.files] == sorted(f.min for f in layout.files)
+        assert [(f.partition_path, f.min) for f in layout.files] == sorted((f.partition_path, f.min)
+                                                                           for f in layout.files)
+    assert before.mean_overlap == after.mean_overlap == 0.0  # one file per partition
     out = tmp_path / "layout.png"
     result = run_json(capsys, "layout", str(overwrite), "--column", "id", "--out", str(out))
     assert [v["view"] for v in result["views"]] == [before.label, after.label]
