@@ -52,7 +52,7 @@ def run(table: OpenTable, a: argparse.Namespace) -> list[Result]:
             for lay in layouts]
     return [Result("layout", f"{a.column}: value ranges per base file (drawn into {a.out})",
                    make_rows(SUMMARY, rows),
-                   caption="mean_overlap: how many other files the average file's range intersects")]
+                   caption="mean_overlap: how many other files of its partition the average file's range intersects")]
 
 
 def _scale(layouts: Sequence[Layout]) -> tuple[Callable[[Any], float], str]:

@@ -57,7 +57,8 @@ class ViewSelection:
     path_glob: str = ALL_PARTITIONS
 
 
-def file_slices(storage: Storage, timeline: Timeline, selection: ViewSelection) -> dict[tuple[str, str], list[BaseFile]]:
+def file_slices(storage: Storage, timeline: Timeline, selection: ViewSelection,
+                ) -> dict[tuple[str, str], list[BaseFile]]:
     """(partition, file id) -> base files (oldest first) visible in the selected view, sorted by key."""
     max_instant = (selection.max_instant or "").strip()
     states = {State.COMPLETED} | ({State.INFLIGHT, State.REQUESTED} if selection.include_in_flight else set())

@@ -81,7 +81,8 @@ def test_pending_plans(hoodpy_spark, capsys, built):
     [clean_plan] = built["table"].cleaning.pending()
     cleans = cli_rows(capsys, ["clean-plan", path])
     assert [(r[0], r[1], r[5], r[6]) for r in cleans] == [
-        (built["pending_clean"], "REQUESTED", p, len(files)) for p, files in sorted(clean_plan.files_per_partition.items())]
+        (built["pending_clean"], "REQUESTED", p, len(files))
+        for p, files in sorted(clean_plan.files_per_partition.items())]
     # What it deletes: the file groups the clustering replaced, every version still on storage.
     files = cli_rows(capsys, ["clean-plan", path, "--files"])
     replaced = {fg for fg in built["clustered"].metadata.replaced_file_ids()}
