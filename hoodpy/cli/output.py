@@ -47,20 +47,24 @@ def _cell(value: Any, kind: str) -> str:
     return str(value)
 
 
-def _print(renderable, out=None) -> None:
-    """Print at the width the table needs: piped output gets its natural width (rich would otherwise fold it
-    to 80 columns), a terminal at least the table's minimum (long lines wrap rather than lose columns)."""
+def _print(table, out=None, *, title: str, caption: str | None) -> None:
+    """Print a table at the width it needs: piped output gets its natural width (rich would otherwise fold it
+    to 80 columns), a terminal at least the table's minimum (long lines wrap rather than lose columns). Title
+    and caption are lines of their own, so they do not squeeze into the table's width."""
     from rich.console import Console
     from rich.measure import Measurement
 
     out = out or sys.stdout
     console = Console(file=out, highlight=False, width=_MAX_WIDTH)
-    needed = Measurement.get(console, console.options, renderable)
+    needed = Measurement.get(console, console.options, table)
     if out.isatty():
         console.width = max(shutil.get_terminal_size().columns, needed.minimum)
     else:
         console.width = int(os.environ.get("COLUMNS") or 0) or min(needed.maximum, _MAX_WIDTH)
-    console.print(renderable, crop=False)
+    console.print(title, style="bold", soft_wrap=True)
+    console.print(table, crop=False)
+    if caption:
+        console.print(caption, style="dim", soft_wrap=True)
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ def print_table(result: Result, out=None) -> None:
     rows = result.rows
     shown = [(i, name, kind) for i, (name, kind) in enumerate(rows.columns) if name not in result.hide]
     caption = result.caption if rows.rows else "; ".join(filter(None, (result.caption, "no rows")))
-    table = Table(title=result.title, caption=caption, title_justify="left", caption_justify="left")
+    table = Table()
     cells = [[result.formats[name](row[i]) if name in result.formats else _cell(row[i], kind)
               for i, name, kind in shown] for row in rows.rows]
     for j, (_, name, kind) in enumerate(shown):
@@ -91,7 +95,7 @@ def print_table(result: Result, out=None) -> None:
                          min_width=None if name in _FREE_TEXT else widest, overflow="fold")
     for row_cells in cells:
         table.add_row(*row_cells)
-    _print(table, out)
+    _print(table, out, title=result.title, caption=caption)
 
 
 def emit(results: Sequence[Result], *, as_json: bool, out=None) -> None:
@@ -105,5 +109,7 @@ def emit(results: Sequence[Result], *, as_json: bool, out=None) -> None:
         else:
             print_json({r.key: r.rows.records() for r in results}, out)
         return
-    for r in results:
+    for i, r in enumerate(results):
+        if i:
+            (out or sys.stdout).write("\n")
         print_table(r, out)
