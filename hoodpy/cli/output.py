@@ -55,7 +55,8 @@ def _print(table, out=None, *, title: str, caption: str | None) -> None:
     from rich.measure import Measurement
 
     out = out or sys.stdout
-    console = Console(file=out, highlight=False, width=_MAX_WIDTH)
+    # Values are data: no rich markup ("[b]") or emoji codes (":x:") in partition paths or titles.
+    console = Console(file=out, highlight=False, markup=False, emoji=False, width=_MAX_WIDTH)
     needed = Measurement.get(console, console.options, table)
     if out.isatty():
         console.width = max(shutil.get_terminal_size().columns, needed.minimum)

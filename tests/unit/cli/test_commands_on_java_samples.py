@@ -18,10 +18,12 @@ import pytest
 
 from java_samples import REPO, unzip_sample
 from hoodpy.cli import main
+from hoodpy.cli.output import Result, print_table
 from hoodpy.config import HoodieConfig
 from hoodpy.config.properties import load_table_properties
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.inspect.column_layout import clustering_layouts
+from hoodpy.inspect.rows import columns, make_rows
 from hoodpy.services.clean.service import schedule_clean
 from hoodpy.services.clustering.plan import plan_clustering
 from hoodpy.storage import Storage
@@ -308,3 +310,12 @@ def test_python_dash_m_and_help():
     for command in ("commits", "timeline", "files", "stats", "clean-plan", "clustering-plan", "layout"):
         assert command in proc.stdout
     assert _run_module("commits").returncode == 2  # argparse: the path is required
+
+
+def test_values_print_verbatim():
+    """Rows are data: square brackets and colons in them are not rich markup or emoji codes."""
+    out = io.StringIO()
+    print_table(Result("r", "[bold]title[/bold]", make_rows(columns(("partition", "string"), ("n", "long")),
+                                                             [("city=[sf]:smile:", 1234567)])), out)
+    text = out.getvalue()
+    assert "[bold]title[/bold]" in text and "city=[sf]:smile:" in text and "1,234,567" in text
