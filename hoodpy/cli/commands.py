@@ -71,7 +71,9 @@ def _run_commits(table: OpenTable, a: argparse.Namespace) -> list[Result]:
 
 
 # -- timeline ------------------------------------------------------------------------------------------
-def _time(end: bool) -> Callable[[str], str | None]:
+def time_argument(end: bool) -> Callable[[str], str | None]:
+    """An argparse type: Hudi's time forms as an instant time (``end``: a date means its last moment)."""
+
     def parse(text: str) -> str | None:
         try:
             return timeline.normalize_time(text, end=end)
@@ -84,9 +86,9 @@ def _time(end: bool) -> Callable[[str], str | None]:
 def _configure_timeline(p: argparse.ArgumentParser) -> None:
     _limit(p, 20)
     p.add_argument("--archived", action="store_true", help="add the instants archived under .hoodie/archived")
-    p.add_argument("--start", type=_time(False), metavar="TIME",
+    p.add_argument("--start", type=time_argument(False), metavar="TIME",
                    help="first instant time (yyyyMMddHHmmss[SSS], yyyy-MM-dd, yyyy/MM/dd, yyyyMMdd)")
-    p.add_argument("--end", type=_time(True), metavar="TIME",
+    p.add_argument("--end", type=time_argument(True), metavar="TIME",
                    help="last instant time (a date means the end of that day); with --start, no limit applies")
 
 

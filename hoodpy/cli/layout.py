@@ -13,12 +13,12 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any
 
+from hoodpy.cli.commands import time_argument
 from hoodpy.cli.output import Result, print_json
 from hoodpy.cli.table import OpenTable
 from hoodpy.errors import MissingDependencyError
 from hoodpy.inspect.column_layout import Layout, clustering_layouts
 from hoodpy.inspect.rows import columns, make_rows
-from hoodpy.inspect.timeline import normalize_time
 
 SUMMARY = columns(("view", "string"), ("as_of", "string"), ("files", "int"), ("mean_overlap", "double"),
                   ("min", "string"), ("max", "string"))
@@ -28,19 +28,13 @@ _LABELLED_FILES = 30  # up to this many files, the y axis names them
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--column", required=True, help="the column whose ranges to draw (a dotted path for a nested one)")
     p.add_argument("--out", required=True, metavar="FILE.png", help="where to write the picture")
-    p.add_argument("--before", metavar="T",
+    p.add_argument("--before", metavar="T", type=time_argument(True),
                    help="compare the view as of this instant with the latest one (default: before and after the "
                         "last replacecommit)")
 
 
 def run(table: OpenTable, a: argparse.Namespace) -> list[Result]:
-    before = None
-    if a.before:
-        try:
-            before = normalize_time(a.before, end=True)
-        except ValueError as e:
-            raise argparse.ArgumentTypeError(f"--before {e}") from None
-    layouts = clustering_layouts(table.storage, a.column, before=before)
+    layouts = clustering_layouts(table.storage, a.column, before=a.before)
     draw_layouts(layouts, a.out, title=f"{table.name}: {a.column} per base file")
     if a.json:
         print_json({"column": a.column, "out": a.out,

@@ -40,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         results = args.run(open_table(args.path), args)
         emit(results, as_json=args.json)
-    except (*_NOT_A_TABLE, argparse.ArgumentTypeError) as e:
+    except _NOT_A_TABLE as e:
         print(f"hoodpy {args.command}: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except HoodieError as e:
