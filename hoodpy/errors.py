@@ -209,6 +209,25 @@ class NotAHoodieTableError(HoodieError):
         )
 
 
+class ColumnNotFoundError(HoodieError):
+    """A column that no base file's parquet footer holds (``hoodpy layout --column``)."""
+
+    def __init__(self, column: str, available: Iterable[str]):
+        self.column, self.available = column, sorted(available)
+        close = difflib.get_close_matches(column, self.available, n=1)
+        super().__init__(f"No column {column!r} in the base files" + (f" (did you mean {close[0]!r}?)" if close else "")
+                         + f"; columns: {', '.join(self.available)}")
+
+
+class MissingDependencyError(HoodieError):
+    """An optional Python package a feature needs is not installed."""
+
+    def __init__(self, package: str, feature: str):
+        self.package, self.feature = package, feature
+        super().__init__(f"{feature} needs the Python package {package!r}, which is not installed: "
+                         f"pip install {package}")
+
+
 class CatalogTableExistsError(HoodieError):
     def __init__(self, name: str):
         self.name = name

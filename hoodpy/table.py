@@ -21,13 +21,12 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.properties import load_table_properties, save_table_properties, table_checksum
-from hoodpy.config.table import TableConfig
+from hoodpy.config.table import SUPPORTED_TABLE_VERSION, SUPPORTED_TIMELINE_LAYOUT, TableConfig, check_supported
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import (
     InvalidConfigError,
     TableAlreadyExistsError,
     TableNotFoundError,
-    UnsupportedTableVersionError,
 )
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.keygen import KeyGenerator, infer_key_generator_class
@@ -49,8 +48,6 @@ from hoodpy.timeline.timeline import Timeline
 from hoodpy.write.operation import WriteOperation
 from hoodpy.write.writer import CommitResult, Writer
 
-SUPPORTED_TABLE_VERSION = 6
-SUPPORTED_TIMELINE_LAYOUT = 1
 
 
 class HoodieTable:
@@ -124,15 +121,7 @@ class HoodieTable:
         props = load_table_properties(storage)
         if props is None:
             raise TableNotFoundError(storage.base_uri)
-        version = props.get(TableConfig.VERSION.key, "")
-        layout = props.get(TableConfig.TIMELINE_LAYOUT_VERSION.key, "1")
-        if version != str(SUPPORTED_TABLE_VERSION) or layout != str(SUPPORTED_TIMELINE_LAYOUT):
-            raise UnsupportedTableVersionError(
-                storage.base_uri, f"table version {version or '?'} / timeline layout {layout}",
-                f"table version {SUPPORTED_TABLE_VERSION} / timeline layout {SUPPORTED_TIMELINE_LAYOUT}")
-        table_type = props.get(TableConfig.TYPE.key, "COPY_ON_WRITE")
-        if table_type != "COPY_ON_WRITE":
-            raise UnsupportedTableVersionError(storage.base_uri, f"table type {table_type}", "COPY_ON_WRITE")
+        check_supported(storage.base_uri, props)
         return cls(spark, storage, props, options)
 
     @classmethod

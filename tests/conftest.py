@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
-import zipfile
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SAMPLES_DIR = Path(os.environ.get("HOODPY_HUDI_SAMPLES", REPO.parent / "shared" / "hudi-samples"))
+# Re-exported: tests import them from here (``from conftest import unzip_sample``) or, where another
+# conftest module shadows the name, from java_samples.
+from java_samples import REPO, SAMPLES_DIR, unzip_sample  # noqa: F401
 
 
 @pytest.fixture(scope="session")
@@ -43,14 +42,3 @@ def spark(tmp_path_factory):
 @pytest.fixture
 def table_path(tmp_path) -> str:
     return str(tmp_path / "table")
-
-
-def unzip_sample(name: str, dest: Path) -> Path:
-    """Unzip one sample table into ``dest``; returns the table's base path."""
-    zip_path = SAMPLES_DIR / f"{name}.zip"
-    if not zip_path.exists():
-        pytest.skip(f"sample {zip_path} not available")
-    with zipfile.ZipFile(zip_path) as z:
-        members = [m for m in z.namelist() if not m.startswith("__MACOSX") and ".DS_Store" not in m]
-        z.extractall(dest, members)
-    return dest / name

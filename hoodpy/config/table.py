@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from hoodpy.config import ConfigKey, parse_bool, parse_csv, parse_enum, parse_int
+from hoodpy.errors import UnsupportedTableVersionError
+
+SUPPORTED_TABLE_VERSION = 6
+SUPPORTED_TIMELINE_LAYOUT = 1
 
 
 class TableConfig:
@@ -58,3 +64,17 @@ class TableConfig:
     )
     CREATE_SCHEMA = ConfigKey("hoodie.table.create.schema", None, doc="Avro schema at creation.")
     CHECKSUM = ConfigKey("hoodie.table.checksum", None, parse_int, doc="CRC32 of '<db>.<table>'.")
+
+
+def check_supported(base_uri: str, props: Mapping[str, str]) -> None:
+    """Raise UnsupportedTableVersionError unless ``hoodie.properties`` describes a table hoodpy handles:
+    table version 6, timeline layout 1, copy-on-write."""
+    version = props.get(TableConfig.VERSION.key, "")
+    layout = props.get(TableConfig.TIMELINE_LAYOUT_VERSION.key, "1")
+    if version != str(SUPPORTED_TABLE_VERSION) or layout != str(SUPPORTED_TIMELINE_LAYOUT):
+        raise UnsupportedTableVersionError(
+            base_uri, f"table version {version or '?'} / timeline layout {layout}",
+            f"table version {SUPPORTED_TABLE_VERSION} / timeline layout {SUPPORTED_TIMELINE_LAYOUT}")
+    table_type = props.get(TableConfig.TYPE.key, "COPY_ON_WRITE")
+    if table_type != "COPY_ON_WRITE":
+        raise UnsupportedTableVersionError(base_uri, f"table type {table_type}", "COPY_ON_WRITE")

@@ -27,10 +27,21 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pyspark.sql.types import DataType, StructField, StructType
+from pyspark.sql.types import (
+    BooleanType,
+    DataType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
 
-from sql_ext.call import CallArgument
 from hoodpy.errors import ProcedureArgumentError
+from hoodpy.inspect.instant_times import StateTimes, state_file_times
+from hoodpy.inspect.rows import Column
+from sql_ext.call import CallArgument
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -266,10 +277,13 @@ class ProcedureContext:
 
 
 # -- helpers shared by procedures -----------------------------------------------------------------------
-def limited(rows: Iterable[tuple], limit: int | None) -> list[tuple]:
-    """Hudi's ``rows.stream().limit(limit)``; a negative limit keeps everything."""
-    rows = list(rows)
-    return rows if limit is None or limit < 0 else rows[:limit]
+_SPARK_TYPES = {"string": StringType(), "int": IntegerType(), "long": LongType(), "double": DoubleType(),
+                "boolean": BooleanType()}
+
+
+def spark_output(columns: Sequence[Column]) -> tuple[tuple[str, DataType], ...]:
+    """A procedure's ``output`` from the engine's column declarations (``hoodpy.inspect``)."""
+    return tuple((name, _SPARK_TYPES[kind]) for name, kind in columns)
 
 
 def parse_options(text: str | None) -> dict[str, str]:
@@ -286,14 +300,6 @@ def parse_options(text: str | None) -> dict[str, str]:
     return out
 
 
-def instant_file_times(table: HoodieTable) -> dict[tuple[str, str], dict[str, int | None]]:
+def instant_file_times(table: HoodieTable) -> StateTimes:
     """(instant time, action) -> {state: modification time in ns} of the files under ``.hoodie/``."""
-    from hoodpy.timeline.instant import parse_instant_file_name
-    from hoodpy.timeline.timeline import METAFOLDER
-
-    out: dict[tuple[str, str], dict[str, int | None]] = {}
-    for info in table.storage.list_files(METAFOLDER):
-        instant = parse_instant_file_name(info.path.rsplit("/", 1)[-1])
-        if instant is not None:
-            out.setdefault((instant.timestamp, instant.action.value), {})[instant.state.value] = info.mtime_ns
-    return out
+    return state_file_times(table.storage)

@@ -23,13 +23,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+from pyspark.sql.types import StringType, StructField, StructType
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from hoodpy.config.clustering import ClusteringConfig, SELECTED_PARTITIONS, parse_layout_strategy
 from hoodpy.errors import InvalidConfigError
-from hoodpy.services.clustering.plan import ClusteringPlan, table_schema, validate_sort_columns
+from hoodpy.inspect.plans import CLUSTERING, clustering_plans, clustering_row
+from hoodpy.inspect.rows import limited
+from hoodpy.services.clustering.plan import table_schema, validate_sort_columns
 from sql_ext.dialect import DIALECT
 from sql_ext.procedures.base import (
     BOOLEAN,
@@ -41,8 +43,8 @@ from sql_ext.procedures.base import (
     Parameter,
     Procedure,
     ProcedureContext,
-    limited,
     parse_options,
+    spark_output,
 )
 
 if TYPE_CHECKING:
@@ -52,13 +54,7 @@ SCHEDULE, EXECUTE, SCHEDULE_AND_EXECUTE = "schedule", "execute", "scheduleandexe
 _OPERATIONS = {SCHEDULE: SCHEDULE, EXECUTE: EXECUTE, SCHEDULE_AND_EXECUTE: SCHEDULE_AND_EXECUTE}
 SHOW_INVOLVED_PARTITION = Parameter.optional("show_involved_partition", BOOLEAN, False,
                                              doc="List each plan's partitions instead of '*'.")
-_OUTPUT = (("timestamp", StringType()), ("input_group_size", IntegerType()), ("state", StringType()),
-           ("involved_partitions", StringType()))
-
-
-def clustering_row(instant_time: str, state: str, plan: ClusteringPlan, show_partitions: bool) -> tuple:
-    partitions = ",".join(plan.partitions) if show_partitions else "*"
-    return instant_time, len(plan.input_groups), state, partitions
+_OUTPUT = spark_output(CLUSTERING)
 
 
 def _csv(text: str | None) -> list[str]:
@@ -209,7 +205,5 @@ class ShowClusteringProcedure(Procedure):
     output = _OUTPUT
 
     def call(self, ctx: ProcedureContext, args: Args) -> Iterable[tuple]:
-        table = ctx.table(args)
-        show = args["show_involved_partition"]
-        return limited((clustering_row(t, state, plan, show) for t, state, plan in table.clustering.instants()),
-                       args["limit"])
+        return clustering_plans(ctx.table(args).storage, show_partitions=args["show_involved_partition"],
+                                limit=args["limit"]).rows

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from pyspark.sql.types import StringType
 
+from hoodpy.inspect.rows import limited
 from sql_ext.procedures.base import (
     INTEGER,
     PATH,
@@ -18,7 +19,6 @@ from sql_ext.procedures.base import (
     Parameter,
     Procedure,
     ProcedureContext,
-    limited,
 )
 
 

@@ -19,7 +19,7 @@ import pytest
 from pyspark.sql import functions as F
 
 import hudi_rs
-from conftest import unzip_sample
+from java_samples import unzip_sample
 from hudi_rs import COMMIT_TIME, FILE_NAME, META, MODEL_META, PARTITION_PATH, RECORD_KEY
 from hoodpy.table import HoodieTable
 

@@ -14,7 +14,6 @@ from decimal import Decimal
 import pytest
 
 from integration_project import run_demo
-from integration_project.scripts import expected_state as es
 from integration_project.scripts import generate_batches as gen
 from integration_project.scripts.land_batch import land
 from tests.compat import hudi_rs

@@ -46,10 +46,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("write", ("hoodpy.write",)),
     # Table services that plan and run on top of writes: clustering, cleaning, savepoints, archival.
     ("services", ("hoodpy.services",)),
+    # Read-only views of a table for people: the rows behind the show_* / stats procedures and the command
+    # line (commits, timeline, file slices, pending plans, per-file column ranges). No Spark.
+    ("inspect", ("hoodpy.inspect",)),
     # The facade over all of the engine: HoodieTable, the package itself (it exports HoodieTable), Spark
     # worker setup, and the SQL layer's snapshot cache (it plans through HoodieTable's schemas and the
     # cleaner's retention rule). A new hoodpy module no prefix above names lands here.
     ("facade", ("hoodpy", "hoodpy.table", "hoodpy.spark_worker", "hoodpy.read.cache")),
+    # The command line (``hoodpy ...``, ``python -m hoodpy``): inspect's rows printed or drawn, Spark-free.
+    ("cli", ("hoodpy.cli", "hoodpy.__main__")),
     # The Spark SQL layer: enable(spark), the catalog, DDL / DML, CALL procedures.
     ("sql", ("sql_ext",)),
     # The dbt adapter, on top of the engine and the SQL layer.

@@ -17,7 +17,6 @@ from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.schema import IS_DELETED_COLUMN
 from sql_ext.catalog import quote_identifier, table_for_name
 from sql_ext.dml import align_by_name, data_fields, partial_update
-from hoodpy.table import HoodieTable
 from hoodpy.write.operation import WriteOperation
 
 from dbt.adapters.hoodpy.model_config import TableSpec

@@ -13,7 +13,7 @@ from hoodpy.services.archive import archive, archived_instants, instants_to_arch
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format, transitions
 from hoodpy.timeline.avro_models import AvroModel, decode_record, encode_record, schema_json, serialize
-from hoodpy.timeline.instant import Action, State, instant_time_of
+from hoodpy.timeline.instant import Action, instant_time_of
 from hoodpy.timeline.metadata import CommitMetadata, OperationType, WriteStat
 from hoodpy.timeline.timeline import Timeline
 

@@ -1,14 +1,16 @@
-"""Pure helpers behind the procedures: Dropwizard percentiles, Java's DecimalFormat, time normalisation,
-partition globs (no Spark)."""
+"""Pure helpers behind the rows that the procedures and the command line share: Dropwizard percentiles,
+Java's DecimalFormat, time normalisation, partition globs (no Spark)."""
 
 from __future__ import annotations
 
 import pytest
 
 from hoodpy.errors import ProcedureArgumentError
-from sql_ext.procedures.show_fsview import partition_matches
-from sql_ext.procedures.show_timeline import ShowTimelineProcedure, normalize_time
-from sql_ext.procedures.stats import decimal_format_2, histogram_row, snapshot_value, write_amplification
+from hoodpy.inspect.file_slices import partition_matches
+from hoodpy.inspect.stats import decimal_format_2, histogram_row, snapshot_value, write_amplification
+from hoodpy.inspect.timeline import normalize_time
+from sql_ext.procedures.show_timeline import ShowTimelineProcedure
+from sql_ext.procedures.show_timeline import normalize_time as procedure_normalize_time
 
 
 def test_uniform_snapshot_percentiles():
@@ -46,12 +48,15 @@ def test_write_amplification():
     ("", False, None),
 ])
 def test_normalize_time(text, end, instant):
-    assert normalize_time(text, end=end, procedure=ShowTimelineProcedure, arg="startTime") == instant
+    assert normalize_time(text, end=end) == instant
+    assert procedure_normalize_time(text, end=end, procedure=ShowTimelineProcedure, arg="startTime") == instant
 
 
 def test_normalize_time_rejects_other_forms():
-    with pytest.raises(ProcedureArgumentError, match="startTime"):
-        normalize_time("yesterday", end=False, procedure=ShowTimelineProcedure, arg="startTime")
+    with pytest.raises(ValueError, match="must be yyyyMMddHHmmss"):
+        normalize_time("yesterday", end=False)
+    with pytest.raises(ProcedureArgumentError, match="argument 'startTime' must be yyyyMMddHHmmss.*'yesterday'"):
+        procedure_normalize_time("yesterday", end=False, procedure=ShowTimelineProcedure, arg="startTime")
 
 
 @pytest.mark.parametrize(("partition", "glob", "match"), [

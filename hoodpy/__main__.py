@@ -1,0 +1,5 @@
+"""``python -m hoodpy``: the command line."""
+
+from hoodpy.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,24 @@
+"""The Java Hudi sample tables (../shared/hudi-samples, or $HOODPY_HUDI_SAMPLES): where they are and how a
+test unzips one."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES_DIR = Path(os.environ.get("HOODPY_HUDI_SAMPLES", REPO.parent / "shared" / "hudi-samples"))
+
+
+def unzip_sample(name: str, dest: Path) -> Path:
+    """Unzip one sample table into ``dest``; returns the table's base path."""
+    zip_path = SAMPLES_DIR / f"{name}.zip"
+    if not zip_path.exists():
+        pytest.skip(f"sample {zip_path} not available")
+    with zipfile.ZipFile(zip_path) as z:
+        members = [m for m in z.namelist() if not m.startswith("__MACOSX") and ".DS_Store" not in m]
+        z.extractall(dest, members)
+    return dest / name
