@@ -1,45 +1,20 @@
-"""The table schema as Hudi stores it (Avro JSON), its Arrow form, and the rules for evolving it.
-
-Hudi 0.14 keeps the writer schema as an Avro record in commit metadata (``extraMetadata.schema``) and in
-``hoodie.table.create.schema``; readers such as hudi-rs take the table schema from there. This module converts
-between that Avro form and Arrow, exactly as Spark's ``SchemaConverters`` plus Hudi's
-``AvroConversionUtils`` do, and decides what schema a table has after a batch is written.
-
-Every Arrow type maps onto one Avro type, so each Arrow schema has a *normal form*: the Arrow schema that
-reading the stored Avro back yields (all fields nullable, int8/int16 widened to int32, any timestamp unit or
-zone folded into microseconds UTC, large/dictionary types unwrapped). :func:`evolve_schema` and
-:func:`normalize_arrow_schema` return that form, so what is written and what is read back agree.
-
-Example:
-    >>> import pyarrow as pa
-    >>> avro = avro_schema_from_arrow(pa.schema([("id", pa.int32())]), "trips")
-    >>> avro_schema_to_json(avro)[:70]
-    '{"type":"record","name":"trips_record","namespace":"hoodie.trips","fie'
-    >>> arrow_schema_from_avro(avro)
-    id: int32
+"""Arrow <-> Avro for table schemas, exactly as Spark's ``SchemaConverters`` plus Hudi's
+``AvroConversionUtils`` convert them, and the stored Avro JSON (commit ``extraMetadata.schema``,
+``hoodie.table.create.schema``).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from hoodpy.errors import HoodieError, SchemaEvolutionError
 from hoodpy.meta_fields import META_COLUMNS
-
-IS_DELETED_COLUMN = "_hoodie_is_deleted"
-
-# Columns that are never part of the stored data schema: the meta columns are added by the writer, and the
-# delete marker only steers the write.
-_NOT_DATA = frozenset(META_COLUMNS) | {IS_DELETED_COLUMN}
-
-_AVRO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_UTC = "UTC"
-_LIST_ITEM = "element"  # what Spark's ArrowUtils and the Parquet spec call a list's element
+from hoodpy.schema.normal_form import UTC_ZONE, LIST_ITEM, normalize_arrow_schema
 
 AvroType = str | dict[str, Any] | list[Any]
 
@@ -87,105 +62,6 @@ def decimal_fixed_size(precision: int) -> int:
     while 2 ** (8 * size - 1) < 10**precision:
         size += 1
     return size
-
-
-# --------------------------------------------------------------------------------------------------------
-# Arrow normal form
-# --------------------------------------------------------------------------------------------------------
-
-
-def _normal_type(t: pa.DataType, path: str, problems: list[str]) -> pa.DataType | None:
-    """The Arrow type a stored ``t`` reads back as; ``None`` (problem noted) if Hudi cannot store it."""
-    if pa.types.is_dictionary(t):
-        return _normal_type(t.value_type, path, problems)
-    if pa.types.is_boolean(t):
-        return pa.bool_()
-    # Avro has only int and long; uint32 needs long to keep its range.
-    if t in (pa.int8(), pa.int16(), pa.int32(), pa.uint8(), pa.uint16()):
-        return pa.int32()
-    if t in (pa.int64(), pa.uint32()):
-        return pa.int64()
-    if pa.types.is_float32(t):
-        return pa.float32()
-    if pa.types.is_float64(t):
-        return pa.float64()
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
-        return pa.string()
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
-        return pa.binary()
-    if pa.types.is_date32(t):
-        return pa.date32()
-    if pa.types.is_timestamp(t):
-        # Spark writes micros; a zone means an instant (TimestampType), none means TimestampNTZType.
-        return pa.timestamp("us", tz=_UTC) if t.tz else pa.timestamp("us")
-    if pa.types.is_decimal(t):
-        if t.precision > 38:
-            return pa.decimal256(t.precision, t.scale)
-        return pa.decimal128(t.precision, t.scale)
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        item = _normal_type(t.value_type, f"{path}.{_LIST_ITEM}", problems)
-        return None if item is None else pa.list_(pa.field(_LIST_ITEM, item))
-    if pa.types.is_map(t):
-        key = _normal_type(t.key_type, f"{path}.key", problems)
-        value = _normal_type(t.item_type, f"{path}.value", problems)
-        if key is not None and key != pa.string():
-            problems.append(
-                f"column '{path}' is a map with {t.key_type} keys; Hudi (Avro) maps need string keys"
-            )
-            return None
-        return None if key is None or value is None else pa.map_(pa.string(), value)
-    if pa.types.is_struct(t):
-        fields = _normal_fields((t.field(i) for i in range(t.num_fields)), f"{path}.", problems)
-        return None if fields is None else pa.struct(fields)
-    problems.append(f"column '{path}' has Arrow type {t}, which a Hudi table cannot store")
-    return None
-
-
-def _normal_fields(fields: Iterable[pa.Field], prefix: str, problems: list[str]) -> list[pa.Field] | None:
-    """Normal form of a record's fields (all nullable); checks Avro naming on the way."""
-    out: list[pa.Field] = []
-    seen: set[str] = set()
-    ok = True
-    for f in fields:
-        path = prefix + f.name
-        if not _AVRO_NAME.match(f.name):
-            # Avro (and so Java Hudi) rejects these names; better to say so before anything is written.
-            problems.append(f"column '{path}' is not a valid Avro name (letters, digits and _ only)")
-            ok = False
-        if f.name in seen:
-            problems.append(f"column '{path}' appears more than once")
-            ok = False
-        seen.add(f.name)
-        t = _normal_type(f.type, path, problems)
-        if t is None:
-            ok = False
-        else:
-            out.append(pa.field(f.name, t))
-    return out if ok else None
-
-
-def _data_fields(schema: pa.Schema) -> list[pa.Field]:
-    return [f for f in schema if f.name not in _NOT_DATA]
-
-
-def normalize_arrow_schema(schema: pa.Schema) -> pa.Schema:
-    """The data schema as the table stores it: no meta columns, every type in its Avro-backed normal form.
-
-    Equal to ``arrow_schema_from_avro(avro_schema_from_arrow(schema, name))``.
-
-    Raises:
-        SchemaEvolutionError: a column has a type or name Hudi cannot store.
-
-    Example:
-        >>> normalize_arrow_schema(pa.schema([("b", pa.int8()), ("t", pa.timestamp("ns", "Europe/Paris"))]))
-        b: int32
-        t: timestamp[us, tz=UTC]
-    """
-    problems: list[str] = []
-    fields = _normal_fields(_data_fields(schema), "", problems)
-    if problems or fields is None:
-        raise SchemaEvolutionError(problems)
-    return pa.schema(fields)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -374,6 +250,7 @@ def parse_avro_schema(text: str) -> dict[str, Any]:
     return parsed
 
 
+
 # --------------------------------------------------------------------------------------------------------
 # Avro -> Arrow
 # --------------------------------------------------------------------------------------------------------
@@ -391,9 +268,9 @@ _PRIMITIVES: dict[str, pa.DataType] = {
 
 _TIMESTAMPS: dict[str, pa.DataType] = {
     # Millis widen to micros: that is what Spark reads them as, and what we write back.
-    "timestamp-millis": pa.timestamp("us", tz=_UTC),
-    "timestamp-micros": pa.timestamp("us", tz=_UTC),
-    "timestamp-nanos": pa.timestamp("ns", tz=_UTC),
+    "timestamp-millis": pa.timestamp("us", tz=UTC_ZONE),
+    "timestamp-micros": pa.timestamp("us", tz=UTC_ZONE),
+    "timestamp-nanos": pa.timestamp("ns", tz=UTC_ZONE),
     "local-timestamp-millis": pa.timestamp("us"),
     "local-timestamp-micros": pa.timestamp("us"),
     "local-timestamp-nanos": pa.timestamp("ns"),
@@ -456,7 +333,7 @@ class _ArrowReader:
             self.named[full] = result
             return result
         if kind == "array":
-            return pa.list_(pa.field(_LIST_ITEM, self.type(t.get("items"), namespace)))
+            return pa.list_(pa.field(LIST_ITEM, self.type(t.get("items"), namespace)))
         if kind == "map":
             return pa.map_(pa.string(), self.type(t.get("values"), namespace))
         if isinstance(kind, (dict, list)):
@@ -528,198 +405,3 @@ def arrow_schema_from_avro(schema: dict[str, Any] | str) -> pa.Schema:
     full, _ = reader._full_name(parsed, "")
     reader.named[full] = pa.null()
     return pa.schema(reader.fields(parsed, ""))
-
-
-def with_meta_columns(schema: pa.Schema) -> pa.Schema:
-    """The five meta columns (nullable strings) first, then the data fields; existing meta columns dropped.
-
-    Example:
-        >>> with_meta_columns(pa.schema([("id", pa.int32())])).names[:2]
-        ['_hoodie_commit_time', '_hoodie_commit_seqno']
-    """
-    meta = [pa.field(c, pa.string()) for c in META_COLUMNS]
-    return pa.schema(meta + [f for f in schema if f.name not in META_COLUMNS], metadata=schema.metadata)
-
-
-# --------------------------------------------------------------------------------------------------------
-# Evolution
-# --------------------------------------------------------------------------------------------------------
-
-# Avro's type promotions (reader may be wider than writer), restricted to what Spark can hold: Hudi's rules for
-# a column whose type changes. Public so that callers deciding ahead of a write (dbt's on_schema_change) agree.
-TYPE_PROMOTIONS: dict[pa.DataType, frozenset[pa.DataType]] = {
-    pa.int32(): frozenset({pa.int64(), pa.float32(), pa.float64()}),
-    pa.int64(): frozenset({pa.float32(), pa.float64()}),
-    pa.float32(): frozenset({pa.float64()}),
-}
-
-
-def promotes(narrow: pa.DataType, wide: pa.DataType) -> bool:
-    """Whether every value of ``narrow`` can be read as ``wide`` (both in normal form, different).
-
-    Example:
-        >>> promotes(pa.int32(), pa.int64()), promotes(pa.int64(), pa.int32())
-        (True, False)
-    """
-    if pa.types.is_decimal(narrow) and pa.types.is_decimal(wide):
-        return wide.precision - wide.scale >= narrow.precision - narrow.scale and wide.scale >= narrow.scale
-    return wide in TYPE_PROMOTIONS.get(narrow, frozenset())
-
-
-class _Evolver:
-    def __init__(self, allow_missing: Iterable[str], fixed_type: dict[str, str]):
-        self.allow_missing = frozenset(allow_missing)
-        # path -> role ("record key", "partition") of columns whose type may not change at all
-        self.fixed_type = fixed_type
-        self.problems: list[str] = []
-
-    def fields(self, table: Sequence[pa.Field], batch: Sequence[pa.Field], prefix: str) -> list[pa.Field]:
-        """Table fields in table order (evolved), then the batch's new fields appended."""
-        by_name = {f.name: f for f in batch}
-        out = []
-        for tf in table:
-            path = prefix + tf.name
-            bf = by_name.get(tf.name)
-            if bf is None:
-                # Key and partition fields are reported by evolve_schema with their role.
-                if path not in self.allow_missing and path not in self.fixed_type:
-                    self.problems.append(
-                        f"column '{path}' ({tf.type}) is in the table but not in the batch; dropping "
-                        "columns is not allowed "
-                        "(hoodie.datasource.write.schema.allow.auto.evolution.column.drop=false)"
-                    )
-                out.append(tf)
-                continue
-            role = self.fixed_type.get(path)
-            if role is not None and tf.type != bf.type:
-                self.problems.append(
-                    f"{role} field '{path}' cannot change type from {tf.type} (table) to {bf.type} (batch)"
-                )
-                out.append(tf)
-                continue
-            out.append(pa.field(tf.name, self.type(tf.type, bf.type, path)))
-        known = {f.name for f in table}
-        out.extend(f for f in batch if f.name not in known)
-        return out
-
-    def type(self, table: pa.DataType, batch: pa.DataType, path: str) -> pa.DataType:
-        if table == batch:
-            return table
-        if pa.types.is_struct(table) and pa.types.is_struct(batch):
-            tf = [table.field(i) for i in range(table.num_fields)]
-            bf = [batch.field(i) for i in range(batch.num_fields)]
-            return pa.struct(self.fields(tf, bf, f"{path}."))
-        if pa.types.is_list(table) and pa.types.is_list(batch):
-            item = self.type(table.value_type, batch.value_type, f"{path}.{_LIST_ITEM}")
-            return pa.list_(pa.field(_LIST_ITEM, item))
-        if pa.types.is_map(table) and pa.types.is_map(batch):
-            return pa.map_(pa.string(), self.type(table.item_type, batch.item_type, f"{path}.value"))
-        if promotes(batch, table):
-            return table  # the batch is cast up to the table's type
-        if promotes(table, batch):
-            return batch  # the table widens; old files still read through Avro promotion
-        self.problems.append(f"column '{path}' cannot change type from {table} (table) to {batch} (batch)")
-        return table
-
-
-def _lookup(fields: Sequence[pa.Field], path: str) -> pa.Field | None:
-    """A field by dotted path through structs (ComplexKeyGenerator allows nested key fields)."""
-    head, _, rest = path.partition(".")
-    for f in fields:
-        if f.name == head:
-            if not rest:
-                return f
-            if pa.types.is_struct(f.type):
-                return _lookup([f.type.field(i) for i in range(f.type.num_fields)], rest)
-            return None
-    # A top-level column may itself contain a dot.
-    for f in fields:
-        if f.name == path:
-            return f
-    return None
-
-
-def evolve_schema(
-    table: pa.Schema | None,
-    batch: pa.Schema,
-    *,
-    key_fields: Sequence[str],
-    partition_fields: Sequence[str] = (),
-    allow_missing: Sequence[str] = (),
-) -> pa.Schema:
-    """The table's data schema after writing ``batch``, by Hudi 0.14's default evolution rules.
-
-    - New batch columns (also inside structs) are appended at the end.
-    - A table column missing from the batch is an error unless its (dotted) path is in ``allow_missing``;
-      then it is kept. Columns are never dropped.
-    - Types may differ only by Avro promotion (int -> long/float/double, long -> float/double, float ->
-      double, decimal(p, s) -> decimal(p2, s2) with p2-s2 >= p-s and s2 >= s); the result has the wider
-      type, whichever side it is on. Structs, list elements and map values evolve recursively.
-    - Record key and partition fields must be in the batch (unless in ``allow_missing``) and keep their type.
-
-    The result is in normal form (see :func:`normalize_arrow_schema`): meta columns and
-    ``_hoodie_is_deleted`` dropped, all fields nullable. Cast the batch to it before writing.
-
-    Args:
-        table: the table's current data schema, or ``None`` for a new table.
-        batch: the incoming batch's schema.
-        key_fields: record key fields (``hoodie.table.recordkey.fields``).
-        partition_fields: partition path fields.
-        allow_missing: column paths (``a`` or ``s.inner``) the batch may leave out.
-
-    Raises:
-        SchemaEvolutionError: every problem found, each naming the column (and both types for a type change).
-
-    Example:
-        >>> evolve_schema(pa.schema([("id", pa.int32()), ("v", pa.int32())]),
-        ...               pa.schema([("id", pa.int32()), ("v", pa.int64()), ("w", pa.string())]),
-        ...               key_fields=["id"])
-        id: int32
-        v: int64
-        w: string
-    """
-    problems: list[str] = []
-    batch_fields = _normal_fields(_data_fields(batch), "", problems) or []
-    table_fields = None if table is None else (_normal_fields(_data_fields(table), "", problems) or [])
-    if problems:
-        raise SchemaEvolutionError(problems)
-
-    roles = {name: "partition" for name in partition_fields}
-    roles.update({name: "record key" for name in key_fields})
-    if table_fields is None:
-        result = batch_fields
-    else:
-        evolver = _Evolver(allow_missing, roles)
-        result = evolver.fields(table_fields, batch_fields, "")
-        problems.extend(evolver.problems)
-
-    for name, role in roles.items():
-        if _lookup(batch_fields, name) is None and name not in allow_missing:
-            problems.append(f"{role} field '{name}' is missing from the batch")
-        if table_fields is not None and _lookup(table_fields, name) is None:
-            problems.append(f"{role} field '{name}' is not a column of the table")
-    if problems:
-        raise SchemaEvolutionError(_dedupe(problems))
-    return pa.schema(result)
-
-
-def _dedupe(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(items))
-
-
-__all__ = [
-    "IS_DELETED_COLUMN",
-    "InvalidSchemaError",
-    "TYPE_PROMOTIONS",
-    "arrow_schema_from_avro",
-    "avro_schema_from_arrow",
-    "avro_schema_to_json",
-    "decimal_fixed_size",
-    "evolve_schema",
-    "normalize_arrow_schema",
-    "parse_avro_schema",
-    "promotes",
-    "sanitize_avro_name",
-    "to_create_schema_form",
-    "with_meta_columns",
-]
