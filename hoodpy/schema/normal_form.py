@@ -120,7 +120,6 @@ def normalize_arrow_schema(schema: pa.Schema) -> pa.Schema:
     return pa.schema(fields)
 
 
-
 def with_meta_columns(schema: pa.Schema) -> pa.Schema:
     """The five meta columns (nullable strings) first, then the data fields; existing meta columns dropped.
 
