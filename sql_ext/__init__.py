@@ -12,12 +12,11 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sql_ext.catalog import table_for_name
-    from sql_ext.session import disable, enable
+    from sql_ext.session import disable, enable, table_for_name
 
 # Imported on first use: a Python worker that unpickles a function of this package (a read rewrite, say)
 # would otherwise import sqlglot and every procedure, about a second of CPU per new worker.
-_LAZY = {"disable": "sql_ext.session", "enable": "sql_ext.session", "table_for_name": "sql_ext.catalog"}
+_LAZY = {"disable": "sql_ext.session", "enable": "sql_ext.session", "table_for_name": "sql_ext.session"}
 
 
 def __getattr__(name: str):

@@ -479,17 +479,3 @@ def columns_ddl(data_schema: StructType) -> str:
     data = [f"{quote_identifier(f.name)} {f.dataType.simpleString()}"
             for f in data_schema.fields if f.name not in META_COLUMNS]
     return ", ".join(meta + data)
-
-
-def table_for_name(spark: SparkSession, name: str, *, options: Mapping[str, Any] | None = None) -> HoodieTable:
-    """Open the hoodpy table registered in the Spark catalog as ``name`` (``db.table``); exported as
-    ``sql_ext.table_for_name``. Catalog names are the SQL layer's, so the engine's :class:`HoodieTable` opens
-    tables by path only.
-
-    Raises :class:`UnknownTableError` or :class:`NotAHoodieTableError`.
-    """
-    from sql_ext.session import layer_of
-
-    layer = layer_of(spark)
-    catalog = layer.catalog if layer is not None else SparkCatalog(spark, spark.sql)
-    return catalog.require(name).open(spark, options)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +56,8 @@ from sql_ext.views import ViewExpander
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+    from hoodpy.table import HoodieTable
 
 _LAYER_ATTRIBUTE = "_hoodpy_sql_layer"
 
@@ -435,3 +437,15 @@ def disable(spark: SparkSession) -> SparkSession:
 def layer_of(spark: SparkSession) -> SqlLayer | None:
     """The layer ``enable`` installed on ``spark``, if any."""
     return getattr(spark, _LAYER_ATTRIBUTE, None)
+
+
+def table_for_name(spark: SparkSession, name: str, *, options: Mapping[str, Any] | None = None) -> HoodieTable:
+    """Open the hoodpy table registered in the Spark catalog as ``name`` (``db.table``); exported as
+    ``sql_ext.table_for_name``. Catalog names are the SQL layer's, so the engine's :class:`HoodieTable` opens
+    tables by path only; an enabled layer's catalog (and its cache) is used when there is one.
+
+    Raises :class:`UnknownTableError` or :class:`NotAHoodieTableError`.
+    """
+    layer = layer_of(spark)
+    catalog = layer.catalog if layer is not None else SparkCatalog(spark, spark.sql)
+    return catalog.require(name).open(spark, options)

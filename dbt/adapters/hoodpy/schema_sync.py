@@ -23,8 +23,9 @@ from hoodpy.config.table import TableConfig
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.schema import promotes
 from sql_ext.catalog import (
-    BASE_PATH_PROPERTY, SparkCatalog, create_options_sql, hoodpy_table_properties, quote_identifier, table_for_name,
+    BASE_PATH_PROPERTY, SparkCatalog, create_options_sql, hoodpy_table_properties, quote_identifier,
 )
+from sql_ext.session import table_for_name
 from hoodpy.table import HoodieTable
 from sql_ext.dml import data_fields
 

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.schema import IS_DELETED_COLUMN
-from sql_ext.catalog import quote_identifier, table_for_name
+from sql_ext.catalog import quote_identifier
+from sql_ext.session import table_for_name
 from sql_ext.dml import align_by_name, data_fields, partial_update
 from hoodpy.write.operation import WriteOperation
 
