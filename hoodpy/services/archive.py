@@ -28,7 +28,7 @@ from hoodpy.file_group.fs_view import list_base_files
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format, transitions
 from hoodpy.timeline.avro_models import AvroModel, decode_record, deserialize, encode_record, schema_json
-from hoodpy.timeline.instant import Action, Instant, State
+from hoodpy.timeline.instant import Action, Instant, State, format_instant_millis
 from hoodpy.timeline.timeline import METAFOLDER, Timeline
 
 if TYPE_CHECKING:
@@ -104,8 +104,6 @@ def _avro_commit_metadata(data: bytes, *, replace: bool) -> dict[str, Any] | Non
 
 def meta_entry(storage: Storage, instant: Instant, mtime_ns: int | None) -> dict[str, Any]:
     """The HoodieArchivedMetaEntry of one instant state file (Hudi's MetadataConversionUtils)."""
-    from sql_ext.procedures.base import format_instant_millis
-
     data = storage.read_bytes(f"{METAFOLDER}/{instant.file_name}")
     entry: dict[str, Any] = {"commitTime": instant.timestamp, "actionType": instant.action.value,
                              "actionState": instant.state.value, "version": 1,

@@ -104,6 +104,13 @@ def instant_time_of(moment: datetime) -> str:
     return moment.strftime(INSTANT_TIME_FORMAT) + f"{moment.microsecond // 1000:03d}"
 
 
+def format_instant_millis(mtime_ns: int | None) -> str | None:
+    """A modification time as Hudi's instant format (yyyyMMddHHmmssSSS, UTC like hoodpy's timeline)."""
+    if mtime_ns is None:
+        return None
+    return instant_time_of(datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc))
+
+
 def parse_instant_time(instant_time: str) -> datetime:
     validate_instant_time(instant_time)
     base = datetime.strptime(instant_time[:14], INSTANT_TIME_FORMAT).replace(tzinfo=timezone.utc)

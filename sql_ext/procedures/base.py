@@ -25,13 +25,13 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pyspark.sql.types import DataType, StructField, StructType
 
 from sql_ext.call import CallArgument
 from hoodpy.errors import ProcedureArgumentError
+from hoodpy.timeline.instant import format_instant_millis  # noqa: F401 - the show procedures' column format
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -267,14 +267,6 @@ class ProcedureContext:
 
 
 # -- helpers shared by procedures -----------------------------------------------------------------------
-def format_instant_millis(mtime_ns: int | None) -> str | None:
-    """A modification time as Hudi's instant format (yyyyMMddHHmmssSSS, UTC like hoodpy's timeline)."""
-    if mtime_ns is None:
-        return None
-    moment = datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc)
-    return moment.strftime("%Y%m%d%H%M%S") + f"{moment.microsecond // 1000:03d}"
-
-
 def limited(rows: Iterable[tuple], limit: int | None) -> list[tuple]:
     """Hudi's ``rows.stream().limit(limit)``; a negative limit keeps everything."""
     rows = list(rows)
