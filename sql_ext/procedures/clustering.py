@@ -29,7 +29,8 @@ from sqlglot.errors import ParseError, TokenError
 
 from hoodpy.config.clustering import ClusteringConfig, SELECTED_PARTITIONS, parse_layout_strategy
 from hoodpy.errors import InvalidConfigError
-from hoodpy.services.clustering.plan import ClusteringPlan, table_schema, validate_sort_columns
+from hoodpy.services.clustering.plan import ClusteringPlan, validate_sort_columns
+from hoodpy.services.clustering.service import table_schema
 from sql_ext.dialect import DIALECT
 from sql_ext.procedures.base import (
     BOOLEAN,

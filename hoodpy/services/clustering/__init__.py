@@ -1,6 +1,7 @@
 """Clustering: plan (which file slices, in which groups) and execute (rewrite them sorted and sized).
 
-``plan`` and ``layout`` are pure (no Spark); ``execute`` runs the Spark job and commits the replacecommit.
+``plan`` and ``layout`` are pure (no Spark); ``execute`` runs the Spark job and commits the replacecommit;
+``service`` schedules and executes (``table.clustering``).
 """
 
 from hoodpy.services.clustering.execute import ClusteringCommitResult, execute_clustering
@@ -12,7 +13,6 @@ from hoodpy.services.clustering.plan import (
     file_groups_in_pending_clustering,
     load_clustering_plan,
     plan_clustering,
-    schedule_clustering,
 )
 from hoodpy.services.clustering.service import ClusteringService, cluster_after_commit, resume_pending_clustering
 
@@ -29,5 +29,4 @@ __all__ = [
     "load_clustering_plan",
     "plan_clustering",
     "resume_pending_clustering",
-    "schedule_clustering",
 ]

@@ -1,4 +1,4 @@
-"""Planning clustering: Hudi's size-based plan strategy, and scheduling the plan as a requested instant.
+"""Planning clustering: the plan model (Hudi's HoodieClusteringPlan) and Hudi's size-based plan strategy.
 
 :func:`plan_clustering` is pure (no Spark): from the timeline, the file-system view and the config it
 picks partitions, the eligible file slices (base file below ``small.file.limit``, not under a pending
@@ -13,12 +13,12 @@ clustering), and cuts them into groups the way Hudi 0.14's ``PartitionAwareClust
 * at most ``max.num.groups`` groups in the plan, taken in partition order;
 * each group writes ``ceil(group bytes / target.file.max.bytes)`` output file groups.
 
-:func:`schedule_clustering` serialises the plan as ``HoodieRequestedReplaceMetadata`` (operationType
+The service (``service.py``) serialises the plan as ``HoodieRequestedReplaceMetadata`` (operationType
 ``CLUSTER``) into ``<t>.replacecommit.requested``; :func:`load_clustering_plan` reads it back.
 
 Example:
-    >>> plan = schedule_clustering(table, {"hoodie.clustering.plan.strategy.sort.columns": "city,ts"})
-    >>> load_clustering_plan(table.storage, plan.instant_time) == plan
+    >>> plan = t.clustering.schedule(sort_columns=["city", "ts"])
+    >>> load_clustering_plan(t.storage, plan.instant_time) == plan
     True
 """
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -42,19 +42,16 @@ from hoodpy.config.clustering import (
     ZORDER,
     ClusteringConfig,
 )
-from hoodpy.config.concurrency import OPTIMISTIC_CONCURRENCY_CONTROL, ConcurrencyConfig
 from hoodpy.config.storage import StorageConfig
-from hoodpy.config.table import TableConfig
 from hoodpy.errors import InvalidConfigError, PlanNotFoundError
 from hoodpy.file_group.file_group import FileSlice
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.file_group.naming import parse_base_file_name
-from hoodpy.schema import META_COLUMNS, arrow_schema_from_avro, parse_avro_schema
+from hoodpy.schema import META_COLUMNS
 from hoodpy.services.clustering.layout import is_orderable
 from hoodpy.storage import Storage
-from hoodpy.timeline import transitions
-from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
-from hoodpy.timeline.instant import Action, Instant, State, plan_instant_time, validate_instant_time
+from hoodpy.timeline.avro_models import AvroModel, deserialize
+from hoodpy.timeline.instant import Action, Instant, State, validate_instant_time
 from hoodpy.timeline.metadata import OperationType
 from hoodpy.timeline.timeline import METAFOLDER, Timeline
 from hoodpy.transaction.conflict import FileGroupId, pending_clustering_file_groups
@@ -67,13 +64,6 @@ TOTAL_IO_WRITE_MB = "TOTAL_IO_WRITE_MB"
 TOTAL_IO_MB = "TOTAL_IO_MB"
 TOTAL_LOG_FILES_SIZE = "TOTAL_LOG_FILES_SIZE"
 TOTAL_LOG_FILES = "TOTAL_LOG_FILES"
-INLINE = "inline"
-ASYNC = "async"
-
-
-# ----------------------------------------------------------------------------------------------------
-# The plan, as Hudi's Avro records describe it
-# ----------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -220,9 +210,7 @@ class ClusteringPlan:
                    instant_time=instant_time)
 
 
-# ----------------------------------------------------------------------------------------------------
-# Partition selection and group cutting (pure)
-# ----------------------------------------------------------------------------------------------------
+# -- partition selection and group cutting (pure) ------------------------------------------------------
 
 
 def select_partitions(partitions: Iterable[str], config: HoodieConfig, *, now: datetime | None = None,
@@ -399,9 +387,7 @@ def plan_clustering(timeline: Timeline, view: FileSystemView, config: HoodieConf
     )
 
 
-# ----------------------------------------------------------------------------------------------------
-# Timeline queries
-# ----------------------------------------------------------------------------------------------------
+# -- plans on the timeline ----------------------------------------------------------------------------
 
 
 def file_groups_in_pending_clustering(storage: Storage, timeline: Timeline) -> set[FileGroupId]:
@@ -450,99 +436,3 @@ def clustering_instants(storage: Storage, timeline: Timeline) -> list[tuple[Inst
         except PlanNotFoundError:
             continue
     return out
-
-
-def last_completed_clustering(timeline: Timeline) -> Instant | None:
-    """The newest completed replacecommit whose operation is CLUSTER (Hudi's getLastClusterCommit)."""
-    for instant in reversed(timeline.completed_replacecommits()):
-        if timeline.commit_metadata(instant).operation_type == OperationType.CLUSTER:
-            return instant
-    return None
-
-
-def commits_since_last_clustering(timeline: Timeline) -> int:
-    last = last_completed_clustering(timeline)
-    return len(timeline.completed_commits_in_range(last.timestamp if last else None, None))
-
-
-def should_schedule(timeline: Timeline, config: HoodieConfig, trigger: str | None) -> bool:
-    """Whether an inline (``inline.max.commits``) or async / schedule-inline (``async.max.commits``)
-    trigger may plan now; explicit calls (trigger None) always may."""
-    if trigger is None:
-        return True
-    if trigger not in (INLINE, ASYNC):
-        raise InvalidConfigError("trigger", trigger, f"expected {INLINE!r}, {ASYNC!r} or None")
-    key = ClusteringConfig.INLINE_MAX_COMMITS if trigger == INLINE else ClusteringConfig.ASYNC_MAX_COMMITS
-    return commits_since_last_clustering(timeline) >= config.get(key)
-
-
-# ----------------------------------------------------------------------------------------------------
-# Scheduling
-# ----------------------------------------------------------------------------------------------------
-
-
-def table_schema(storage: Storage, timeline: Timeline) -> pa.Schema | None:
-    """The data schema of the newest commit, else the create schema from hoodie.properties."""
-    from hoodpy.config.properties import load_table_properties
-
-    text = timeline.latest_schema()
-    if not text:
-        props = load_table_properties(storage) or {}
-        text = props.get(TableConfig.CREATE_SCHEMA.key)
-    return arrow_schema_from_avro(parse_avro_schema(text)) if text else None
-
-
-def _storage_and_config(target: Any, config: HoodieConfig | Mapping[str, Any] | None,
-                        ) -> tuple[Storage, HoodieConfig]:
-    if isinstance(target, Storage):
-        storage, base = target, None
-    else:  # a HoodieTable, or anything with .storage and .config
-        storage, base = target.storage, getattr(target, "config", None)
-    if isinstance(config, HoodieConfig):
-        merged = base.with_options(config.options) if base is not None else config
-    else:
-        merged = base.with_options(config) if base is not None else HoodieConfig.of(config)
-    return storage, merged
-
-
-def schedule_clustering(target: Any, config: HoodieConfig | Mapping[str, Any] | None = None, *,
-                        instant_time: str | None = None, trigger: str | None = None,
-                        table_schema_fields: pa.Schema | Iterable[str] | None = None,
-                        now: datetime | None = None) -> ClusteringPlan | None:
-    """Plan clustering and save the plan as ``<t>.replacecommit.requested``; None when nothing to do.
-
-    Args:
-        target: a HoodieTable (its options apply) or a Storage.
-        config: options for this call (``hoodie.clustering.*``, ``hoodie.layout.optimize.*``).
-        instant_time: the plan's instant (default: a new one); must be later than every instant.
-        trigger: ``"inline"`` / ``"async"`` applies the max-commits gate; None plans unconditionally.
-        table_schema_fields: schema to validate sort columns against (default: the table's latest).
-        now: clock for DAY_ROLLING.
-
-    Under optimistic concurrency the table lock is held from loading the timeline to saving the plan.
-    """
-    storage, config = _storage_and_config(target, config)
-    ClusteringConfig.validate(config)
-    lock = None
-    if config.get(ConcurrencyConfig.WRITE_CONCURRENCY_MODE) == OPTIMISTIC_CONCURRENCY_CONTROL:
-        from hoodpy.transaction.lock import lock_provider
-
-        lock = lock_provider(storage, config)
-        lock.acquire()
-    try:
-        timeline = Timeline.load(storage)
-        if not should_schedule(timeline, config, trigger):
-            return None
-        view = FileSystemView.load(storage, timeline)
-        schema = table_schema_fields if table_schema_fields is not None else table_schema(storage, timeline)
-        plan = plan_clustering(timeline, view, config, table_schema_fields=schema, now=now)
-        if plan is None:
-            return None
-        instant_time = plan_instant_time(instant_time, timeline.latest_instant_time(), "Clustering")
-        plan = replace(plan, instant_time=instant_time)
-        transitions.create_requested(storage, instant_time, Action.REPLACECOMMIT,
-                                     serialize(AvroModel.REQUESTED_REPLACE_METADATA, plan.requested_metadata()))
-        return plan
-    finally:
-        if lock is not None:
-            lock.release()
