@@ -29,8 +29,9 @@ from sqlglot.errors import ParseError, TokenError
 
 from hoodpy.config.clustering import ClusteringConfig, SELECTED_PARTITIONS, parse_layout_strategy
 from hoodpy.errors import InvalidConfigError
-from hoodpy.services.clustering.plan import ClusteringPlan, validate_sort_columns
+from hoodpy.services.clustering.plan import ClusteringPlan
 from hoodpy.services.clustering.service import table_schema
+from hoodpy.services.clustering.strategy import validate_sort_columns
 from sql_ext.dialect import DIALECT
 from sql_ext.procedures.base import (
     BOOLEAN,

@@ -1,7 +1,7 @@
 """Clustering: plan (which file slices, in which groups) and execute (rewrite them sorted and sized).
 
-``plan`` and ``layout`` are pure (no Spark); ``execute`` runs the Spark job and commits the replacecommit;
-``service`` schedules and executes (``table.clustering``).
+``plan`` (the plan model), ``strategy`` (which slices) and ``layout`` are pure (no Spark); ``execute`` runs
+the Spark job and commits the replacecommit; ``service`` schedules and executes (``table.clustering``).
 """
 
 from hoodpy.services.clustering.execute import ClusteringCommitResult, execute_clustering
@@ -12,9 +12,9 @@ from hoodpy.services.clustering.plan import (
     clustering_instants,
     file_groups_in_pending_clustering,
     load_clustering_plan,
-    plan_clustering,
 )
 from hoodpy.services.clustering.service import ClusteringService, cluster_after_commit, resume_pending_clustering
+from hoodpy.services.clustering.strategy import plan_clustering
 
 __all__ = [
     "ClusteringCommitResult",

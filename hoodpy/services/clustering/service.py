@@ -25,7 +25,8 @@ from hoodpy.errors import InvalidConfigError
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.schema import arrow_schema_from_avro, parse_avro_schema
 from hoodpy.services.clustering.execute import ClusteringCommitResult, execute_clustering
-from hoodpy.services.clustering.plan import ClusteringPlan, clustering_instants, load_clustering_plan, plan_clustering
+from hoodpy.services.clustering.plan import ClusteringPlan, clustering_instants, load_clustering_plan
+from hoodpy.services.clustering.strategy import plan_clustering
 from hoodpy.services.table_service import Options, TableService, instant_time_of_plan
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions

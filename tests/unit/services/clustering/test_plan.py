@@ -10,18 +10,20 @@ from hoodpy.file_group.file_group import BaseFile
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.file_group.naming import BaseFileName
 from hoodpy.services.clustering.plan import (
-    TOTAL_IO_MB,
-    TOTAL_IO_READ_MB,
     ClusteringPlan,
-    build_groups_for_partition,
     clustering_instants,
     file_groups_in_pending_clustering,
     load_clustering_plan,
+)
+from hoodpy.services.clustering.service import ClusteringService, commits_since_last_clustering, should_schedule
+from hoodpy.services.clustering.strategy import (
+    TOTAL_IO_MB,
+    TOTAL_IO_READ_MB,
+    build_groups_for_partition,
     plan_clustering,
     select_partitions,
     validate_sort_columns,
 )
-from hoodpy.services.clustering.service import ClusteringService, commits_since_last_clustering, should_schedule
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
