@@ -17,10 +17,11 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from hoodpy.errors import SavepointError
 from hoodpy.file_group.fs_view import FileSystemView
-from hoodpy.services.table_service import ServiceContext
+from hoodpy.services.table_service import Options, ServiceContext
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
@@ -86,7 +87,8 @@ class SavepointService:
         self.context = context
 
     @classmethod
-    def of(cls, target, options=None) -> SavepointService:
+    def of(cls, target: Any, options: Options = None) -> SavepointService:
+        """The savepoints of a table (or of a bare Storage)."""
         return cls(ServiceContext.of(target, options))
 
     def create(self, instant_time: str | None = None, *, user: str = "", comment: str = "") -> Savepoint:

@@ -40,8 +40,6 @@ from hoodpy.timeline.instant import Action
 from hoodpy.timeline.timeline import Timeline
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
     from hoodpy.table import HoodieTable
     from hoodpy.transaction.transaction import WriteTransaction
 
@@ -84,10 +82,6 @@ class ServiceContext:
     def name(self) -> str:
         """The table's name for messages (its base path when only storage is known)."""
         return getattr(self.table, "name", None) or self.storage.base_uri
-
-    @property
-    def spark(self) -> SparkSession | None:
-        return getattr(self.table, "spark", None)
 
     def timeline(self) -> Timeline:
         """A fresh load of the active timeline."""

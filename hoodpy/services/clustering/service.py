@@ -137,6 +137,9 @@ class ClusteringService(TableService[ClusteringPlan, ClusteringCommitResult]):
         ``options``: file writing and concurrency; layout keys only for plans that do not record their
         layout (e.g. plans Java Hudi scheduled).
         """
+        if self.context.table is None:
+            raise TypeError("executing clustering needs the table, whose Spark session writes the files: "
+                            "build the service with ClusteringService.of(table)")
         return execute_clustering(self._context(options), instant_time_of_plan(plan))
 
     def run(self, options: Options = None, *, sort_columns: Sequence[str] | str | None = None,
