@@ -78,7 +78,7 @@ def main() -> None:
     parser.add_argument("--workdir", default=None)
     args = parser.parse_args()
 
-    from hoodpy.services.clustering import execute_clustering, schedule_clustering
+    from hoodpy.services.clustering import ClusteringService
     from hoodpy.table import HoodieTable
 
     spark = spark_session("clustering-layouts", shuffle_partitions=8)
@@ -109,8 +109,8 @@ def main() -> None:
                    "hoodie.clustering.plan.strategy.target.file.max.bytes": total_bytes // args.outputs + 1,
                    "hoodie.clustering.plan.strategy.max.bytes.per.group": total_bytes * 2, **extra}
         started = time.perf_counter()
-        plan = schedule_clustering(t, options)
-        execute_clustering(t, plan.instant_time)
+        plan = ClusteringService.of(t).schedule(options)
+        ClusteringService.of(t).execute(plan.instant_time)
         elapsed = time.perf_counter() - started
         layout = {p: measure(spark, t, f, args.repeats) for p, f in preds.items()}
         for p, m in layout.items():

@@ -172,30 +172,30 @@ class HoodieTable:
 
     @property
     def clustering(self):
-        """Clustering: ``schedule(...)`` a plan, ``execute(instant_time)`` it, or ``run(...)`` both."""
+        """Clustering: ``schedule(...)`` a plan, ``execute(plan)`` it, or ``run(...)`` both."""
         from hoodpy.services.clustering.service import ClusteringService
 
-        return ClusteringService(self)
+        return ClusteringService.of(self)
 
     @property
     def cleaning(self):
-        """Cleaning: ``schedule(options)`` a plan, ``execute(instant_time)`` it, or ``run(options)`` both."""
+        """Cleaning: ``schedule(options)`` a plan, ``execute(plan)`` it, or ``run(options)`` both."""
         from hoodpy.services.clean.service import CleanService
 
-        return CleanService(self)
+        return CleanService.of(self)
 
     @property
     def savepoints(self):
         """Savepoints: ``create(instant_time)``, ``list()``, ``delete(instant_time)``, ``rollback_to(instant_time)``."""
         from hoodpy.services.savepoint import SavepointService
 
-        return SavepointService(self)
+        return SavepointService.of(self)
 
     def archive(self, options: Mapping[str, Any] | None = None):
         """Move old completed instants into ``.hoodie/archived`` (``hoodie.keep.min/max.commits``)."""
-        from hoodpy.services.archive import archive
+        from hoodpy.services.archive import ArchiveService
 
-        return archive(self.storage, self.config.with_options(options))
+        return ArchiveService.of(self).run(options)
 
     # -- writes ------------------------------------------------------------------------------
     def write(self, df: DataFrame, operation: str | WriteOperation | None = None, *,
@@ -253,15 +253,15 @@ class HoodieTable:
     def rollback_to_instant(self, instant_time: str):
         """Undo the latest completed commit (Hudi's rollback_to_instant); returns the rollback instant."""
         from hoodpy.errors import RollbackError
-        from hoodpy.services.rollback import rollback
-        from hoodpy.transaction.transaction import WriteTransaction
+        from hoodpy.services.rollback import RollbackService
 
+        service = RollbackService.of(self)
         # Failed writes after the target go first (per the failed-writes policy), as the next write would.
-        timeline = WriteTransaction(self.storage, self.config).clean_failed_writes(self.timeline)
+        timeline = service.context.transaction().clean_failed_writes(self.timeline)
         target = next((i for i in timeline.completed_commits() if i.timestamp == instant_time), None)
         if target is None:
             raise RollbackError(f"{instant_time} is not a completed commit of {self.name}")
-        return rollback(self.storage, timeline, target)
+        return service.run(target=target)
 
     # -- reads -------------------------------------------------------------------------------
     def read(self, *, as_of: str | None = None, filters: Sequence[Filter] = ()) -> DataFrame:

@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.clean import ArchivalConfig
+from hoodpy.errors import PlanNotFoundError
 from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.services.table_service import Options, TableService
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format, transitions
 from hoodpy.timeline.avro_models import AvroModel, decode_record, deserialize, encode_record, schema_json
@@ -135,15 +137,39 @@ def _next_archive_version(storage: Storage) -> int:
     return max([v for v in versions if v is not None], default=0) + 1
 
 
-def archive(storage: Storage, config: HoodieConfig) -> ArchiveResult:
-    """Archive what :func:`instants_to_archive` selects; under optimistic concurrency, holding the lock."""
-    from hoodpy.transaction.transaction import WriteTransaction
+@dataclass(frozen=True)
+class ArchivePlan:
+    """The completed instants one archival moves off the active timeline. Hudi records no archival instant,
+    so the plan is never persisted: ``instant_time`` is None."""
 
-    with WriteTransaction(storage, config).locked():
-        timeline = Timeline.load(storage)
-        chosen = instants_to_archive(storage, timeline, config)
-        if not chosen:
-            return ArchiveResult()
+    instants: tuple[Instant, ...]
+    instant_time: str | None = None
+
+
+class ArchiveService(TableService[ArchivePlan, ArchiveResult]):
+    """Archival of one table (``HoodieTable.archive``), on the table-service contract.
+
+    There is no archival instant: ``schedule`` only selects and ``execute`` takes the plan itself. ``run``
+    holds the table lock across both, so the selection cannot go stale (a new savepoint, a pending write)
+    before its instants are archived; ``schedule`` / ``execute`` alone expect the caller to hold it.
+    """
+
+    action = None  # archival has no instant of its own
+    run_holds_lock = True
+
+    def schedule(self, options: Options = None, *, instant_time: str | None = None) -> ArchivePlan | None:
+        """The instants :func:`instants_to_archive` selects now; None when nothing qualifies."""
+        context = self._context(options)
+        chosen = instants_to_archive(context.storage, context.timeline(), context.config)
+        return ArchivePlan(tuple(chosen)) if chosen else None
+
+    def execute(self, plan: ArchivePlan | str, *, options: Options = None) -> ArchiveResult:
+        """Write the plan's instants into a new archive file, then remove them from the active timeline."""
+        if isinstance(plan, str):
+            raise PlanNotFoundError(f"Archival has no saved plans (no instant {plan}): pass the ArchivePlan")
+        context = self._context(options)
+        storage, config = context.storage, context.config
+        chosen = list(plan.instants)
         mtimes = {f.path.rsplit("/", 1)[-1]: f.mtime_ns for f in storage.list_files(METAFOLDER)}
         entries = []
         for instant in chosen:
@@ -162,19 +188,30 @@ def archive(storage: Storage, config: HoodieConfig) -> ArchiveResult:
             transitions.delete_archived(storage, instant)
         return ArchiveResult(archived=chosen, archive_file=f"{ARCHIVE_FOLDER}/{name}", entries=len(entries))
 
+    def run(self, options: Options = None) -> ArchiveResult:
+        """Archive what qualifies now, under the table lock (an empty result when nothing does)."""
+        return super().run(options) or ArchiveResult()
+
+    def plan(self, instant_time: str) -> ArchivePlan:
+        raise PlanNotFoundError(f"Archival has no saved plans (no instant {instant_time})")
+
+    def pending_instant_times(self) -> list[str]:
+        return []  # archival leaves nothing pending: the archive file is complete before any instant goes
+
 
 def archive_after_commit(table: HoodieTable, options: Mapping[str, Any] | None = None) -> ArchiveResult | None:
     """``hoodie.archive.automatic``: archive after each commit (cheap when nothing qualifies)."""
-    config = table.config.with_options(options)
+    service = ArchiveService.of(table, options)
+    config = service.context.config
     if not config.get(ArchivalConfig.AUTOMATIC):
         return None
-    timeline = Timeline.load(table.storage)
+    timeline = service.context.timeline()
     high = config.get(ArchivalConfig.MAX_COMMITS)
     counts = [len(timeline.completed_commits())] + [
         len(timeline.filter(actions=[a], states=[State.COMPLETED])) for a in (Action.CLEAN, Action.ROLLBACK)]
     if max(counts) <= high:
         return None
-    return archive(table.storage, config)
+    return service.run()
 
 
 def read_archived_entries(storage: Storage) -> list[dict[str, Any]]:

@@ -1,23 +1,27 @@
 """Rollback: undo a failed (pending) write, or the latest completed commit, recording a rollback instant.
 
-Plan and execute are separate, as for every table service: the plan (Avro HoodieRollbackPlan listing the
-files to delete) is saved as ``<r>.rollback.requested``; execution moves it to inflight, deletes the
-files and the target's instant files, and completes ``<r>.rollback`` (Avro HoodieRollbackMetadata). A
-crash at any step leaves a pending rollback that :func:`finish_pending_rollbacks` re-runs from its plan.
+:class:`RollbackService` follows the table-service contract: ``schedule(target=...)`` saves the plan (Avro
+HoodieRollbackPlan listing the files to delete) as ``<r>.rollback.requested``; ``execute`` moves it to
+inflight, deletes the files and the target's instant files, and completes ``<r>.rollback`` (Avro
+HoodieRollbackMetadata). A crash at any step leaves a pending rollback that ``finish_pending()`` re-runs
+from its plan. Restore (``restore.py``) undoes instants the same way and records the same metadata per
+instant, built by :func:`rollback_metadata`.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from hoodpy.errors import RollbackError
 from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.services.table_service import Options, TableService, instant_time_of_plan
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
-from hoodpy.timeline.instant import Action, Instant, State, new_instant_time
-from hoodpy.timeline.timeline import METAFOLDER, Timeline, instant_temp_dir
+from hoodpy.timeline.instant import Action, Instant, State, new_instant_time, plan_instant_time
+from hoodpy.timeline.timeline import METAFOLDER, instant_temp_dir
 from hoodpy.transaction.heartbeat import heartbeat_path
 
 
@@ -28,84 +32,30 @@ class RollbackPlan:
     files: dict[str, list[str]]  # partition path -> relative paths to delete
 
 
-def _full(storage: Storage, rel: str) -> str:
-    return storage.full_path(rel)
-
-
 def _rel(storage: Storage, full: str) -> str:
     prefix = storage.root + "/"
     return full[len(prefix):] if full.startswith(prefix) else full
 
 
-def plan_rollback(storage: Storage, timeline: Timeline, target: Instant) -> RollbackPlan:
-    """Schedule the rollback of ``target`` (pending write, or the latest completed commit)."""
-    if target.is_completed:
-        latest = timeline.last_completed_commit()
-        if latest is None or latest.timestamp != target.timestamp:
-            raise RollbackError(
-                f"Only the latest completed commit can be rolled back; {target.timestamp} is not "
-                f"(latest: {latest.timestamp if latest else 'none'})")
-        later = [i for i in timeline.instants if i.timestamp > target.timestamp and i.action.is_write]
-        if later:
-            raise RollbackError(f"Cannot roll back {target.timestamp}: later writes {[str(i) for i in later]} exist")
-    files: dict[str, list[str]] = {}
-    for bf in list_base_files(storage):
-        if bf.instant_time == target.timestamp:
-            files.setdefault(bf.partition_path, []).append(bf.path)
-    plan = RollbackPlan(new_instant_time(after=timeline.latest_instant_time()), target, files)
-    body = {
-        "instantToRollback": {"commitTime": target.timestamp, "action": target.action.value},
-        "RollbackRequests": [
-            {"partitionPath": partition, "fileId": None, "latestBaseInstant": target.timestamp,
-             "filesToBeDeleted": [_full(storage, p) for p in paths], "logBlocksToBeDeleted": None}
-            for partition, paths in sorted(files.items())
-        ],
-        "version": 1,
-    }
-    transitions.create_requested(storage, plan.instant_time, Action.ROLLBACK,
-                                 serialize(AvroModel.ROLLBACK_PLAN, body))
-    return plan
-
-
-def load_rollback_plan(storage: Storage, instant_time: str, timeline: Timeline) -> RollbackPlan:
-    rel = f"{METAFOLDER}/{Instant(instant_time, Action.ROLLBACK, State.REQUESTED).file_name}"
-    body = deserialize(AvroModel.ROLLBACK_PLAN, storage.read_bytes(rel), source=storage.full_path(rel))
-    info = body["instantToRollback"]
-    action = Action(info["action"])
-    current = timeline.find(info["commitTime"], action)
-    target = current or Instant(info["commitTime"], action, State.INFLIGHT)
-    files: dict[str, list[str]] = {}
-    for req in body.get("RollbackRequests") or []:
-        files.setdefault(req["partitionPath"], []).extend(_rel(storage, f) for f in req["filesToBeDeleted"])
-    return RollbackPlan(instant_time, target, files)
-
-
-def execute_rollback(storage: Storage, plan: RollbackPlan) -> Instant:
-    """Run a saved rollback plan; safe to re-run after a crash."""
-    started = time.monotonic()
-    requested = Instant(plan.instant_time, Action.ROLLBACK, State.REQUESTED)
-    inflight = requested.with_state(State.INFLIGHT)
-    if not storage.exists(f"{METAFOLDER}/{inflight.file_name}"):
-        inflight = transitions.transition_to_inflight(storage, requested)
-    target = plan.target
-    completed = target.with_state(State.COMPLETED)
-    # Hide a completed target first: from then on readers see the previous state, and a crash leaves a
-    # pending instant that the next rollback attempt cleans up.
-    storage.delete(f"{METAFOLDER}/{completed.file_name}")
+def delete_files(storage: Storage, files: Mapping[str, Iterable[str]],
+                 ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Delete relative paths, per partition; returns (deleted, failed) full paths per partition. A file
+    already gone counts as deleted: a rerun after a crash finds what the first attempt removed."""
     deleted: dict[str, list[str]] = {}
     failed: dict[str, list[str]] = {}
-    for partition, paths in plan.files.items():
+    for partition, paths in files.items():
         for rel in paths:
-            if storage.delete(rel) or not storage.exists(rel):
-                deleted.setdefault(partition, []).append(_full(storage, rel))
-            else:
-                failed.setdefault(partition, []).append(_full(storage, rel))
-    storage.delete_dir(instant_temp_dir(target.timestamp))
-    transitions.delete_pending(storage, target.with_state(State.INFLIGHT))
-    storage.delete(heartbeat_path(target.timestamp))
-    metadata = {
-        "startRollbackTime": plan.instant_time,
-        "timeTakenInMillis": int((time.monotonic() - started) * 1000),
+            gone = storage.delete(rel) or not storage.exists(rel)
+            (deleted if gone else failed).setdefault(partition, []).append(storage.full_path(rel))
+    return deleted, failed
+
+
+def rollback_metadata(rollback_time: str, target: Instant, deleted: Mapping[str, list[str]],
+                      failed: Mapping[str, list[str]], time_taken_ms: int) -> dict:
+    """HoodieRollbackMetadata of undoing ``target``: a rollback instant's, or one entry of a restore's."""
+    return {
+        "startRollbackTime": rollback_time,
+        "timeTakenInMillis": time_taken_ms,
         "totalFilesDeleted": sum(len(v) for v in deleted.values()),
         "commitsRollback": [target.timestamp],
         "partitionMetadata": {
@@ -116,19 +66,93 @@ def execute_rollback(storage: Storage, plan: RollbackPlan) -> Instant:
         "version": 1,
         "instantsRollback": [{"commitTime": target.timestamp, "action": target.action.value}],
     }
-    return transitions.complete(storage, inflight, serialize(AvroModel.ROLLBACK_METADATA, metadata))
 
 
-def rollback(storage: Storage, timeline: Timeline, target: Instant) -> Instant:
-    return execute_rollback(storage, plan_rollback(storage, timeline, target))
+def _elapsed_ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
 
 
-def finish_pending_rollbacks(storage: Storage, timeline: Timeline) -> list[Instant]:
-    """Complete rollbacks that a crash interrupted, from their saved plans."""
-    done = []
-    for instant in timeline.pending([Action.ROLLBACK]):
-        done.append(execute_rollback(storage, load_rollback_plan(storage, instant.timestamp, timeline)))
-    return done
+class RollbackService(TableService[RollbackPlan, Instant]):
+    """Rollbacks of one table; ``execute`` returns the completed rollback instant.
+
+    ``schedule`` and ``execute`` take no lock: the writers' transaction calls them while it holds the lock
+    (rolling back failed writes); ``run(target=...)`` takes it, for a rollback asked for on its own, so that
+    no writer commits while a commit is taken away.
+    """
+
+    action = Action.ROLLBACK
+    run_holds_lock = True
+
+    def schedule(self, options: Options = None, *, target: Instant, instant_time: str | None = None,
+                 ) -> RollbackPlan:
+        """Plan the rollback of ``target`` (a pending write, or the latest completed commit) and save it."""
+        storage = self.storage
+        timeline = self.context.timeline()
+        if target.is_completed:
+            latest = timeline.last_completed_commit()
+            if latest is None or latest.timestamp != target.timestamp:
+                raise RollbackError(
+                    f"Only the latest completed commit can be rolled back; {target.timestamp} is not "
+                    f"(latest: {latest.timestamp if latest else 'none'})")
+            later = [i for i in timeline.instants if i.timestamp > target.timestamp and i.action.is_write]
+            if later:
+                raise RollbackError(f"Cannot roll back {target.timestamp}: later writes {[str(i) for i in later]} "
+                                    "exist")
+        files: dict[str, list[str]] = {}
+        for bf in list_base_files(storage):
+            if bf.instant_time == target.timestamp:
+                files.setdefault(bf.partition_path, []).append(bf.path)
+        latest_time = timeline.latest_instant_time()
+        rollback_time = (new_instant_time(after=latest_time) if instant_time is None
+                         else plan_instant_time(instant_time, latest_time, "Rollback"))
+        plan = RollbackPlan(rollback_time, target, files)
+        body = {
+            "instantToRollback": {"commitTime": target.timestamp, "action": target.action.value},
+            "RollbackRequests": [
+                {"partitionPath": partition, "fileId": None, "latestBaseInstant": target.timestamp,
+                 "filesToBeDeleted": [storage.full_path(p) for p in paths], "logBlocksToBeDeleted": None}
+                for partition, paths in sorted(files.items())
+            ],
+            "version": 1,
+        }
+        transitions.create_requested(storage, plan.instant_time, Action.ROLLBACK,
+                                     serialize(AvroModel.ROLLBACK_PLAN, body))
+        return plan
+
+    def plan(self, instant_time: str) -> RollbackPlan:
+        storage = self.storage
+        rel = f"{METAFOLDER}/{Instant(instant_time, Action.ROLLBACK, State.REQUESTED).file_name}"
+        body = deserialize(AvroModel.ROLLBACK_PLAN, storage.read_bytes(rel), source=storage.full_path(rel))
+        info = body["instantToRollback"]
+        action = Action(info["action"])
+        current = self.context.timeline().find(info["commitTime"], action)
+        target = current or Instant(info["commitTime"], action, State.INFLIGHT)
+        files: dict[str, list[str]] = {}
+        for req in body.get("RollbackRequests") or []:
+            files.setdefault(req["partitionPath"], []).extend(_rel(storage, f) for f in req["filesToBeDeleted"])
+        return RollbackPlan(instant_time, target, files)
+
+    def execute(self, plan: RollbackPlan | str, *, options: Options = None) -> Instant:
+        """Run a saved rollback plan; safe to re-run after a crash."""
+        if isinstance(plan, str):
+            plan = self.plan(instant_time_of_plan(plan))
+        storage = self.storage
+        started = time.monotonic()
+        requested = Instant(plan.instant_time, Action.ROLLBACK, State.REQUESTED)
+        inflight = requested.with_state(State.INFLIGHT)
+        if not storage.exists(f"{METAFOLDER}/{inflight.file_name}"):
+            inflight = transitions.transition_to_inflight(storage, requested)
+        target = plan.target
+        completed = target.with_state(State.COMPLETED)
+        # Hide a completed target first: from then on readers see the previous state, and a crash leaves a
+        # pending instant that the next rollback attempt cleans up.
+        storage.delete(f"{METAFOLDER}/{completed.file_name}")
+        deleted, failed = delete_files(storage, plan.files)
+        storage.delete_dir(instant_temp_dir(target.timestamp))
+        transitions.delete_pending(storage, target.with_state(State.INFLIGHT))
+        storage.delete(heartbeat_path(target.timestamp))
+        metadata = rollback_metadata(plan.instant_time, target, deleted, failed, _elapsed_ms(started))
+        return transitions.complete(storage, inflight, serialize(AvroModel.ROLLBACK_METADATA, metadata))
 
 
 def read_rollback_metadata(storage: Storage, instant: Instant) -> dict:

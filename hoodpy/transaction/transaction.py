@@ -9,9 +9,10 @@ from typing import TypeVar
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.concurrency import EAGER, LAZY, ConcurrencyConfig
-from hoodpy.services.rollback import finish_pending_rollbacks, rollback
+from hoodpy.services.rollback import RollbackService
+from hoodpy.services.table_service import ServiceContext
 from hoodpy.storage import Storage
-from hoodpy.timeline.instant import Instant
+from hoodpy.timeline.instant import Action, Instant
 from hoodpy.timeline.metadata import CommitMetadata
 from hoodpy.timeline.timeline import Timeline
 from hoodpy.transaction.conflict import check_conflicts, pending_clustering_file_groups, touched_file_groups
@@ -46,8 +47,11 @@ class WriteTransaction:
 
     def clean_failed_writes(self, timeline: Timeline) -> Timeline:
         """Finish interrupted rollbacks and roll back failed writes per the failed-writes policy."""
+        # Rollbacks run through the rollback service's schedule / execute, inside this transaction's lock.
+        rollbacks = RollbackService(ServiceContext(self.storage, self.config))
         with self.locked():
-            finish_pending_rollbacks(self.storage, timeline)
+            for pending in timeline.pending([Action.ROLLBACK]):  # interrupted by a crash: finish from the plan
+                rollbacks.execute(pending.timestamp)
             timeline = Timeline.load(self.storage)
             clustering = pending_clustering_file_groups(self.storage, timeline)
             for instant in timeline.pending_writes():
@@ -56,7 +60,7 @@ class WriteTransaction:
                 if self.policy == EAGER or (
                         self.policy == LAZY and is_expired(self.storage, instant.timestamp, self.heartbeat_ms,
                                                            self.misses)):
-                    rollback(self.storage, Timeline.load(self.storage), instant)
+                    rollbacks.execute(rollbacks.schedule(target=instant))
             timeline = Timeline.load(self.storage)
         self.completed_at_start = {i.timestamp for i in timeline.completed_commits()}
         return timeline

@@ -58,7 +58,6 @@ class RunCleanProcedure(Procedure):
 
     def call(self, ctx: ProcedureContext, args: Args) -> Iterable[tuple]:
         from hoodpy.services.clean.execute import read_clean_metadata
-        from hoodpy.services.clean.service import run_clean
 
         try:
             options = parse_options(args["options"])
@@ -72,9 +71,8 @@ class RunCleanProcedure(Procedure):
             if args[param] is not None:
                 options[key.key] = str(args[param])
         table = ctx.table(args)
-        config = table.config.with_options(options)
-        CleanConfig.validate(config)  # a bad value fails before anything is written
-        result = run_clean(table.storage, config, trigger=True, schedule=args["schedule_in_line"])
+        CleanConfig.validate(table.config.with_options(options))  # a bad value fails before anything is written
+        result = table.cleaning.run(options, trigger=True, schedule=args["schedule_in_line"])
         if result is None:
             return []
         meta = read_clean_metadata(table.storage, result.instant_time)

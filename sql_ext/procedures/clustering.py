@@ -31,7 +31,8 @@ from hoodpy.config.clustering import ClusteringConfig, SELECTED_PARTITIONS, pars
 from hoodpy.errors import InvalidConfigError
 from hoodpy.inspect.plans import CLUSTERING, clustering_plans, clustering_row
 from hoodpy.inspect.rows import limited
-from hoodpy.services.clustering.plan import table_schema, validate_sort_columns
+from hoodpy.services.clustering.service import table_schema
+from hoodpy.services.clustering.strategy import validate_sort_columns
 from sql_ext.dialect import DIALECT
 from sql_ext.procedures.base import (
     BOOLEAN,

@@ -40,8 +40,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # Snapshot, time-travel and incremental reads: filters, partition / key-range / column-stats pruning.
     ("read", ("hoodpy.read",)),
     # Locks, heartbeats, conflict detection and the write transaction; rollback sits here because the write
-    # transaction rolls back failed writes before each write (its procedures and table API are above).
-    ("transaction", ("hoodpy.transaction", "hoodpy.services.rollback")),
+    # transaction rolls back failed writes before each write (its procedures and table API are above), and
+    # with it the table-service contract (ServiceContext, TableService) that rollback and every service share.
+    ("transaction", ("hoodpy.transaction", "hoodpy.services.rollback", "hoodpy.services.table_service")),
     # The write path: incoming records, index tagging, file sizing, merge, bulk insert, commit.
     ("write", ("hoodpy.write",)),
     # Table services that plan and run on top of writes: clustering, cleaning, savepoints, archival.

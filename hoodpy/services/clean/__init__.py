@@ -3,7 +3,7 @@
 from hoodpy.services.clean.execute import CleanResult, execute_clean, load_clean_plan, read_clean_metadata
 from hoodpy.services.clean.plan import CleanerPlan, Protected, earliest_commit_to_retain, files_to_clean, plan_clean
 from hoodpy.services.clean.retention import check_retained
-from hoodpy.services.clean.service import CleanService, clean_after_commit, run_clean, schedule_clean
+from hoodpy.services.clean.service import CleanService, clean_after_commit
 
 __all__ = [
     "CleanResult",
@@ -18,6 +18,4 @@ __all__ = [
     "load_clean_plan",
     "plan_clean",
     "read_clean_metadata",
-    "run_clean",
-    "schedule_clean",
 ]

@@ -37,6 +37,7 @@ from hoodpy.services.clean.plan import (
     plan_clean,
     with_instant,
 )
+from hoodpy.services.table_service import Options, TableService, instant_time_of_plan
 from hoodpy.storage import Storage
 from hoodpy.timeline.instant import Action, plan_instant_time
 from hoodpy.timeline.timeline import Timeline
@@ -102,94 +103,63 @@ def compute_clean_plan(storage: Storage, config: HoodieConfig, *, timeline: Time
                       scanned_partitions=scanned, now=now)
 
 
-def _locked(storage: Storage, config: HoodieConfig):
-    """The table lock under optimistic concurrency (planning reads the timeline it must not race)."""
-    from hoodpy.transaction.transaction import WriteTransaction
+class CleanService(TableService[CleanerPlan, CleanResult]):
+    """``HoodieTable.cleaning``: schedule, execute and list cleans of one table."""
 
-    return WriteTransaction(storage, config).locked()
+    action = Action.CLEAN
 
+    def preview(self, options: Options = None, *, now: datetime | None = None) -> CleanerPlan | None:
+        """What a clean would delete now; nothing is written (a dry run)."""
+        return compute_clean_plan(self.storage, self._context(options).config, now=now)
 
-def schedule_clean(storage: Storage, config: HoodieConfig, *, instant_time: str | None = None,
-                   now: datetime | None = None, trigger: bool = False) -> CleanerPlan | None:
-    """Plan a clean and save it as ``<t>.clean.requested``; None (and no instant) when nothing to delete.
+    def schedule(self, options: Options = None, *, instant_time: str | None = None, now: datetime | None = None,
+                 trigger: bool = False) -> CleanerPlan | None:
+        """Plan a clean and save it as ``<t>.clean.requested``; None (and no instant) when nothing to delete.
 
-    ``trigger`` applies the automatic trigger (``hoodie.clean.trigger.strategy``); explicit calls plan always.
-    """
-    CleanConfig.validate(config)
-    with _locked(storage, config):
-        timeline = Timeline.load(storage)
-        if trigger and config.get(CleanConfig.TRIGGER_STRATEGY) == NUM_COMMITS and (
-                commits_since_last_clean(timeline) < config.get(CleanConfig.MAX_COMMITS)):
-            return None
-        plan = compute_clean_plan(storage, config, timeline=timeline, now=now)
-        if plan is None:
-            return None
-        instant_time = plan_instant_time(instant_time, timeline.latest_instant_time(), "Clean")
-        plan = with_instant(plan, instant_time)
-        save_clean_plan(storage, plan)
+        ``trigger`` applies the automatic trigger (``hoodie.clean.trigger.strategy``); explicit calls plan always.
+        """
         from hoodpy.services.savepoint import forget_deleted_savepoints
 
-        forget_deleted_savepoints(storage)  # their partitions were scanned for this plan
-        return plan
+        storage, context = self.storage, self._context(options)
+        config = context.config
+        CleanConfig.validate(config)
+        with context.transaction().locked():  # planning reads the timeline it must not race
+            timeline = context.timeline()
+            if trigger and config.get(CleanConfig.TRIGGER_STRATEGY) == NUM_COMMITS and (
+                    commits_since_last_clean(timeline) < config.get(CleanConfig.MAX_COMMITS)):
+                return None
+            plan = compute_clean_plan(storage, config, timeline=timeline, now=now)
+            if plan is None:
+                return None
+            instant_time = plan_instant_time(instant_time, timeline.latest_instant_time(), "Clean")
+            plan = with_instant(plan, instant_time)
+            save_clean_plan(storage, plan)
+            forget_deleted_savepoints(storage)  # their partitions were scanned for this plan
+            return plan
 
+    def execute(self, plan: CleanerPlan | str, *, options: Options = None) -> CleanResult:
+        """Run the clean plan saved at the plan's instant (resuming a crashed attempt)."""
+        return execute_clean(self.storage, instant_time_of_plan(plan))
 
-def pending_clean_instants(timeline: Timeline) -> list[str]:
-    return [i.timestamp for i in timeline.filter(actions=[Action.CLEAN]) if not i.is_completed]
-
-
-def finish_pending_cleans(storage: Storage) -> list[CleanResult]:
-    """Complete cleans an earlier run left requested or inflight (a crash), oldest first."""
-    return [execute_clean(storage, t) for t in pending_clean_instants(Timeline.load(storage))]
-
-
-def run_clean(storage: Storage, config: HoodieConfig, *, now: datetime | None = None, trigger: bool = False,
-              schedule: bool = True) -> CleanResult | None:
-    """Finish pending cleans, then plan and execute a new one. Returns the new clean's result, else the
-    last pending clean finished, else None."""
-    finished = finish_pending_cleans(storage)
-    plan = schedule_clean(storage, config, now=now, trigger=trigger) if schedule else None
-    if plan is not None:
-        return execute_clean(storage, plan.instant_time)
-    return finished[-1] if finished else None
-
-
-class CleanService:
-    """``HoodieTable.cleaning``: plan, execute and list cleans of one table."""
-
-    def __init__(self, table: HoodieTable):
-        self.table = table
-
-    def _config(self, options: Mapping[str, Any] | None) -> HoodieConfig:
-        return self.table.config.with_options(options)
-
-    def schedule(self, options: Mapping[str, Any] | None = None, *, now: datetime | None = None) -> str | None:
-        """Plan a clean and save it as a requested instant; its instant time, or None if nothing to clean."""
-        plan = schedule_clean(self.table.storage, self._config(options), now=now)
-        return plan.instant_time if plan is not None else None
-
-    def execute(self, instant_time: str) -> CleanResult:
-        """Run the clean plan saved at ``instant_time`` (resuming a crashed attempt)."""
-        return execute_clean(self.table.storage, instant_time)
-
-    def run(self, options: Mapping[str, Any] | None = None, *, now: datetime | None = None) -> CleanResult | None:
-        """Finish pending cleans, then schedule and execute a new one (Hudi's ``client.clean()``)."""
-        return run_clean(self.table.storage, self._config(options), now=now)
+    def run(self, options: Options = None, *, now: datetime | None = None, trigger: bool = False,
+            schedule: bool = True) -> CleanResult | None:
+        """Finish pending cleans, then schedule and execute a new one (Hudi's ``client.clean()``). Returns the
+        new clean's result, else the last pending clean finished, else None."""
+        finished = self.finish_pending(options)
+        plan = self.schedule(options, now=now, trigger=trigger) if schedule else None
+        if plan is not None:
+            return self.execute(plan, options=options)
+        return finished[-1] if finished else None
 
     def plan(self, instant_time: str) -> CleanerPlan:
-        return load_clean_plan(self.table.storage, instant_time)
-
-    def preview(self, options: Mapping[str, Any] | None = None, *, now: datetime | None = None,
-                ) -> CleanerPlan | None:
-        """What a clean would delete now; nothing is written (a dry run)."""
-        return compute_clean_plan(self.table.storage, self._config(options), now=now)
+        return load_clean_plan(self.storage, instant_time)
 
     def pending(self) -> list[CleanerPlan]:
         """Requested and inflight clean plans, oldest first."""
-        storage = self.table.storage
         out = []
-        for t in pending_clean_instants(Timeline.load(storage)):
+        for t in self.pending_instant_times():
             try:
-                out.append(load_clean_plan(storage, t))
+                out.append(self.plan(t))
             except PlanNotFoundError:
                 continue
         return out
@@ -197,10 +167,10 @@ class CleanService:
 
 def clean_after_commit(table: HoodieTable, options: Mapping[str, Any] | None = None) -> CleanResult | None:
     """``hoodie.clean.automatic``: after a commit, finish pending cleans and clean if the trigger says so."""
-    config = table.config.with_options(options)
-    if not config.get(CleanConfig.AUTOMATIC):
+    service = CleanService.of(table, options)
+    if not service.context.config.get(CleanConfig.AUTOMATIC):
         return None
-    return run_clean(table.storage, config, trigger=True)
+    return service.run(trigger=True)
 
 
 def validate_after_commit_services(config: HoodieConfig) -> None:

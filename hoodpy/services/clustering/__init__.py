@@ -1,6 +1,7 @@
 """Clustering: plan (which file slices, in which groups) and execute (rewrite them sorted and sized).
 
-``plan`` and ``layout`` are pure (no Spark); ``execute`` runs the Spark job and commits the replacecommit.
+``plan`` (the plan model), ``strategy`` (which slices) and ``layout`` are pure (no Spark); ``execute`` runs
+the Spark job and commits the replacecommit; ``service`` schedules and executes (``table.clustering``).
 The names below are imported on first use, so that reading plans (the command line) does not import Spark.
 """
 
@@ -16,14 +17,13 @@ if TYPE_CHECKING:
         clustering_instants,
         file_groups_in_pending_clustering,
         load_clustering_plan,
-        plan_clustering,
-        schedule_clustering,
     )
     from hoodpy.services.clustering.service import (
         ClusteringService,
         cluster_after_commit,
         resume_pending_clustering,
     )
+    from hoodpy.services.clustering.strategy import plan_clustering
 
 _LAZY = {
     "ClusteringCommitResult": "execute",
@@ -34,8 +34,7 @@ _LAZY = {
     "clustering_instants": "plan",
     "file_groups_in_pending_clustering": "plan",
     "load_clustering_plan": "plan",
-    "plan_clustering": "plan",
-    "schedule_clustering": "plan",
+    "plan_clustering": "strategy",
     "ClusteringService": "service",
     "cluster_after_commit": "service",
     "resume_pending_clustering": "service",

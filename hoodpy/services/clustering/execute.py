@@ -23,10 +23,10 @@ Groups run together in Spark jobs of at most ``hoodie.clustering.max.parallelism
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -36,7 +36,6 @@ import pyarrow.parquet as pq
 from hoodpy.arrow_rows import WRITE_STATS_DDL, align, finalize, task_ids, write_stats, write_stats_row
 from hoodpy.config import HoodieConfig
 from hoodpy.config.clustering import ClusteringConfig
-from hoodpy.config.concurrency import OPTIMISTIC_CONCURRENCY_CONTROL, ConcurrencyConfig
 from hoodpy.errors import IllegalInstantTransitionError, PlanNotFoundError, WriteConflictError
 from hoodpy.file_group.fs_view import FileSystemView, list_base_files
 from hoodpy.file_group.naming import base_file_name, join_partition, new_file_id, write_token
@@ -45,13 +44,14 @@ from hoodpy.meta_fields import META_COLUMNS, RECORD_KEY
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json
 from hoodpy.services.clustering import layout
 from hoodpy.services.clustering.plan import ClusteringGroup, ClusteringPlan, load_clustering_plan
+from hoodpy.services.table_service import ServiceContext
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.instant import Action, Instant
 from hoodpy.timeline.metadata import CommitMetadata, OperationType
 from hoodpy.timeline.timeline import Timeline
 from hoodpy.transaction.conflict import touched_file_groups
-from hoodpy.transaction.heartbeat import Heartbeat, is_expired
+from hoodpy.transaction.heartbeat import is_expired
 from hoodpy.write import commit as commit_step
 from hoodpy.write.base_file import BaseFileOptions, write_base_file
 
@@ -282,43 +282,32 @@ def _group_sample(sample: pa.Table, group_index: int, file_group_index: dict[str
     return sample.filter(pc.is_in(sample.column(FILE_COLUMN), value_set=pa.array(names, pa.string())))
 
 
-def _lock(storage: Storage, config: HoodieConfig):
-    if config.get(ConcurrencyConfig.WRITE_CONCURRENCY_MODE) != OPTIMISTIC_CONCURRENCY_CONTROL:
-        return None
-    from hoodpy.transaction.lock import lock_provider
-
-    return lock_provider(storage, config)
-
-
-def execute_clustering(table: HoodieTable, instant_time: str, *,
-                       options: Mapping[str, Any] | None = None) -> ClusteringCommitResult:
+def execute_clustering(context: ServiceContext, instant_time: str) -> ClusteringCommitResult:
     """Run the clustering plan saved at ``instant_time`` and complete its replacecommit.
 
     Args:
-        table: the table (its Spark session does the work).
+        context: the table (its Spark session does the work) and the config for this call (file writing,
+            concurrency; layout keys only for plans that do not record their layout, e.g. plans Java Hudi
+            scheduled).
         instant_time: a requested or inflight clustering instant.
-        options: per-call options (file writing, concurrency; layout keys only for plans that do not
-            record their layout, e.g. plans Java Hudi scheduled).
 
     Raises:
         PlanNotFoundError: no clustering plan at ``instant_time``.
         IllegalInstantTransitionError: the clustering already completed, or another writer runs it.
         WriteConflictError: an input file group changed since planning (the plan is abandoned).
     """
-    storage = table.storage
-    config = table.config.with_options(options)
-    timeline = Timeline.load(storage)
+    storage, config = context.storage, context.config
+    timeline = context.timeline()
     instant = timeline.find(instant_time, Action.REPLACECOMMIT)
     if instant is None:
         raise PlanNotFoundError(f"No clustering plan at {instant_time}: no replacecommit with that instant time")
     if instant.is_completed:
         raise IllegalInstantTransitionError(instant, "the clustering already completed")
     plan = load_clustering_plan(storage, instant_time)
-    interval = config.get(ConcurrencyConfig.HEARTBEAT_INTERVAL_MS)
+    transaction = context.transaction()
     if instant.is_inflight:
-        if (config.get(ConcurrencyConfig.WRITE_CONCURRENCY_MODE) == OPTIMISTIC_CONCURRENCY_CONTROL
-                and not is_expired(storage, instant_time, interval,
-                                   config.get(ConcurrencyConfig.HEARTBEAT_TOLERABLE_MISSES))):
+        if transaction.optimistic and not is_expired(storage, instant_time, transaction.heartbeat_ms,
+                                                     transaction.misses):
             raise IllegalInstantTransitionError(instant, "another writer is executing it (live heartbeat)")
         remove_attempt_files(storage, instant_time, plan.partitions)
     stale = stale_inputs(plan, FileSystemView.load(storage, timeline, partitions=plan.partitions))
@@ -326,10 +315,9 @@ def execute_clustering(table: HoodieTable, instant_time: str, *,
         _abandon(storage, instant, plan, timeline, stale)
     if instant.is_requested:
         instant = transitions.transition_to_inflight(storage, instant)
-    heartbeat = Heartbeat(storage, instant_time, interval).start()
-    try:
+    with transaction.heartbeat(instant_time):
         try:
-            job = _ClusteringJob(table, plan, config, instant_time)
+            job = _ClusteringJob(context.table, plan, config, instant_time)
             stats_rows: list[dict] = []
             width = config.get(ClusteringConfig.MAX_PARALLELISM)
             groups = list(plan.input_groups)
@@ -344,20 +332,12 @@ def execute_clustering(table: HoodieTable, instant_time: str, *,
                 replaced.setdefault(s.partition_path, []).append(s.file_id)
         metadata = commit_step.new_commit_metadata(OperationType.CLUSTER, commit_step.write_stats_from_rows(stats_rows),
                                                    job.schema_json, replaced)
-        lock = _lock(storage, config)
-        if lock is not None:
-            lock.acquire()
-        try:
+        with transaction.locked():
             now = Timeline.load(storage)
             stale = stale_inputs(plan, FileSystemView.load(storage, now, partitions=plan.partitions))
             if stale:
                 _abandon(storage, instant, plan, now, stale)
             commit_step.commit(storage, instant, metadata)
-        finally:
-            if lock is not None:
-                lock.release()
-    finally:
-        heartbeat.stop()
     stats = metadata.write_stats
     return ClusteringCommitResult(
         instant_time=instant_time,

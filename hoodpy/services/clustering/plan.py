@@ -1,80 +1,32 @@
-"""Planning clustering: Hudi's size-based plan strategy, and scheduling the plan as a requested instant.
+"""The clustering plan: Hudi's HoodieClusteringPlan and its parts, and reading saved plans off the timeline.
 
-:func:`plan_clustering` is pure (no Spark): from the timeline, the file-system view and the config it
-picks partitions, the eligible file slices (base file below ``small.file.limit``, not under a pending
-clustering), and cuts them into groups the way Hudi 0.14's ``PartitionAwareClusteringPlanStrategy``
-(used by ``SparkSizeBasedClusteringPlanStrategy``) does:
-
-* per partition, slices sorted by base file size, **largest first** (Hudi's comparator is
-  ``o2.size - o1.size``; the sort is stable, so equal sizes keep file-id order);
-* a group is closed when adding the next slice would exceed ``max.bytes.per.group``; a partition stops
-  after ``max.num.groups`` closed groups; its last, still open group is kept when it holds two or more
-  slices, or when sort columns are set or ``single.group.clustering.enabled`` (default true);
-* at most ``max.num.groups`` groups in the plan, taken in partition order;
-* each group writes ``ceil(group bytes / target.file.max.bytes)`` output file groups.
-
-:func:`schedule_clustering` serialises the plan as ``HoodieRequestedReplaceMetadata`` (operationType
-``CLUSTER``) into ``<t>.replacecommit.requested``; :func:`load_clustering_plan` reads it back.
+A plan is saved as ``HoodieRequestedReplaceMetadata`` (operationType ``CLUSTER``) in
+``<t>.replacecommit.requested``; :func:`load_clustering_plan` reads it back. Which file slices go into a plan
+is the strategy's business (``strategy.py``); scheduling and executing it, the service's (``service.py``).
 
 Example:
-    >>> plan = schedule_clustering(table, {"hoodie.clustering.plan.strategy.sort.columns": "city,ts"})
-    >>> load_clustering_plan(table.storage, plan.instant_time) == plan
+    >>> plan = t.clustering.schedule(sort_columns=["city", "ts"])
+    >>> load_clustering_plan(t.storage, plan.instant_time) == plan
     True
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-import pyarrow as pa
-
-from hoodpy.config import HoodieConfig
-from hoodpy.config.clustering import (
-    DAY_ROLLING,
-    HILBERT,
-    RECENT_DAYS,
-    SELECTED_PARTITIONS,
-    ZORDER,
-    ClusteringConfig,
-)
-from hoodpy.config.concurrency import OPTIMISTIC_CONCURRENCY_CONTROL, ConcurrencyConfig
-from hoodpy.config.storage import StorageConfig
-from hoodpy.config.table import TableConfig
-from hoodpy.errors import InvalidConfigError, PlanNotFoundError
-from hoodpy.file_group.file_group import FileSlice
-from hoodpy.file_group.fs_view import FileSystemView
+from hoodpy.config.clustering import ClusteringConfig
+from hoodpy.errors import PlanNotFoundError
 from hoodpy.file_group.naming import parse_base_file_name
-from hoodpy.meta_fields import META_COLUMNS
-from hoodpy.schema import arrow_schema_from_avro, parse_avro_schema
-from hoodpy.services.clustering.layout import is_orderable
 from hoodpy.storage import Storage
-from hoodpy.timeline import transitions
-from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
-from hoodpy.timeline.instant import Action, Instant, State, plan_instant_time, validate_instant_time
+from hoodpy.timeline.avro_models import AvroModel, deserialize
+from hoodpy.timeline.instant import Action, Instant, State, validate_instant_time
 from hoodpy.timeline.metadata import OperationType
 from hoodpy.timeline.timeline import METAFOLDER, Timeline
 from hoodpy.transaction.conflict import FileGroupId, pending_clustering_file_groups
 
 CLUSTERING_PLAN_VERSION = 1
-_MB = 1024 * 1024
-# FileSliceMetricUtils metric names, as Hudi records them per group.
-TOTAL_IO_READ_MB = "TOTAL_IO_READ_MB"
-TOTAL_IO_WRITE_MB = "TOTAL_IO_WRITE_MB"
-TOTAL_IO_MB = "TOTAL_IO_MB"
-TOTAL_LOG_FILES_SIZE = "TOTAL_LOG_FILES_SIZE"
-TOTAL_LOG_FILES = "TOTAL_LOG_FILES"
-INLINE = "inline"
-ASYNC = "async"
-
-
-# ----------------------------------------------------------------------------------------------------
-# The plan, as Hudi's Avro records describe it
-# ----------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -221,188 +173,7 @@ class ClusteringPlan:
                    instant_time=instant_time)
 
 
-# ----------------------------------------------------------------------------------------------------
-# Partition selection and group cutting (pure)
-# ----------------------------------------------------------------------------------------------------
-
-
-def select_partitions(partitions: Iterable[str], config: HoodieConfig, *, now: datetime | None = None,
-                      ) -> list[str]:
-    """Partitions to plan, in planning order (which matters when max.num.groups cuts the plan short).
-
-    ``partition.selected`` wins; otherwise every partition (sorted) matching ``partition.regex.pattern``.
-    Then the filter mode: RECENT_DAYS takes, newest name first, ``lookback`` partitions after skipping
-    ``skipfromlatest``; SELECTED_PARTITIONS keeps ``begin <= p <= end`` (an unset bound is open, as in
-    later Hudi releases; run_clustering sets this mode with only ``partition.selected``); DAY_ROLLING keeps sorted
-    partition i when ``i % 24`` equals the current UTC hour.
-    """
-    selected = config.get(ClusteringConfig.PARTITION_SELECTED)
-    if selected:
-        parts = list(dict.fromkeys(selected))
-    else:
-        parts = sorted(set(partitions))
-        pattern = config.get(ClusteringConfig.PARTITION_REGEX_PATTERN)
-        if pattern:
-            regex = re.compile(pattern)
-            parts = [p for p in parts if regex.fullmatch(p)]
-    mode = config.get(ClusteringConfig.PARTITION_FILTER_MODE)
-    if mode == RECENT_DAYS:
-        lookback = config.get(ClusteringConfig.DAYBASED_LOOKBACK_PARTITIONS)
-        skip = max(config.get(ClusteringConfig.SKIP_PARTITIONS_FROM_LATEST), 0)
-        newest_first = sorted(parts, reverse=True)[skip:]
-        return newest_first[:lookback] if lookback > 0 else newest_first
-    if mode == SELECTED_PARTITIONS:
-        begin, end = config.get(ClusteringConfig.BEGIN_PARTITION), config.get(ClusteringConfig.END_PARTITION)
-        return [p for p in parts if (begin is None or begin <= p) and (end is None or p <= end)]
-    if mode == DAY_ROLLING:
-        hour = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).hour
-        return [p for i, p in enumerate(sorted(parts)) if i % 24 == hour]
-    return parts
-
-
-def group_metrics(slices: Sequence[FileSlice], default_base_file_size: int) -> dict[str, float]:
-    """Hudi's FileSliceMetricUtils.addFileSliceCommonMetrics for copy-on-write slices."""
-    read = sum(s.base_file.size for s in slices)
-    write = sum(s.base_file.size if s.base_file.size > 0 else default_base_file_size for s in slices)
-    read_mb, write_mb = read // _MB, write // _MB
-    return {TOTAL_IO_READ_MB: float(read_mb), TOTAL_IO_WRITE_MB: float(write_mb),
-            TOTAL_IO_MB: float(read_mb + write_mb), TOTAL_LOG_FILES_SIZE: 0.0, TOTAL_LOG_FILES: 0.0}
-
-
-def build_groups_for_partition(slices: Sequence[FileSlice], config: HoodieConfig, storage: Storage | None = None,
-                               ) -> list[ClusteringGroup]:
-    """Cut one partition's eligible slices into clustering groups (see the module docstring)."""
-    max_bytes = config.get(ClusteringConfig.MAX_BYTES_PER_GROUP)
-    max_groups = config.get(ClusteringConfig.MAX_NUM_GROUPS)
-    target = config.get(ClusteringConfig.TARGET_FILE_MAX_BYTES)
-    default_size = config.get(StorageConfig.PARQUET_MAX_FILE_SIZE)
-    keep_single = bool(config.get(ClusteringConfig.SORT_COLUMNS)) or config.get(
-        ClusteringConfig.SINGLE_GROUP_CLUSTERING_ENABLED)
-
-    def size(s: FileSlice) -> int:
-        return s.base_file.size
-
-    cut: list[list[FileSlice]] = []
-    current: list[FileSlice] = []
-    total = 0
-    for s in sorted(slices, key=lambda s: -size(s)):
-        if current and total + size(s) > max_bytes:
-            cut.append(current)
-            current, total = [], 0
-            if len(cut) >= max_groups:
-                break
-        current.append(s)
-        total += size(s)
-    if current and (len(current) > 1 or keep_single):
-        cut.append(current)
-
-    def path_of(s: FileSlice) -> str:
-        return storage.full_path(s.base_file.path) if storage is not None else s.base_file.path
-
-    return [
-        ClusteringGroup(
-            slices=tuple(SliceInfo(s.partition_path, s.file_id, path_of(s)) for s in group),
-            num_output_file_groups=max(1, math.ceil(sum(map(size, group)) / target)),
-            metrics=group_metrics(group, default_size),
-        )
-        for group in cut
-    ]
-
-
-def strategy_params(config: HoodieConfig) -> dict[str, str]:
-    """Sort columns as Hudi records them; hoodpy adds the layout keys so execution needs no config."""
-    columns = config.get(ClusteringConfig.SORT_COLUMNS)
-    if not columns:
-        return {}
-    return {
-        ClusteringConfig.SORT_COLUMNS.key: ",".join(columns),
-        ClusteringConfig.LAYOUT_OPTIMIZE_STRATEGY.key: config.get(ClusteringConfig.LAYOUT_OPTIMIZE_STRATEGY),
-        ClusteringConfig.CURVE_BUILD_METHOD.key: config.get(ClusteringConfig.CURVE_BUILD_METHOD),
-        ClusteringConfig.BUILD_CURVE_SAMPLE_SIZE.key: str(config.get(ClusteringConfig.BUILD_CURVE_SAMPLE_SIZE)),
-    }
-
-
-def _schema_field(schema: pa.Schema, path: str) -> pa.Field | None:
-    if path in schema.names:
-        return schema.field(path)
-    head, *rest = path.split(".")
-    if head not in schema.names:
-        return None
-    f = schema.field(head)
-    for part in rest:
-        if not pa.types.is_struct(f.type) or f.type.get_field_index(part) < 0:
-            return None
-        f = f.type.field(part)
-    return f
-
-
-def validate_sort_columns(columns: Sequence[str], schema: pa.Schema | Iterable[str], layout: str) -> None:
-    """Every sort column must exist (meta columns and dotted struct paths included) and be orderable;
-    Z-order / Hilbert take top-level columns only. Raises InvalidConfigError naming the column."""
-    key = ClusteringConfig.SORT_COLUMNS.key
-    value = ",".join(columns)
-    if not isinstance(schema, pa.Schema):
-        schema = pa.schema([pa.field(n, pa.string()) for n in schema])
-    meta = pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS if c not in schema.names])
-    full = pa.schema(list(meta) + list(schema))
-    for column in columns:
-        f = _schema_field(full, column)
-        if f is None:
-            raise InvalidConfigError(key, value, f"sort column {column!r} does not exist in the table schema "
-                                                 f"(columns: {', '.join(schema.names)})")
-        if not is_orderable(f.type):
-            raise InvalidConfigError(key, value, f"sort column {column!r} has type {f.type}, which has no order")
-        if layout in (ZORDER, HILBERT) and column not in full.names:
-            raise InvalidConfigError(key, value, f"nested sort column {column!r} is not supported by {layout} "
-                                                 "layouts (use a top-level column)")
-
-
-def plan_clustering(timeline: Timeline, view: FileSystemView, config: HoodieConfig, *,
-                    table_schema_fields: pa.Schema | Iterable[str] | None = None,
-                    now: datetime | None = None) -> ClusteringPlan | None:
-    """The clustering plan for the table as ``view`` sees it, or None when there is nothing to cluster.
-
-    Args:
-        timeline: the active timeline (its storage is read for pending clustering plans).
-        view: the latest file-system view.
-        config: table options merged with the caller's.
-        table_schema_fields: the table schema (or its column names) to validate sort columns against.
-        now: the clock for DAY_ROLLING (default: now, UTC).
-    """
-    ClusteringConfig.validate(config)
-    columns = config.get(ClusteringConfig.SORT_COLUMNS)
-    if columns and table_schema_fields is not None:
-        validate_sort_columns(columns, table_schema_fields, config.get(ClusteringConfig.LAYOUT_OPTIMIZE_STRATEGY))
-    storage = timeline.storage
-    pending = file_groups_in_pending_clustering(storage, timeline)
-    small_file_limit = config.get(ClusteringConfig.SMALL_FILE_LIMIT)
-    max_groups = config.get(ClusteringConfig.MAX_NUM_GROUPS)
-    by_partition: dict[str, list[FileSlice]] = {}
-    for s in view.latest_file_slices():
-        if (s.partition_path, s.file_id) not in pending and s.base_file.size < small_file_limit:
-            by_partition.setdefault(s.partition_path, []).append(s)
-    groups: list[ClusteringGroup] = []
-    for partition in select_partitions(view.partitions(), config, now=now):
-        eligible = by_partition.get(partition, [])
-        groups.extend(build_groups_for_partition(eligible, config, storage)[:max_groups])
-        if len(groups) >= max_groups:
-            break
-    groups = groups[:max_groups]
-    if not groups:
-        return None
-    return ClusteringPlan(
-        input_groups=tuple(groups),
-        strategy_class_name=config.get(ClusteringConfig.EXECUTION_STRATEGY_CLASS),
-        strategy_params=strategy_params(config),
-        extra_metadata={},
-        version=CLUSTERING_PLAN_VERSION,
-        preserve_hoodie_metadata=True,
-    )
-
-
-# ----------------------------------------------------------------------------------------------------
-# Timeline queries
-# ----------------------------------------------------------------------------------------------------
+# -- plans on the timeline ----------------------------------------------------------------------------
 
 
 def file_groups_in_pending_clustering(storage: Storage, timeline: Timeline) -> set[FileGroupId]:
@@ -451,99 +222,3 @@ def clustering_instants(storage: Storage, timeline: Timeline) -> list[tuple[Inst
         except PlanNotFoundError:
             continue
     return out
-
-
-def last_completed_clustering(timeline: Timeline) -> Instant | None:
-    """The newest completed replacecommit whose operation is CLUSTER (Hudi's getLastClusterCommit)."""
-    for instant in reversed(timeline.completed_replacecommits()):
-        if timeline.commit_metadata(instant).operation_type == OperationType.CLUSTER:
-            return instant
-    return None
-
-
-def commits_since_last_clustering(timeline: Timeline) -> int:
-    last = last_completed_clustering(timeline)
-    return len(timeline.completed_commits_in_range(last.timestamp if last else None, None))
-
-
-def should_schedule(timeline: Timeline, config: HoodieConfig, trigger: str | None) -> bool:
-    """Whether an inline (``inline.max.commits``) or async / schedule-inline (``async.max.commits``)
-    trigger may plan now; explicit calls (trigger None) always may."""
-    if trigger is None:
-        return True
-    if trigger not in (INLINE, ASYNC):
-        raise InvalidConfigError("trigger", trigger, f"expected {INLINE!r}, {ASYNC!r} or None")
-    key = ClusteringConfig.INLINE_MAX_COMMITS if trigger == INLINE else ClusteringConfig.ASYNC_MAX_COMMITS
-    return commits_since_last_clustering(timeline) >= config.get(key)
-
-
-# ----------------------------------------------------------------------------------------------------
-# Scheduling
-# ----------------------------------------------------------------------------------------------------
-
-
-def table_schema(storage: Storage, timeline: Timeline) -> pa.Schema | None:
-    """The data schema of the newest commit, else the create schema from hoodie.properties."""
-    from hoodpy.config.properties import load_table_properties
-
-    text = timeline.latest_schema()
-    if not text:
-        props = load_table_properties(storage) or {}
-        text = props.get(TableConfig.CREATE_SCHEMA.key)
-    return arrow_schema_from_avro(parse_avro_schema(text)) if text else None
-
-
-def _storage_and_config(target: Any, config: HoodieConfig | Mapping[str, Any] | None,
-                        ) -> tuple[Storage, HoodieConfig]:
-    if isinstance(target, Storage):
-        storage, base = target, None
-    else:  # a HoodieTable, or anything with .storage and .config
-        storage, base = target.storage, getattr(target, "config", None)
-    if isinstance(config, HoodieConfig):
-        merged = base.with_options(config.options) if base is not None else config
-    else:
-        merged = base.with_options(config) if base is not None else HoodieConfig.of(config)
-    return storage, merged
-
-
-def schedule_clustering(target: Any, config: HoodieConfig | Mapping[str, Any] | None = None, *,
-                        instant_time: str | None = None, trigger: str | None = None,
-                        table_schema_fields: pa.Schema | Iterable[str] | None = None,
-                        now: datetime | None = None) -> ClusteringPlan | None:
-    """Plan clustering and save the plan as ``<t>.replacecommit.requested``; None when nothing to do.
-
-    Args:
-        target: a HoodieTable (its options apply) or a Storage.
-        config: options for this call (``hoodie.clustering.*``, ``hoodie.layout.optimize.*``).
-        instant_time: the plan's instant (default: a new one); must be later than every instant.
-        trigger: ``"inline"`` / ``"async"`` applies the max-commits gate; None plans unconditionally.
-        table_schema_fields: schema to validate sort columns against (default: the table's latest).
-        now: clock for DAY_ROLLING.
-
-    Under optimistic concurrency the table lock is held from loading the timeline to saving the plan.
-    """
-    storage, config = _storage_and_config(target, config)
-    ClusteringConfig.validate(config)
-    lock = None
-    if config.get(ConcurrencyConfig.WRITE_CONCURRENCY_MODE) == OPTIMISTIC_CONCURRENCY_CONTROL:
-        from hoodpy.transaction.lock import lock_provider
-
-        lock = lock_provider(storage, config)
-        lock.acquire()
-    try:
-        timeline = Timeline.load(storage)
-        if not should_schedule(timeline, config, trigger):
-            return None
-        view = FileSystemView.load(storage, timeline)
-        schema = table_schema_fields if table_schema_fields is not None else table_schema(storage, timeline)
-        plan = plan_clustering(timeline, view, config, table_schema_fields=schema, now=now)
-        if plan is None:
-            return None
-        instant_time = plan_instant_time(instant_time, timeline.latest_instant_time(), "Clustering")
-        plan = replace(plan, instant_time=instant_time)
-        transitions.create_requested(storage, instant_time, Action.REPLACECOMMIT,
-                                     serialize(AvroModel.REQUESTED_REPLACE_METADATA, plan.requested_metadata()))
-        return plan
-    finally:
-        if lock is not None:
-            lock.release()

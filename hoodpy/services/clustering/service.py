@@ -1,4 +1,4 @@
-"""The table's clustering namespace (``table.clustering``) and clustering after a write.
+"""The clustering service (``table.clustering``): schedule a plan, execute it, and clustering after a write.
 
 Example:
     >>> plan = t.clustering.schedule(sort_columns=["city", "ts"], layout="z-order")
@@ -10,77 +10,172 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+
+from hoodpy.config import HoodieConfig
 from hoodpy.config.clustering import ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
+from hoodpy.config.table import TableConfig
+from hoodpy.errors import InvalidConfigError
+from hoodpy.file_group.fs_view import FileSystemView
+from hoodpy.schema import arrow_schema_from_avro, parse_avro_schema
 from hoodpy.services.clustering.execute import ClusteringCommitResult, execute_clustering
-from hoodpy.services.clustering.plan import (
-    ASYNC,
-    INLINE,
-    ClusteringPlan,
-    clustering_instants,
-    load_clustering_plan,
-    schedule_clustering,
-)
+from hoodpy.services.clustering.plan import ClusteringPlan, clustering_instants, load_clustering_plan
+from hoodpy.services.clustering.strategy import plan_clustering
+from hoodpy.services.table_service import Options, TableService, instant_time_of_plan
+from hoodpy.storage import Storage
+from hoodpy.timeline import transitions
+from hoodpy.timeline.avro_models import AvroModel, serialize
+from hoodpy.timeline.instant import Action, Instant, plan_instant_time
+from hoodpy.timeline.metadata import OperationType
 from hoodpy.timeline.timeline import Timeline
 from hoodpy.transaction.heartbeat import is_expired
 
 if TYPE_CHECKING:
     from hoodpy.table import HoodieTable
 
+# Triggers of the automatic scheduling after a write (None: an explicit call, which always plans).
+INLINE = "inline"
+ASYNC = "async"
 
-class ClusteringService:
-    """``HoodieTable.clustering``: schedule, execute and list clustering plans of one table."""
 
-    def __init__(self, table: HoodieTable):
-        self.table = table
+# -- when to schedule -----------------------------------------------------------------------------------
 
-    def schedule(self, *, sort_columns: Sequence[str] | str | None = None, layout: str | None = None,
-                 options: Mapping[str, Any] | None = None, instant_time: str | None = None,
-                 ) -> ClusteringPlan | None:
-        """Plan clustering and save it as a requested replacecommit; None when nothing qualifies.
+
+def last_completed_clustering(timeline: Timeline) -> Instant | None:
+    """The newest completed replacecommit whose operation is CLUSTER (Hudi's getLastClusterCommit)."""
+    for instant in reversed(timeline.completed_replacecommits()):
+        if timeline.commit_metadata(instant).operation_type == OperationType.CLUSTER:
+            return instant
+    return None
+
+
+def commits_since_last_clustering(timeline: Timeline) -> int:
+    last = last_completed_clustering(timeline)
+    return len(timeline.completed_commits_in_range(last.timestamp if last else None, None))
+
+
+def should_schedule(timeline: Timeline, config: HoodieConfig, trigger: str | None) -> bool:
+    """Whether an inline (``inline.max.commits``) or async / schedule-inline (``async.max.commits``)
+    trigger may plan now; explicit calls (trigger None) always may."""
+    if trigger is None:
+        return True
+    if trigger not in (INLINE, ASYNC):
+        raise InvalidConfigError("trigger", trigger, f"expected {INLINE!r}, {ASYNC!r} or None")
+    key = ClusteringConfig.INLINE_MAX_COMMITS if trigger == INLINE else ClusteringConfig.ASYNC_MAX_COMMITS
+    return commits_since_last_clustering(timeline) >= config.get(key)
+
+
+def table_schema(storage: Storage, timeline: Timeline) -> pa.Schema | None:
+    """The data schema of the newest commit, else the create schema from hoodie.properties."""
+    from hoodpy.config.properties import load_table_properties
+
+    text = timeline.latest_schema()
+    if not text:
+        props = load_table_properties(storage) or {}
+        text = props.get(TableConfig.CREATE_SCHEMA.key)
+    return arrow_schema_from_avro(parse_avro_schema(text)) if text else None
+
+
+class ClusteringService(TableService[ClusteringPlan, ClusteringCommitResult]):
+    """``HoodieTable.clustering``: schedule, execute and list clustering plans of one table.
+
+    Executing needs the table (its Spark session writes the files): build the service from a HoodieTable.
+    """
+
+    action = Action.REPLACECOMMIT
+
+    def schedule(self, options: Options = None, *, instant_time: str | None = None,
+                 sort_columns: Sequence[str] | str | None = None, layout: str | None = None,
+                 trigger: str | None = None, table_schema_fields: pa.Schema | Iterable[str] | None = None,
+                 now: datetime | None = None) -> ClusteringPlan | None:
+        """Plan clustering and save it as ``<t>.replacecommit.requested``; None when nothing qualifies.
 
         Args:
+            options: any ``hoodie.clustering.*`` / ``hoodie.layout.optimize.*`` options for this call.
+            instant_time: the plan's instant (default: a new one); must be later than every instant.
             sort_columns: ``hoodie.clustering.plan.strategy.sort.columns``.
             layout: ``hoodie.layout.optimize.strategy`` (linear, z-order, hilbert).
-            options: any other ``hoodie.clustering.*`` / ``hoodie.layout.optimize.*`` options.
-            instant_time: the plan's instant (default: a new one).
+            trigger: ``"inline"`` / ``"async"`` applies the max-commits gate; None plans unconditionally.
+            table_schema_fields: schema to validate sort columns against (default: the table's latest).
+            now: clock for DAY_ROLLING.
+
+        Under optimistic concurrency the table lock is held from loading the timeline to saving the plan.
         """
-        opts = dict(options or {})
+        layered = dict(options.options if isinstance(options, HoodieConfig) else options or {})
         if sort_columns is not None:
-            opts[ClusteringConfig.SORT_COLUMNS.key] = (
+            layered[ClusteringConfig.SORT_COLUMNS.key] = (
                 sort_columns if isinstance(sort_columns, str) else ",".join(sort_columns))
         if layout is not None:
-            opts[ClusteringConfig.LAYOUT_OPTIMIZE_STRATEGY.key] = layout
-        return schedule_clustering(self.table, opts, instant_time=instant_time)
+            layered[ClusteringConfig.LAYOUT_OPTIMIZE_STRATEGY.key] = layout
+        context = self._context(layered)
+        storage, config = context.storage, context.config
+        ClusteringConfig.validate(config)
+        with context.transaction().locked():
+            timeline = context.timeline()
+            if not should_schedule(timeline, config, trigger):
+                return None
+            view = FileSystemView.load(storage, timeline)
+            schema = table_schema_fields if table_schema_fields is not None else table_schema(storage, timeline)
+            plan = plan_clustering(timeline, view, config, table_schema_fields=schema, now=now)
+            if plan is None:
+                return None
+            instant_time = plan_instant_time(instant_time, timeline.latest_instant_time(), "Clustering")
+            plan = replace(plan, instant_time=instant_time)
+            transitions.create_requested(storage, instant_time, Action.REPLACECOMMIT,
+                                         serialize(AvroModel.REQUESTED_REPLACE_METADATA, plan.requested_metadata()))
+            return plan
 
-    def execute(self, instant_time: str, *, options: Mapping[str, Any] | None = None) -> ClusteringCommitResult:
-        """Run the plan saved at ``instant_time`` (resuming a failed attempt) and complete it."""
-        return execute_clustering(self.table, instant_time, options=options)
+    def execute(self, plan: ClusteringPlan | str, *, options: Options = None) -> ClusteringCommitResult:
+        """Run the plan saved at the plan's instant (resuming a failed attempt) and complete it.
 
-    def run(self, *, sort_columns: Sequence[str] | str | None = None, layout: str | None = None,
-            options: Mapping[str, Any] | None = None) -> list[ClusteringCommitResult]:
+        ``options``: file writing and concurrency; layout keys only for plans that do not record their
+        layout (e.g. plans Java Hudi scheduled).
+        """
+        if self.context.table is None:
+            raise TypeError("executing clustering needs the table, whose Spark session writes the files: "
+                            "build the service with ClusteringService.of(table)")
+        return execute_clustering(self._context(options), instant_time_of_plan(plan))
+
+    def run(self, options: Options = None, *, sort_columns: Sequence[str] | str | None = None,
+            layout: str | None = None) -> list[ClusteringCommitResult]:
         """Schedule and execute a new plan; when none qualifies, execute the pending ones (as
         run_clustering's default scheduleAndExecute does)."""
-        plan = self.schedule(sort_columns=sort_columns, layout=layout, options=options)
+        plan = self.schedule(options, sort_columns=sort_columns, layout=layout)
         instants = [plan.instant_time] if plan is not None else [p.instant_time for p in self.pending()]
         return [self.execute(t, options=options) for t in instants]
 
     def plan(self, instant_time: str) -> ClusteringPlan:
-        return load_clustering_plan(self.table.storage, instant_time)
+        return load_clustering_plan(self.storage, instant_time)
+
+    def _instants(self) -> list[tuple[Instant, ClusteringPlan]]:
+        return clustering_instants(self.storage, self.context.timeline())
+
+    def pending_instant_times(self) -> list[str]:
+        """Requested and inflight clusterings (not other replacecommits), oldest first."""
+        return [i.timestamp for i, _ in self._instants() if not i.is_completed]
 
     def pending(self) -> list[ClusteringPlan]:
         """Requested and inflight clustering plans, oldest first."""
-        storage = self.table.storage
-        return [p for i, p in clustering_instants(storage, Timeline.load(storage)) if not i.is_completed]
+        return [p for i, p in self._instants() if not i.is_completed]
 
     def instants(self) -> list[tuple[str, str, ClusteringPlan]]:
         """(instant time, state, plan) of every clustering on the active timeline, newest first."""
-        storage = self.table.storage
-        return [(i.timestamp, i.state.value, p)
-                for i, p in reversed(clustering_instants(storage, Timeline.load(storage)))]
+        return [(i.timestamp, i.state.value, p) for i, p in reversed(self._instants())]
+
+    def finish_pending(self, options: Options = None) -> list[ClusteringCommitResult]:
+        """Execute pending plans, oldest first, except those whose heartbeat is alive (being executed
+        elsewhere)."""
+        config = self._context(options).config
+        interval = config.get(ConcurrencyConfig.HEARTBEAT_INTERVAL_MS)
+        misses = config.get(ConcurrencyConfig.HEARTBEAT_TOLERABLE_MISSES)
+        return [self.execute(t, options=options) for t in self.pending_instant_times()
+                if is_expired(self.storage, t, interval, misses)]
 
 
 def cluster_after_commit(table: HoodieTable, options: Mapping[str, Any] | None = None,
@@ -91,12 +186,13 @@ def cluster_after_commit(table: HoodieTable, options: Mapping[str, Any] | None =
     clustering, then execute that plan. ``hoodie.clustering.schedule.inline``: only schedule, gated by
     ``async.max.commits`` (an async job executes). Returns the result, the plan, or None.
     """
-    config = table.config.with_options(options)
+    service = ClusteringService.of(table)
+    config = service.context.config.with_options(options)
     if config.get(ClusteringConfig.INLINE):
-        plan = schedule_clustering(table, options, trigger=INLINE)
-        return execute_clustering(table, plan.instant_time, options=options) if plan is not None else None
+        plan = service.schedule(options, trigger=INLINE)
+        return service.execute(plan, options=options) if plan is not None else None
     if config.get(ClusteringConfig.SCHEDULE_INLINE):
-        return schedule_clustering(table, options, trigger=ASYNC)
+        return service.schedule(options, trigger=ASYNC)
     return None
 
 
@@ -107,14 +203,7 @@ def resume_pending_clustering(table: HoodieTable, options: Mapping[str, Any] | N
 
     Plans whose heartbeat is alive (being executed elsewhere) are left alone.
     """
-    config = table.config.with_options(options)
-    if not config.get(ClusteringConfig.INLINE):
+    service = ClusteringService.of(table)
+    if not service.context.config.with_options(options).get(ClusteringConfig.INLINE):
         return []
-    storage = table.storage
-    interval = config.get(ConcurrencyConfig.HEARTBEAT_INTERVAL_MS)
-    misses = config.get(ConcurrencyConfig.HEARTBEAT_TOLERABLE_MISSES)
-    done = []
-    for instant, _ in clustering_instants(storage, Timeline.load(storage)):
-        if not instant.is_completed and is_expired(storage, instant.timestamp, interval, misses):
-            done.append(execute_clustering(table, instant.timestamp, options=options))
-    return done
+    return service.finish_pending(options)

@@ -160,7 +160,7 @@ def test_savepoint_errors_leave_the_table_unchanged(table):
 def test_clean_interrupted_half_way_is_finished_by_the_next_clean(table):
     t, times, rows, files = table
     options = {"hoodie.cleaner.commits.retained": "2"}
-    instant = t.cleaning.schedule(options)
+    instant = t.cleaning.schedule(options).instant_time
     plan = t.cleaning.plan(instant)
     assert plan.num_files == 2 and [p.instant_time for p in t.cleaning.pending()] == [instant]
     # What a crash mid-execution leaves: the clean inflight, half of its files deleted.

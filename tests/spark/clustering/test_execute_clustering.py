@@ -22,10 +22,8 @@ from hoodpy.services.clustering import (
     ClusteringService,
     cluster_after_commit,
     execute,
-    execute_clustering,
     load_clustering_plan,
     resume_pending_clustering,
-    schedule_clustering,
 )
 from hoodpy.table import HoodieTable
 from hoodpy.timeline import transitions
@@ -118,7 +116,7 @@ def test_small_files_are_rewritten_into_sized_sorted_groups(spark, tmp_path):
 
     sizes = {p: sum(bf.size for bf in view.latest_base_files([p])) for p in ("p0", "p1")}
     target = max(sizes.values()) // 2 + 1
-    plan = schedule_clustering(t, {ClusteringConfig.TARGET_FILE_MAX_BYTES.key: target,
+    plan = ClusteringService.of(t).schedule({ClusteringConfig.TARGET_FILE_MAX_BYTES.key: target,
                                    ClusteringConfig.SORT_COLUMNS.key: "x"})
     expected_outputs = {p: math.ceil(s / target) for p, s in sizes.items()}
     assert {g.partition_path: g.num_output_file_groups for g in plan.input_groups} == expected_outputs
@@ -127,7 +125,7 @@ def test_small_files_are_rewritten_into_sized_sorted_groups(spark, tmp_path):
     assert rows_by_key(t.read()) == before
     assert hudi_rs_rows(t.base_path) == before_rs
 
-    result = execute_clustering(t, plan.instant_time)
+    result = ClusteringService.of(t).execute(plan.instant_time)
     assert result.replaced_file_groups == len(old_ids) and result.num_writes == len(before)
     assert result.output_file_groups == sum(expected_outputs.values())
 
@@ -163,14 +161,14 @@ def test_small_files_are_rewritten_into_sized_sorted_groups(spark, tmp_path):
     travelled = rows_by_key(t.read(as_of=last_commit))
     assert travelled == before  # the replaced groups, file names included
     with pytest.raises(IllegalInstantTransitionError, match="already completed"):
-        execute_clustering(t, plan.instant_time)
+        ClusteringService.of(t).execute(plan.instant_time)
 
 
 def _cluster_copy(spark, source: Path, dest: Path, options) -> HoodieTable:
     shutil.copytree(source, dest)
     t = HoodieTable.for_path(spark, str(dest), options=OPTIONS)
-    plan = schedule_clustering(t, options)
-    execute_clustering(t, plan.instant_time)
+    plan = ClusteringService.of(t).schedule(options)
+    ClusteringService.of(t).execute(plan.instant_time)
     return t
 
 
@@ -201,7 +199,7 @@ def test_space_filling_curves_prune_the_second_sort_column(spark, tmp_path):
 def test_a_crashed_execution_is_rolled_back_and_rerun(spark, tmp_path, monkeypatch):
     t = make_table(spark, tmp_path / "t", batches=1, rows=60, partitions=("p0",))
     before = rows_by_key(t.read())
-    plan = schedule_clustering(t, {ClusteringConfig.SORT_COLUMNS.key: "y,x",
+    plan = ClusteringService.of(t).schedule({ClusteringConfig.SORT_COLUMNS.key: "y,x",
                                    ClusteringConfig.LAYOUT_OPTIMIZE_STRATEGY.key: "hilbert",
                                    ClusteringConfig.CURVE_BUILD_METHOD.key: "SAMPLE"})
     assert load_clustering_plan(t.storage, plan.instant_time) == plan
@@ -211,7 +209,7 @@ def test_a_crashed_execution_is_rolled_back_and_rerun(spark, tmp_path, monkeypat
 
     monkeypatch.setattr(execute.commit_step, "commit", crash)
     with pytest.raises(SystemExit):
-        execute_clustering(t, plan.instant_time)
+        ClusteringService.of(t).execute(plan.instant_time)
     monkeypatch.undo()
     leftovers = [bf for bf in execute.list_base_files(t.storage) if bf.instant_time == plan.instant_time]
     assert leftovers  # files written, instant inflight, nothing completed
@@ -234,7 +232,7 @@ def test_a_crashed_execution_is_rolled_back_and_rerun(spark, tmp_path, monkeypat
 
 def test_a_plan_whose_inputs_changed_is_abandoned(spark, tmp_path):
     t = make_table(spark, tmp_path / "t", batches=1, rows=10, partitions=("p0",), rows_per_file=5)
-    plan = schedule_clustering(t)
+    plan = ClusteringService.of(t).schedule()
     victim = plan.input_groups[0].slices[0]
     # Another writer commits a new version of one input file group after planning.
     later = "29990101000000000"
@@ -245,11 +243,11 @@ def test_a_plan_whose_inputs_changed_is_abandoned(spark, tmp_path):
     meta.add_write_stat(WriteStat(victim.file_id, new_path, "p0", prev_commit=victim.base_instant_time))
     transitions.complete(t.storage, inflight, meta.to_json_bytes())
     with pytest.raises(WriteConflictError, match=later) as err:
-        execute_clustering(t, plan.instant_time)
+        ClusteringService.of(t).execute(plan.instant_time)
     assert err.value.file_ids == [victim.file_id]
     assert t.timeline.find(plan.instant_time) is None  # the stale plan no longer blocks writers
     with pytest.raises(PlanNotFoundError):
-        execute_clustering(t, plan.instant_time)
+        ClusteringService.of(t).execute(plan.instant_time)
 
 
 def test_table_namespace_and_inline_clustering_after_commits(spark, tmp_path):
@@ -267,7 +265,7 @@ def test_table_namespace_and_inline_clustering_after_commits(spark, tmp_path):
     assert result.num_writes == 20
     assert cluster_after_commit(t, {"hoodie.clustering.schedule.inline": "true",
                                     "hoodie.clustering.async.max.commits": 1}) is None  # 0 commits since
-    service = ClusteringService(t)
+    service = ClusteringService.of(t)
     assert service.pending() == []
     plan = service.schedule(sort_columns=["name"], layout="hilbert")  # one column: a linear sort
     assert [p.instant_time for p in service.pending()] == [plan.instant_time]

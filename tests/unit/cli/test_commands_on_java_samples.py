@@ -24,8 +24,9 @@ from hoodpy.config.properties import load_table_properties
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.inspect.column_layout import clustering_layouts
 from hoodpy.inspect.rows import columns, make_rows
-from hoodpy.services.clean.service import schedule_clean
-from hoodpy.services.clustering.plan import plan_clustering
+from hoodpy.services.clean.service import CleanService
+from hoodpy.services.table_service import ServiceContext
+from hoodpy.services.clustering.strategy import plan_clustering
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, serialize
@@ -154,7 +155,7 @@ def test_pending_clean_plan(capsys, samples, tmp_path):
     storage = Storage(str(path))
     config = HoodieConfig.of(load_table_properties(storage), {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
                                                               "hoodie.cleaner.fileversions.retained": "1"})
-    plan = schedule_clean(storage, config)
+    plan = CleanService(ServiceContext(storage, config)).schedule()
     assert plan is not None
     with open(path / ".hoodie" / f"{plan.instant_time}.clean.requested", "rb") as f:
         written = next(fastavro.reader(f))  # the Avro plan, read without hoodpy

@@ -9,7 +9,7 @@ import pytest
 
 from hoodpy.config import HoodieConfig
 from hoodpy.errors import InvalidConfigError
-from hoodpy.services.archive import archive, archived_instants, instants_to_archive, read_archived_entries
+from hoodpy.services.archive import ArchiveService, archived_instants, instants_to_archive, read_archived_entries
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format, transitions
 from hoodpy.timeline.avro_models import AvroModel, decode_record, encode_record, schema_json, serialize
@@ -54,7 +54,7 @@ def clean(storage, n, earliest):
 def test_commits_beyond_max_are_archived_down_to_min(storage):
     for n in range(1, 8):
         commit(storage, n)
-    result = archive(storage, HoodieConfig.of(KEEP))
+    result = ArchiveService.of(storage).run(HoodieConfig.of(KEEP))
     assert [i.timestamp for i in result.archived] == [t(n) for n in range(1, 5)]
     assert [i.timestamp for i in Timeline.load(storage).completed_commits()] == [t(5), t(6), t(7)]
     assert [i.timestamp for i in archived_instants(storage)] == [t(n) for n in range(1, 5)]
@@ -64,7 +64,7 @@ def test_commits_beyond_max_are_archived_down_to_min(storage):
     assert done[0]["actionType"] == "commit" and done[0]["commitTime"] == t(1)
     stats = done[0]["hoodieCommitMetadata"]["partitionToWriteStats"]["p"][0]
     assert stats["fileId"] == FID and stats["numWrites"] == 3 and stats["numInserts"] == 1
-    assert archive(storage, HoodieConfig.of(KEEP)).archived == []  # nothing more to do
+    assert ArchiveService.of(storage).run(HoodieConfig.of(KEEP)).archived == []  # nothing more to do
 
 
 def test_archival_stops_at_pending_instant_savepoint_and_clean_boundary(storage):

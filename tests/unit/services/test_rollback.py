@@ -3,13 +3,7 @@ import pytest
 from hoodpy.errors import RollbackError
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.file_group.naming import new_file_id
-from hoodpy.services.rollback import (
-    execute_rollback,
-    finish_pending_rollbacks,
-    plan_rollback,
-    read_rollback_metadata,
-    rollback,
-)
+from hoodpy.services.rollback import RollbackService, read_rollback_metadata
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, deserialize
@@ -40,7 +34,7 @@ def test_rollback_of_a_failed_write_removes_its_files_and_records_a_rollback(sto
     fid = new_file_id()
     _write(storage, "20240101000000001", fid)
     failed, failed_path = _write(storage, "20240101000000002", fid, complete=False)
-    done = rollback(storage, Timeline.load(storage), failed)
+    done = RollbackService.of(storage).run(target=failed)
     assert done.action == Action.ROLLBACK and done.is_completed
     assert not storage.exists(failed_path)
     tl = Timeline.load(storage)
@@ -59,8 +53,8 @@ def test_rollback_to_latest_completed_commit_restores_previous_view(storage):
     _, second = _write(storage, "20240101000000002", fid)
     tl = Timeline.load(storage)
     with pytest.raises(RollbackError, match="Only the latest completed commit"):
-        plan_rollback(storage, tl, tl.completed_commits()[0])
-    rollback(storage, tl, tl.completed_commits()[1])
+        RollbackService.of(storage).schedule(target=tl.completed_commits()[0])
+    RollbackService.of(storage).run(target=tl.completed_commits()[1])
     view = FileSystemView.load(storage, Timeline.load(storage))
     assert [b.instant_time for b in view.latest_base_files()] == ["20240101000000001"]
     assert not storage.exists(second)
@@ -69,12 +63,12 @@ def test_rollback_to_latest_completed_commit_restores_previous_view(storage):
 def test_crashed_rollback_is_finished_from_its_plan(storage):
     fid = new_file_id()
     failed, path = _write(storage, "20240101000000003", fid, complete=False)
-    plan = plan_rollback(storage, Timeline.load(storage), failed)  # crash right after planning
+    plan = RollbackService.of(storage).schedule(target=failed)  # crash right after planning
     assert storage.exists(path)
-    finished = finish_pending_rollbacks(storage, Timeline.load(storage))
+    finished = RollbackService.of(storage).finish_pending()
     assert [i.timestamp for i in finished] == [plan.instant_time]
     assert not storage.exists(path)
     assert Timeline.load(storage).pending_writes() == []
     # Re-running a completed plan's execution is refused by the timeline, not silently repeated.
     with pytest.raises(Exception):
-        execute_rollback(storage, plan)
+        RollbackService.of(storage).execute(plan)

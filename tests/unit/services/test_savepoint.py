@@ -10,8 +10,11 @@ import pytest
 
 from hoodpy.config import HoodieConfig
 from hoodpy.errors import SavepointError
+from hoodpy.services import restore as rs
 from hoodpy.services import savepoint as sp
-from hoodpy.services.clean.service import run_clean
+from hoodpy.services.restore import RestoreService
+from hoodpy.services.savepoint import SavepointService
+from hoodpy.services.clean.service import CleanService
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, deserialize
@@ -47,26 +50,26 @@ def test_savepoint_metadata_and_protection(table):
     s = table.storage
     for n in range(1, 5):
         write(s, n)
-    point = sp.create_savepoint(table, t(2), user="me", comment="why")
+    point = SavepointService.of(table).create(t(2), user="me", comment="why")
     assert s.exists(f".hoodie/{t(2)}.savepoint.inflight") and s.exists(f".hoodie/{t(2)}.savepoint")
     meta = deserialize(AvroModel.SAVEPOINT_METADATA, s.read_bytes(f".hoodie/{t(2)}.savepoint"))
     assert meta["savepointedBy"] == "me" and meta["comments"] == "why" and meta["version"] == 1
     assert meta["partitionMetadata"] == {"p": {"partitionPath": "p", "savepointDataFile": [f"{A}_0-1-1_{t(2)}.parquet"]}}
     assert point.files == {"p": [f"{A}_0-1-1_{t(2)}.parquet"]}
-    result = run_clean(s, HoodieConfig.of({"hoodie.cleaner.commits.retained": "1"}))
+    result = CleanService.of(s).run(HoodieConfig.of({"hoodie.cleaner.commits.retained": "1"}))
     assert result.deleted_files == {"p": [f"p/{A}_0-1-1_{t(1)}.parquet"]}  # t2 pinned, t3 before t4
-    assert [x.instant_time for x in sp.list_savepoints(s)] == [t(2)]
+    assert [x.instant_time for x in SavepointService.of(s).list()] == [t(2)]
     with pytest.raises(SavepointError, match="beyond|no longer|Cannot savepoint"):
-        sp.create_savepoint(table, t(1))  # its files are cleaned
-    sp.delete_savepoint(table, t(2))
-    assert sp.list_savepoints(s) == [] and not s.exists(f".hoodie/{t(2)}.savepoint.inflight")
+        SavepointService.of(table).create(t(1))  # its files are cleaned
+    SavepointService.of(table).delete(t(2))
+    assert SavepointService.of(s).list() == [] and not s.exists(f".hoodie/{t(2)}.savepoint.inflight")
     assert sp.partitions_of_deleted_savepoints(s) == {"p"}
 
 
 def test_default_savepoint_is_the_latest_commit(table):
     write(table.storage, 1)
     write(table.storage, 2)
-    assert sp.create_savepoint(table).instant_time == t(2)
+    assert SavepointService.of(table).create().instant_time == t(2)
 
 
 def test_restore_rolls_back_later_writes(table):
@@ -74,8 +77,8 @@ def test_restore_rolls_back_later_writes(table):
     for n in range(1, 4):
         write(s, n)
     write(s, 4, complete=False)  # a failed write after the savepoint goes too
-    sp.create_savepoint(table, t(2))
-    restore = sp.rollback_to_savepoint(table, t(2))
+    SavepointService.of(table).create(t(2))
+    restore = SavepointService.of(table).rollback_to(t(2))
     timeline = Timeline.load(s)
     assert [i.timestamp for i in timeline.completed_commits()] == [t(1), t(2)]
     assert timeline.pending_writes() == []
@@ -83,7 +86,7 @@ def test_restore_rolls_back_later_writes(table):
     plan = deserialize(AvroModel.RESTORE_PLAN, s.read_bytes(f".hoodie/{restore.timestamp}.restore.requested"))
     assert plan["savepointToRestoreTimestamp"] == t(2) and plan["version"] == 2
     assert [i["commitTime"] for i in plan["instantsToRollback"]] == [t(4), t(3)]
-    meta = sp.read_restore_metadata(s, restore.timestamp)
+    meta = rs.read_restore_metadata(s, restore.timestamp)
     assert meta["instantsToRollback"] == [t(4), t(3)]
     assert meta["hoodieRestoreMetadata"][t(3)][0]["totalFilesDeleted"] == 1
     assert [i.action for i in timeline.instants if i.action in (Action.ROLLBACK, Action.RESTORE)] == [Action.RESTORE]
@@ -93,8 +96,8 @@ def test_restore_interrupted_by_a_crash_is_finished(table, monkeypatch):
     s = table.storage
     for n in range(1, 5):
         write(s, n)
-    sp.create_savepoint(table, t(1))
-    real = sp._rollback_one
+    SavepointService.of(table).create(t(1))
+    real = rs._rollback_one
     calls = []
 
     def crash_after_first(*args):
@@ -103,13 +106,13 @@ def test_restore_interrupted_by_a_crash_is_finished(table, monkeypatch):
         calls.append(1)
         return real(*args)
 
-    monkeypatch.setattr(sp, "_rollback_one", crash_after_first)
+    monkeypatch.setattr(rs, "_rollback_one", crash_after_first)
     with pytest.raises(KeyboardInterrupt):
-        sp.rollback_to_savepoint(table, t(1))
-    monkeypatch.setattr(sp, "_rollback_one", real)
+        SavepointService.of(table).rollback_to(t(1))
+    monkeypatch.setattr(rs, "_rollback_one", real)
     pending = [i for i in Timeline.load(s).instants if i.action == Action.RESTORE]
     assert [i.state for i in pending] == [State.INFLIGHT]
-    [done] = sp.finish_pending_restores(s)
+    [done] = RestoreService.of(s).finish_pending()
     assert done.is_completed and [i.timestamp for i in Timeline.load(s).completed_commits()] == [t(1)]
 
 
@@ -118,11 +121,11 @@ def test_restore_errors(table):
     for n in range(1, 4):
         write(s, n)
     with pytest.raises(SavepointError, match="No savepoint"):
-        sp.rollback_to_savepoint(table, t(1))
-    sp.create_savepoint(table, t(1))
-    sp.create_savepoint(table, t(2))
+        SavepointService.of(table).rollback_to(t(1))
+    SavepointService.of(table).create(t(1))
+    SavepointService.of(table).create(t(2))
     with pytest.raises(SavepointError, match="later savepoints"):
-        sp.rollback_to_savepoint(table, t(1))
+        SavepointService.of(table).rollback_to(t(1))
     with pytest.raises(SavepointError, match="not a completed commit"):
-        sp.create_savepoint(table, t(9))
+        SavepointService.of(table).create(t(9))
     assert [i.action for i in Timeline.load(s).instants if i.action == Action.RESTORE] == []

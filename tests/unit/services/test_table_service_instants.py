@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from hoodpy.config import HoodieConfig
-from hoodpy.services import savepoint as sp
-from hoodpy.services.clean.service import schedule_clean
+from hoodpy.services.savepoint import SavepointService
+from hoodpy.services.clean.service import CleanService
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.instant import Action, instant_time_of
@@ -47,8 +47,8 @@ def test_service_instants_are_neither_conflicts_nor_failed_writes(storage):
         write(storage, n)
     at_start = {i.timestamp for i in Timeline.load(storage).completed_commits()}
     table = SimpleNamespace(storage=storage, config=HoodieConfig.of({}), name="t")
-    sp.create_savepoint(table, t(2))
-    plan = schedule_clean(storage, HoodieConfig.of({"hoodie.cleaner.commits.retained": "1"}))
+    SavepointService.of(table).create(t(2))
+    plan = CleanService.of(storage).schedule(HoodieConfig.of({"hoodie.cleaner.commits.retained": "1"}))
     assert plan is not None  # a requested clean stays pending
     timeline = Timeline.load(storage)
     # A write that touched the same file group, started before the savepoint and the clean: no conflict.
@@ -64,8 +64,8 @@ def test_a_restore_is_not_a_conflicting_write(storage):
         write(storage, n)
     at_start = {i.timestamp for i in Timeline.load(storage).completed_commits()}
     table = SimpleNamespace(storage=storage, config=HoodieConfig.of({}), name="t")
-    sp.create_savepoint(table, t(1))
-    restore = sp.rollback_to_savepoint(table, t(1))
+    SavepointService.of(table).create(t(1))
+    restore = SavepointService.of(table).rollback_to(t(1))
     timeline = Timeline.load(storage)
     check_conflicts(storage, timeline, t(9), [("p", A)], at_start)
     after = WriteTransaction(storage, HoodieConfig.of({})).clean_failed_writes(timeline)

@@ -10,7 +10,7 @@ from hoodpy.config import HoodieConfig
 from hoodpy.errors import InstantNotRetainedError, PlanNotFoundError
 from hoodpy.services.clean.execute import execute_clean, load_clean_plan, read_clean_metadata
 from hoodpy.services.clean.retention import check_retained
-from hoodpy.services.clean.service import run_clean, schedule_clean
+from hoodpy.services.clean.service import CleanService
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, deserialize
@@ -52,7 +52,7 @@ def five_commits(storage):
 
 def test_schedule_then_execute_records_hudi_metadata(storage):
     five_commits(storage)
-    plan = schedule_clean(storage, RETAIN_2)
+    plan = CleanService.of(storage).schedule(RETAIN_2)
     requested = storage.read_bytes(f".hoodie/{plan.instant_time}.clean.requested")
     assert deserialize(AvroModel.CLEANER_PLAN, requested)["policy"] == "KEEP_LATEST_COMMITS"
     assert load_clean_plan(storage, plan.instant_time).files_per_partition == plan.files_per_partition
@@ -72,34 +72,34 @@ def test_schedule_then_execute_records_hudi_metadata(storage):
 
 def test_nothing_to_clean_writes_no_instant(storage):
     five_commits(storage)
-    assert schedule_clean(storage, HoodieConfig.of({"hoodie.cleaner.commits.retained": "10"})) is None
+    assert CleanService.of(storage).schedule(HoodieConfig.of({"hoodie.cleaner.commits.retained": "10"})) is None
     assert [i for i in Timeline.load(storage).instants if i.action == Action.CLEAN] == []
 
 
 def test_trigger_waits_for_max_commits(storage):
     five_commits(storage)
     config = RETAIN_2.with_options({"hoodie.clean.max.commits": "2"})
-    assert run_clean(storage, config, trigger=True) is not None
+    assert CleanService.of(storage).run(config, trigger=True) is not None
     write(storage, 6, [("p", A)])
-    assert run_clean(storage, config, trigger=True) is None  # one commit since the last clean
+    assert CleanService.of(storage).run(config, trigger=True) is None  # one commit since the last clean
     write(storage, 7, [("p", A)])
-    assert run_clean(storage, config, trigger=True).total_files_deleted == 2
+    assert CleanService.of(storage).run(config, trigger=True).total_files_deleted == 2
 
 
 def test_pending_clean_is_finished_first(storage):
     five_commits(storage)
-    plan = schedule_clean(storage, RETAIN_2)
+    plan = CleanService.of(storage).schedule(RETAIN_2)
     transitions.transition_to_inflight(storage, transitions.Instant(plan.instant_time, Action.CLEAN,
                                                                     transitions.State.REQUESTED))
     storage.delete(f"p/{A}_0-1-1_{t(1)}.parquet")  # what a crashed execution already removed
-    result = run_clean(storage, RETAIN_2)
+    result = CleanService.of(storage).run(RETAIN_2)
     assert result.instant_time == plan.instant_time and result.total_files_deleted == 2
     assert [i.is_completed for i in Timeline.load(storage).instants if i.action == Action.CLEAN] == [True]
 
 
 def test_time_travel_to_cleaned_instants_raises(storage):
     five_commits(storage)
-    run_clean(storage, RETAIN_2)
+    CleanService.of(storage).run(RETAIN_2)
     timeline = Timeline.load(storage)
     for n in (3, 4, 5):  # c3 is the version before the earliest retained c4: still whole
         check_retained(storage, timeline, t(n))
@@ -114,7 +114,7 @@ def test_time_travel_before_a_replaced_group_was_cleaned(storage):
           replaced={"p": [B]})
     for n in (3, 4):
         write(storage, n, [("p", A)])
-    run_clean(storage, RETAIN_2)  # earliest retained c3: B (replaced at c2) goes
+    CleanService.of(storage).run(RETAIN_2)  # earliest retained c3: B (replaced at c2) goes
     timeline = Timeline.load(storage)
     check_retained(storage, timeline, t(2))  # B is replaced as of c2: nothing missing
     with pytest.raises(InstantNotRetainedError, match="bbbbbbbb"):
@@ -125,7 +125,7 @@ _KILLED_CLEANER = """
 import os, signal, sys, threading
 sys.path.insert(0, {repo!r})
 from hoodpy.config import HoodieConfig
-from hoodpy.services.clean.service import run_clean
+from hoodpy.services.clean.service import CleanService
 from hoodpy.storage import Storage
 
 real_delete = Storage.delete
@@ -137,7 +137,7 @@ def delete_then_die(self, rel):
     if rel.endswith(".parquet"):
         os.kill(os.getpid(), signal.SIGKILL)  # the process dies right after its first file delete
 Storage.delete = delete_then_die
-run_clean(Storage({path!r}), HoodieConfig.of({{"hoodie.cleaner.commits.retained": "2"}}))
+CleanService.of(Storage({path!r})).run(HoodieConfig.of({{"hoodie.cleaner.commits.retained": "2"}}))
 """
 
 
@@ -155,7 +155,7 @@ def test_cleaner_killed_mid_execution_leaves_a_clean_the_next_run_completes(stor
     assert pending.is_inflight
     left = [f.path for f in storage.list_files("p")]
     assert len(left) == 4  # one of the two planned files is gone
-    result = run_clean(storage, RETAIN_2)
+    result = CleanService.of(storage).run(RETAIN_2)
     assert result.instant_time == pending.timestamp and result.total_files_deleted == 2
     assert sorted(f.path for f in storage.list_files("p")) == [f"p/{A}_0-1-1_{t(n)}.parquet" for n in (3, 4, 5)]
     assert [i.is_completed for i in Timeline.load(storage).instants if i.action == Action.CLEAN] == [True]
@@ -163,7 +163,7 @@ def test_cleaner_killed_mid_execution_leaves_a_clean_the_next_run_completes(stor
 
 def test_two_processes_finishing_the_same_clean(storage, monkeypatch):
     five_commits(storage)
-    plan = schedule_clean(storage, RETAIN_2)
+    plan = CleanService.of(storage).schedule(RETAIN_2)
     real_complete = transitions.complete
 
     def other_process_completes_first(st, inflight, data):

@@ -10,18 +10,18 @@ from hoodpy.file_group.file_group import BaseFile
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.file_group.naming import BaseFileName
 from hoodpy.services.clustering.plan import (
-    TOTAL_IO_MB,
-    TOTAL_IO_READ_MB,
     ClusteringPlan,
-    build_groups_for_partition,
     clustering_instants,
-    commits_since_last_clustering,
     file_groups_in_pending_clustering,
     load_clustering_plan,
+)
+from hoodpy.services.clustering.service import ClusteringService, commits_since_last_clustering, should_schedule
+from hoodpy.services.clustering.strategy import (
+    TOTAL_IO_MB,
+    TOTAL_IO_READ_MB,
+    build_groups_for_partition,
     plan_clustering,
-    schedule_clustering,
     select_partitions,
-    should_schedule,
     validate_sort_columns,
 )
 from hoodpy.storage import Storage
@@ -222,7 +222,7 @@ def test_scheduled_plan_round_trips_through_the_requested_instant(storage):
     _write_commit(storage, T1, [("2024/01", "a-0", 100), ("2024/01", "b-0", 300), ("2024/02", "c-0", 50)])
     options = {ClusteringConfig.SORT_COLUMNS.key: "city, ts", ClusteringConfig.LAYOUT_OPTIMIZE_STRATEGY.key: "z-order",
                ClusteringConfig.TARGET_FILE_MAX_BYTES.key: 200}
-    plan = schedule_clustering(storage, options)
+    plan = ClusteringService.of(storage).schedule(options)
     assert plan.instant_time > T1
     loaded = load_clustering_plan(storage, plan.instant_time)
     assert loaded == plan
@@ -243,14 +243,14 @@ def test_scheduled_plan_round_trips_through_the_requested_instant(storage):
     tl = Timeline.load(storage)
     assert [(i.timestamp, p) for i, p in clustering_instants(storage, tl)] == [(plan.instant_time, plan)]
     # its groups are now pending: a second plan finds nothing
-    assert schedule_clustering(storage, options) is None
+    assert ClusteringService.of(storage).schedule(options) is None
 
 
 def test_plans_without_sort_columns_record_no_params_and_fresh_instants_must_be_later(storage):
     _write_commit(storage, T1, [("p", "a-0", 10), ("p", "b-0", 10)])
     with pytest.raises(InvalidInstantError, match="later"):
-        schedule_clustering(storage, instant_time=T1)
-    plan = schedule_clustering(storage, instant_time="20240101000000009")
+        ClusteringService.of(storage).schedule(instant_time=T1)
+    plan = ClusteringService.of(storage).schedule(instant_time="20240101000000009")
     assert plan.instant_time == "20240101000000009" and dict(plan.strategy_params) == {}
     assert plan.layout_strategy("LINEAR") == "LINEAR"
 
@@ -280,8 +280,9 @@ def test_inline_and_async_gates_count_commits_since_the_last_completed_clusterin
     assert commits_since_last_clustering(tl) == 1
     assert not should_schedule(tl, inline, "inline")
     assert not should_schedule(tl, inline, "async")  # async.max.commits defaults to 4
-    assert schedule_clustering(storage, {ClusteringConfig.INLINE_MAX_COMMITS.key: 2}, trigger="inline") is None
-    assert schedule_clustering(storage) is not None
+    service = ClusteringService.of(storage)
+    assert service.schedule({ClusteringConfig.INLINE_MAX_COMMITS.key: 2}, trigger="inline") is None
+    assert service.schedule() is not None
 
 
 def test_plan_model_round_trips_through_avro_dicts():
