@@ -54,10 +54,7 @@ class CleanConfig:
         """The policy, inferred as Hudi does when unset: from the single *.retained key that is set."""
         if config.is_set(CleanConfig.POLICY):
             return config.get(CleanConfig.POLICY)
-        inferred = [policy for key, policy in ((CleanConfig.COMMITS_RETAINED, KEEP_LATEST_COMMITS),
-                                              (CleanConfig.FILE_VERSIONS_RETAINED, KEEP_LATEST_FILE_VERSIONS),
-                                              (CleanConfig.HOURS_RETAINED, KEEP_LATEST_BY_HOURS))
-                    if config.is_set(key)]
+        inferred = [policy for policy, key in RETAINED_BY_POLICY.items() if config.is_set(key)]
         return inferred[0] if len(inferred) == 1 else KEEP_LATEST_COMMITS
 
     @staticmethod
@@ -71,6 +68,12 @@ class CleanConfig:
             if value < low:
                 raise InvalidConfigError(key.key, value, f"must be at least {low}")
 
+
+
+# Each policy's retention key: what N means under it.
+RETAINED_BY_POLICY = {KEEP_LATEST_COMMITS: CleanConfig.COMMITS_RETAINED,
+                      KEEP_LATEST_FILE_VERSIONS: CleanConfig.FILE_VERSIONS_RETAINED,
+                      KEEP_LATEST_BY_HOURS: CleanConfig.HOURS_RETAINED}
 
 class ArchivalConfig:
     AUTOMATIC = ConfigKey(

@@ -10,23 +10,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hoodpy.config.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanConfig
-from hoodpy.config.clustering import ClusteringConfig
+from hoodpy.config.clean import (
+    KEEP_LATEST_BY_HOURS,
+    KEEP_LATEST_COMMITS,
+    KEEP_LATEST_FILE_VERSIONS,
+    RETAINED_BY_POLICY,
+    CleanConfig,
+)
+from hoodpy.config.clustering import ClusteringConfig, parse_layout_strategy
 from hoodpy.errors import InvalidConfigError
+from sql_ext.catalog import sql_literal
 
 from dbt.adapters.hoodpy.model_config import TableSpec, _LAYOUT_NAMES, _names
-from hoodpy.config.clustering import parse_layout_strategy
 
 _CLUSTERING_PLAN_KEYS = (ClusteringConfig.TARGET_FILE_MAX_BYTES.key, ClusteringConfig.SMALL_FILE_LIMIT.key)
 _RETAIN_ARGUMENT = {KEEP_LATEST_COMMITS: "retain_commits", KEEP_LATEST_FILE_VERSIONS: "file_versions_retained",
                     KEEP_LATEST_BY_HOURS: "hours_retained"}
-_RETAINED_KEY = {KEEP_LATEST_COMMITS: CleanConfig.COMMITS_RETAINED.key,
-                 KEEP_LATEST_FILE_VERSIONS: CleanConfig.FILE_VERSIONS_RETAINED.key,
-                 KEEP_LATEST_BY_HOURS: CleanConfig.HOURS_RETAINED.key}
-
-
-def sql_string(value: Any) -> str:
-    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _options_text(options: Mapping[str, Any]) -> str:
@@ -51,13 +50,14 @@ def procedure_args(spec: TableSpec, service: str, overrides: Mapping[str, Any]) 
         options = {k: v for k, v in spec.options.items() if k in _CLUSTERING_PLAN_KEYS}
     elif service == "clean":
         unknown = [k for k in overrides if k not in ("policy", "retained", "options")]
-        policy = str(overrides.get("policy") or spec.options.get(CleanConfig.POLICY.key) or "").upper()
+        policy = overrides.get("policy") or spec.options.get(CleanConfig.POLICY.key)
         if policy:
-            if policy not in _RETAIN_ARGUMENT:
-                raise InvalidConfigError("policy", policy, f"model {spec.model!r}: expected one of "
-                                         f"{', '.join(_RETAIN_ARGUMENT)}")
+            try:
+                policy = CleanConfig.POLICY.parse(policy)
+            except ValueError as e:
+                raise InvalidConfigError("policy", policy, f"model {spec.model!r}: {e}") from None
             args["clean_policy"] = policy
-            retained = overrides.get("retained", spec.options.get(_RETAINED_KEY[policy]))
+            retained = overrides.get("retained", spec.options.get(RETAINED_BY_POLICY[policy].key))
             if retained is not None:
                 args[_RETAIN_ARGUMENT[policy]] = int(retained)
         options = {}
@@ -69,4 +69,4 @@ def procedure_args(spec: TableSpec, service: str, overrides: Mapping[str, Any]) 
     options.update({str(k): v for k, v in dict(overrides.get("options") or {}).items()})
     if options:
         args["options"] = _options_text(options)
-    return ", ".join(f"{k} => {v if isinstance(v, int) else sql_string(v)}" for k, v in args.items())
+    return ", ".join(f"{k} => {sql_literal(v)}" for k, v in args.items())
