@@ -48,7 +48,7 @@ def built(hoodpy_spark, tmp_path_factory):
     pending_clustering = t.clustering.schedule(sort_columns="y")
     assert pending_clean is not None and pending_clustering is not None
     return {"table": t, "path": path, "commits": [c1, c2, c3, clustered.instant_time, c5], "clustered": clustered,
-            "pending_clean": pending_clean, "pending_clustering": pending_clustering.instant_time}
+            "pending_clean": pending_clean.instant_time, "pending_clustering": pending_clustering.instant_time}
 
 
 def test_every_command_prints_the_procedures_rows(hoodpy_spark, capsys, built):
