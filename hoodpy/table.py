@@ -253,11 +253,11 @@ class HoodieTable:
     def rollback_to_instant(self, instant_time: str):
         """Undo the latest completed commit (Hudi's rollback_to_instant); returns the rollback instant."""
         from hoodpy.errors import RollbackError
-        from hoodpy.services.rollback import RollbackService
+        from hoodpy.services.rollback import RollbackService, rollback_failed_writes
 
         service = RollbackService.of(self)
         # Failed writes after the target go first (per the failed-writes policy), as the next write would.
-        timeline = service.context.transaction().clean_failed_writes(self.timeline)
+        timeline = rollback_failed_writes(service.context.transaction(), self.timeline)
         target = next((i for i in timeline.completed_commits() if i.timestamp == instant_time), None)
         if target is None:
             raise RollbackError(f"{instant_time} is not a completed commit of {self.name}")

@@ -60,8 +60,7 @@ def _replaced_groups_still_on_storage(storage: Storage, timeline: Timeline, inst
 
 def instants_to_archive(storage: Storage, timeline: Timeline, config: HoodieConfig) -> list[Instant]:
     from hoodpy.services.clean.service import last_completed_clean_earliest
-    from hoodpy.services.savepoint import savepoint_times
-
+    
     ArchivalConfig.validate(config)
     low, high = config.get(ArchivalConfig.MIN_COMMITS), config.get(ArchivalConfig.MAX_COMMITS)
     out: list[Instant] = []
@@ -72,7 +71,7 @@ def instants_to_archive(storage: Storage, timeline: Timeline, config: HoodieConf
     commits = timeline.completed_commits()
     if len(commits) > high:
         bounds = [i.timestamp for i in timeline.instants if not i.is_completed][:1]
-        bounds += savepoint_times(timeline)[:1]
+        bounds += timeline.savepoint_times()[:1]
         earliest = last_completed_clean_earliest(storage, timeline)
         if earliest:
             bounds.append(earliest)

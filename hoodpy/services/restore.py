@@ -17,7 +17,6 @@ from hoodpy.errors import SavepointError
 from hoodpy.file_group.file_group import BaseFile
 from hoodpy.file_group.fs_view import list_base_files
 from hoodpy.services.rollback import delete_files, rollback_metadata
-from hoodpy.services.savepoint import savepoint_times
 from hoodpy.services.table_service import Options, TableService, instant_time_of_plan
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
@@ -69,7 +68,7 @@ class RestoreService(TableService[RestorePlan, Instant]):
         """Plan rolling back every write after the savepoint at ``savepoint_time``, and save the plan."""
         storage, name = self.storage, self.context.name
         timeline = self.context.timeline()
-        savepoints = savepoint_times(timeline)
+        savepoints = timeline.savepoint_times()
         if savepoint_time not in savepoints:
             raise SavepointError(f"No savepoint at {savepoint_time} in {name} "
                                  f"(savepoints: {', '.join(savepoints) or 'none'})")

@@ -13,16 +13,22 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from hoodpy.config.concurrency import EAGER, LAZY
 from hoodpy.errors import RollbackError
 from hoodpy.file_group.fs_view import list_base_files
-from hoodpy.services.table_service import Options, TableService, instant_time_of_plan
+from hoodpy.services.table_service import Options, ServiceContext, TableService, instant_time_of_plan
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
 from hoodpy.timeline.instant import Action, Instant, State, new_instant_time, plan_instant_time
-from hoodpy.timeline.timeline import METAFOLDER, instant_temp_dir
-from hoodpy.transaction.heartbeat import heartbeat_path
+from hoodpy.timeline.timeline import METAFOLDER, Timeline, instant_temp_dir
+from hoodpy.transaction.conflict import pending_clustering_file_groups
+from hoodpy.transaction.heartbeat import heartbeat_path, is_expired
+
+if TYPE_CHECKING:
+    from hoodpy.transaction.transaction import WriteTransaction
 
 
 @dataclass(frozen=True)
@@ -154,6 +160,26 @@ class RollbackService(TableService[RollbackPlan, Instant]):
         metadata = rollback_metadata(plan.instant_time, target, deleted, failed, _elapsed_ms(started))
         return transitions.complete(storage, inflight, serialize(AvroModel.ROLLBACK_METADATA, metadata))
 
+
+
+def rollback_failed_writes(transaction: WriteTransaction, timeline: Timeline) -> Timeline:
+    """What a write does before it starts (Hudi's rollbackFailedWrites): finish rollbacks a crash
+    interrupted, then roll back failed writes per the failed-writes policy (EAGER: every pending write;
+    LAZY: those whose heartbeat expired), all under the transaction's lock. Returns the timeline after."""
+    rollbacks = RollbackService(ServiceContext(transaction.storage, transaction.config))
+    with transaction.locked():
+        for pending in timeline.pending([Action.ROLLBACK]):  # interrupted by a crash: finish from the plan
+            rollbacks.execute(pending.timestamp)
+        timeline = Timeline.load(transaction.storage)
+        clustering = pending_clustering_file_groups(transaction.storage, timeline)
+        for instant in timeline.pending_writes():
+            if instant.timestamp in clustering:
+                continue  # a scheduled table service, not a failed write
+            if transaction.policy == EAGER or (
+                    transaction.policy == LAZY and is_expired(transaction.storage, instant.timestamp,
+                                                              transaction.heartbeat_ms, transaction.misses)):
+                rollbacks.execute(rollbacks.schedule(target=instant))
+        return Timeline.load(transaction.storage)
 
 def read_rollback_metadata(storage: Storage, instant: Instant) -> dict:
     rel = f"{METAFOLDER}/{instant.with_state(State.COMPLETED).file_name}"

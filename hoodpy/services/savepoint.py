@@ -21,6 +21,8 @@ from typing import Any
 
 from hoodpy.errors import SavepointError
 from hoodpy.file_group.fs_view import FileSystemView
+from hoodpy.services.clean.retention import check_retained
+from hoodpy.services.restore import RestoreService
 from hoodpy.services.table_service import Options, ServiceContext
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
@@ -53,14 +55,9 @@ def read_savepoint(storage: Storage, instant_time: str) -> Savepoint:
                      {p: list(m.get("savepointDataFile") or []) for p, m in (d.get("partitionMetadata") or {}).items()})
 
 
-def savepoint_times(timeline: Timeline) -> list[str]:
-    """Completed savepoints, oldest first."""
-    return [i.timestamp for i in timeline.filter(actions=[Action.SAVEPOINT], states=[State.COMPLETED])]
-
-
 def savepointed_files(storage: Storage, timeline: Timeline) -> set[str]:
     """Base file names any savepoint pins."""
-    return {name for t in savepoint_times(timeline) for names in read_savepoint(storage, t).files.values()
+    return {name for t in timeline.savepoint_times() for names in read_savepoint(storage, t).files.values()
             for name in names}
 
 
@@ -93,8 +90,6 @@ class SavepointService:
 
     def create(self, instant_time: str | None = None, *, user: str = "", comment: str = "") -> Savepoint:
         """Savepoint a completed commit (default: the latest). Raises SavepointError naming the problem."""
-        from hoodpy.services.clean.retention import check_retained
-
         storage, name = self.context.storage, self.context.name
         with self.context.transaction().locked():
             timeline = Timeline.load(storage)
@@ -106,7 +101,7 @@ class SavepointService:
             validate_instant_time(instant_time)
             if not timeline.is_completed_write(instant_time):
                 raise SavepointError(f"Cannot savepoint {instant_time}: it is not a completed commit of {name}")
-            if instant_time in savepoint_times(timeline):
+            if instant_time in timeline.savepoint_times():
                 raise SavepointError(f"Commit {instant_time} is already savepointed")
             try:
                 check_retained(storage, timeline, instant_time)
@@ -130,22 +125,20 @@ class SavepointService:
     def list(self) -> list[Savepoint]:
         """Savepoints, oldest first."""
         storage = self.context.storage
-        return [read_savepoint(storage, t) for t in savepoint_times(Timeline.load(storage))]
+        return [read_savepoint(storage, t) for t in Timeline.load(storage).savepoint_times()]
 
     def delete(self, instant_time: str) -> None:
         """Remove a savepoint; its files become eligible for cleaning again."""
         storage = self.context.storage
         validate_instant_time(instant_time)
         timeline = Timeline.load(storage)
-        if instant_time not in savepoint_times(timeline):
+        if instant_time not in timeline.savepoint_times():
             raise SavepointError(f"No savepoint at {instant_time} in {self.context.name} "
-                                 f"(savepoints: {', '.join(savepoint_times(timeline)) or 'none'})")
+                                 f"(savepoints: {', '.join(timeline.savepoint_times()) or 'none'})")
         savepoint = read_savepoint(storage, instant_time)
         storage.write_atomic(f"{DELETED_SAVEPOINTS_DIR}/{instant_time}", json.dumps(sorted(savepoint.files)).encode())
         transitions.delete_completed(storage, Instant(instant_time, Action.SAVEPOINT, State.COMPLETED))
 
     def rollback_to(self, instant_time: str) -> Instant:
         """Restore the table to the savepoint (a ``restore`` instant); returns the restore instant."""
-        from hoodpy.services.restore import RestoreService  # it reads savepoints: imported when used
-
         return RestoreService(self.context).run(savepoint_time=instant_time)

@@ -38,10 +38,10 @@ from hoodpy.config import HoodieConfig
 from hoodpy.storage import Storage
 from hoodpy.timeline.instant import Action
 from hoodpy.timeline.timeline import Timeline
+from hoodpy.transaction.transaction import WriteTransaction
 
 if TYPE_CHECKING:
     from hoodpy.table import HoodieTable
-    from hoodpy.transaction.transaction import WriteTransaction
 
 Options = Mapping[str, Any] | HoodieConfig | None
 PlanT = TypeVar("PlanT")
@@ -89,9 +89,6 @@ class ServiceContext:
 
     def transaction(self) -> WriteTransaction:
         """The writers' transaction for this config: ``locked()`` is the table lock under OCC."""
-        # Imported here: the transaction rolls back failed writes through the rollback service.
-        from hoodpy.transaction.transaction import WriteTransaction
-
         return WriteTransaction(self.storage, self.config)
 
 

@@ -54,6 +54,10 @@ class Timeline:
     def completed_replacecommits(self) -> list[Instant]:
         return self.filter(actions=[Action.REPLACECOMMIT], states=[State.COMPLETED])
 
+    def savepoint_times(self) -> list[str]:
+        """Instant times of the completed savepoints, oldest first."""
+        return [i.timestamp for i in self.filter(actions=[Action.SAVEPOINT], states=[State.COMPLETED])]
+
     def pending(self, actions: Iterable[Action] | None = None) -> list[Instant]:
         return [i for i in self.filter(actions=actions) if not i.is_completed]
 

@@ -8,15 +8,13 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 from hoodpy.config import HoodieConfig
-from hoodpy.config.concurrency import EAGER, LAZY, ConcurrencyConfig
-from hoodpy.services.rollback import RollbackService
-from hoodpy.services.table_service import ServiceContext
+from hoodpy.config.concurrency import ConcurrencyConfig
 from hoodpy.storage import Storage
-from hoodpy.timeline.instant import Action, Instant
+from hoodpy.timeline.instant import Instant
 from hoodpy.timeline.metadata import CommitMetadata
 from hoodpy.timeline.timeline import Timeline
-from hoodpy.transaction.conflict import check_conflicts, pending_clustering_file_groups, touched_file_groups
-from hoodpy.transaction.heartbeat import Heartbeat, is_expired
+from hoodpy.transaction.conflict import check_conflicts, touched_file_groups
+from hoodpy.transaction.heartbeat import Heartbeat
 from hoodpy.transaction.lock import lock_provider
 
 T = TypeVar("T")
@@ -45,25 +43,10 @@ class WriteTransaction:
         finally:
             self._lock.release()
 
-    def clean_failed_writes(self, timeline: Timeline) -> Timeline:
-        """Finish interrupted rollbacks and roll back failed writes per the failed-writes policy."""
-        # Rollbacks run through the rollback service's schedule / execute, inside this transaction's lock.
-        rollbacks = RollbackService(ServiceContext(self.storage, self.config))
-        with self.locked():
-            for pending in timeline.pending([Action.ROLLBACK]):  # interrupted by a crash: finish from the plan
-                rollbacks.execute(pending.timestamp)
-            timeline = Timeline.load(self.storage)
-            clustering = pending_clustering_file_groups(self.storage, timeline)
-            for instant in timeline.pending_writes():
-                if instant.timestamp in clustering:
-                    continue  # a scheduled table service, not a failed write
-                if self.policy == EAGER or (
-                        self.policy == LAZY and is_expired(self.storage, instant.timestamp, self.heartbeat_ms,
-                                                           self.misses)):
-                    rollbacks.execute(rollbacks.schedule(target=instant))
-            timeline = Timeline.load(self.storage)
+    def begin(self, timeline: Timeline) -> None:
+        """Remember the commits completed when this write starts (after failed writes were rolled back):
+        conflict detection at commit looks only at commits completed since."""
         self.completed_at_start = {i.timestamp for i in timeline.completed_commits()}
-        return timeline
 
     def heartbeat(self, instant_time: str) -> Heartbeat:
         return Heartbeat(self.storage, instant_time, self.heartbeat_ms)

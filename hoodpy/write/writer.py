@@ -30,6 +30,7 @@ from hoodpy.index.configured import index_for
 from hoodpy.keygen import KeyGenerator
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json, evolve_schema
+from hoodpy.services.rollback import rollback_failed_writes
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, serialize
@@ -155,7 +156,8 @@ class Writer:
         timeline = Timeline.load(self.storage)
         try:
             records, target_schema = self._prepare(df, operation, timeline)
-            timeline = transaction.clean_failed_writes(timeline)
+            timeline = rollback_failed_writes(transaction, timeline)
+            transaction.begin(timeline)
             instant_time = new_instant_time(after=timeline.latest_instant_time())
             # The heartbeat exists before the instant does, so a concurrent LAZY cleaner never sees this
             # write without one.

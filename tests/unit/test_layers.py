@@ -140,6 +140,69 @@ def test_every_import_points_down():
     assert not problems, "imports of higher layers:\n" + "\n".join(problems)
 
 
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """module -> the project modules it imports (a ``pkg.name`` import of a non-module counts as ``pkg``)."""
+    known = set(modules)
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        graph[name] = set()
+        for _, target in imported_modules(name, path.read_text(), is_package=path.name == "__init__.py",
+                                          known=known):
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                graph[name].add(target)
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_no_import_circles():
+    # Also within a layer: a circle hidden by a function-local import is still a circle.
+    circles = import_circles(import_graph(project_modules()))
+    assert not circles, "modules that import each other (directly or round a loop):\n" + "\n".join(
+        " -> ".join(c) for c in circles)
+
+
+def test_a_circle_is_found():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert import_circles(graph) == [["a", "b", "c"]]
+    assert import_circles({"a": {"b"}, "b": set()}) == []
+
+
 def test_the_scan_sees_every_layer():
     modules = project_modules()
     assert {"hoodpy.table", "hoodpy.write.writer", "sql_ext.session", "dbt.adapters.hoodpy.impl"} <= set(modules)

@@ -32,10 +32,9 @@ def _hint(earliest: str | None) -> str:
 def check_retained(storage: Storage, timeline: Timeline, as_of: str) -> None:
     """Raise InstantNotRetainedError when cleaning removed files a read as of ``as_of`` needs."""
     from hoodpy.services.clean.execute import read_clean_metadata
-    from hoodpy.services.savepoint import savepoint_times
-
+    
     cleans = [i for i in timeline.filter(actions=[Action.CLEAN]) if i.is_completed]
-    if not cleans or as_of in savepoint_times(timeline):
+    if not cleans or as_of in timeline.savepoint_times():
         return
     metas = [(c.timestamp, read_clean_metadata(storage, c.timestamp)) for c in cleans]
     last_earliest = metas[-1][1].get("earliestCommitToRetain") or None

@@ -10,6 +10,7 @@ import pytest
 
 from hoodpy.config import HoodieConfig
 from hoodpy.services.savepoint import SavepointService
+from hoodpy.services.rollback import rollback_failed_writes
 from hoodpy.services.clean.service import CleanService
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
@@ -53,7 +54,7 @@ def test_service_instants_are_neither_conflicts_nor_failed_writes(storage):
     timeline = Timeline.load(storage)
     # A write that touched the same file group, started before the savepoint and the clean: no conflict.
     check_conflicts(storage, timeline, t(9), [("p", A)], at_start)
-    after = WriteTransaction(storage, HoodieConfig.of({})).clean_failed_writes(timeline)
+    after = rollback_failed_writes(WriteTransaction(storage, HoodieConfig.of({})), timeline)
     kinds = {(i.action, i.state.value) for i in after.instants if i.action in (Action.CLEAN, Action.SAVEPOINT)}
     assert kinds == {(Action.CLEAN, "REQUESTED"), (Action.SAVEPOINT, "COMPLETED")}
     assert [i for i in after.instants if i.action == Action.ROLLBACK] == []
@@ -68,6 +69,6 @@ def test_a_restore_is_not_a_conflicting_write(storage):
     restore = SavepointService.of(table).rollback_to(t(1))
     timeline = Timeline.load(storage)
     check_conflicts(storage, timeline, t(9), [("p", A)], at_start)
-    after = WriteTransaction(storage, HoodieConfig.of({})).clean_failed_writes(timeline)
+    after = rollback_failed_writes(WriteTransaction(storage, HoodieConfig.of({})), timeline)
     assert after.find(restore.timestamp, Action.RESTORE).is_completed
     assert [i.timestamp for i in after.completed_commits()] == [t(1)]
