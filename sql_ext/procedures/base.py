@@ -39,7 +39,6 @@ from pyspark.sql.types import (
 )
 
 from hoodpy.errors import ProcedureArgumentError
-from hoodpy.inspect.instant_times import StateTimes, state_file_times
 from hoodpy.inspect.rows import Column
 from sql_ext.call import CallArgument
 
@@ -298,8 +297,3 @@ def parse_options(text: str | None) -> dict[str, str]:
             raise ValueError(f"expected key=value, got {item.strip()!r}")
         out[key.strip()] = value.strip()
     return out
-
-
-def instant_file_times(table: HoodieTable) -> StateTimes:
-    """(instant time, action) -> {state: modification time in ns} of the files under ``.hoodie/``."""
-    return state_file_times(table.storage)

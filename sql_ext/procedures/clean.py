@@ -26,10 +26,9 @@ from sql_ext.procedures.base import (
     Parameter,
     Procedure,
     ProcedureContext,
-    instant_file_times,
     parse_options,
 )
-from hoodpy.timeline.instant import format_instant_millis
+from hoodpy.inspect.instant_times import completed_time, state_file_times
 
 _STR, _LONG, _INT, _BOOL = StringType(), LongType(), IntegerType(), BooleanType()
 
@@ -87,9 +86,8 @@ def _cleans(ctx: ProcedureContext, args: Args) -> list[tuple[str, str | None, di
     from hoodpy.timeline.instant import Action
 
     table = ctx.table(args)
-    times = instant_file_times(table)
-    out = [(i.timestamp, format_instant_millis(times.get((i.timestamp, "clean"), {}).get("COMPLETED")),
-            read_clean_metadata(table.storage, i.timestamp))
+    times = state_file_times(table.storage)
+    out = [(i.timestamp, completed_time(times, i), read_clean_metadata(table.storage, i.timestamp))
            for i in table.timeline.filter(actions=[Action.CLEAN]) if i.is_completed]
     if args["showArchived"]:
         from hoodpy.services.archive import read_archived_entries
