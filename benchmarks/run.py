@@ -462,8 +462,20 @@ class Bench:
         p0 = lo_p + (hi_p - lo_p) // 2
         preds = {"l_shipdate 5% range": [("l_shipdate", ">=", d0), ("l_shipdate", "<", d0 + span_d)],
                  "l_partkey 5% range": [("l_partkey", ">=", p0), ("l_partkey", "<", p0 + (hi_p - lo_p) // 20)]}
+        # Files scanned depend on where a range falls against file boundaries (one at the middle of each
+        # column is likely): also count them for 5% ranges starting at ten positions across each column.
+        positions = {
+            "l_shipdate": [[("l_shipdate", ">=", lo_d + k * span_d * 1.9), ("l_shipdate", "<", lo_d + k * span_d * 1.9
+                                                                            + span_d)] for k in range(10)],
+            "l_partkey": [[("l_partkey", ">=", lo_p + k * (hi_p - lo_p) * 95 // 1000),
+                           ("l_partkey", "<", lo_p + k * (hi_p - lo_p) * 95 // 1000 + (hi_p - lo_p) // 20)]
+                          for k in range(10)]}
         out: dict = {"target_files": n_files, "layouts": {}}
         self.results["workloads"]["clustering"] = out
+
+        def positions_scanned(count) -> dict:
+            each = {col: [count(f) for f in ranges] for col, ranges in positions.items()}
+            return {col: {"mean": round(sum(v) / len(v), 2), "each": v} for col, v in each.items()}
 
         def spark_filter(filters):
             from pyspark.sql import functions as F
@@ -474,9 +486,10 @@ class Bench:
             return cond
 
         # Curves over the values' own bits (DIRECT, Hudi's default) and over sampled quantiles (SAMPLE).
-        for name, layout, method in (("linear", "linear", "DIRECT"), ("z-order", "z-order", "DIRECT"),
-                                     ("hilbert", "hilbert", "DIRECT"), ("z-order sample", "z-order", "SAMPLE"),
-                                     ("hilbert sample", "hilbert", "SAMPLE")):
+        # Defaults first (hoodpy's curve build method is SAMPLE), then Hudi's default DIRECT.
+        for name, layout, method in (("linear", "linear", None), ("z-order", "z-order", None),
+                                     ("hilbert", "hilbert", None), ("z-order DIRECT", "z-order", "DIRECT"),
+                                     ("hilbert DIRECT", "hilbert", "DIRECT")):
             def setup():
                 return self.copy_of(self.golden(sf, "unpartitioned", "hoodpy"), "cluster")
 
@@ -485,7 +498,7 @@ class Bench:
                 opts = {"hoodie.clustering.plan.strategy.target.file.max.bytes": target,
                         "hoodie.clustering.plan.strategy.max.bytes.per.group": total_bytes * 2,
                         "hoodie.clustering.plan.strategy.small.file.limit": total_bytes * 2,
-                        "hoodie.layout.optimize.curve.build.method": method}
+                        **({"hoodie.layout.optimize.curve.build.method": method} if method else {})}
                 r = t.clustering.run(sort_columns=["l_shipdate", "l_partkey"], layout=layout, options=opts)
                 return {"result": str(r)[:200]}
             log(f"clustering {name}")
@@ -499,16 +512,18 @@ class Bench:
                     "rows": self.spark.read.parquet(*[t.storage.uri(bf.path) for bf in kept])
                     .filter(spark_filter(filters)).count() if kept else 0})
                 entry["queries"][query] = {"files_scanned": len(kept), "files_total": len(files), **q}
+            entry["files_scanned_over_positions"] = positions_scanned(
+                lambda filters: len(prune_by_column_stats(t.storage, files, filters)))
             out["layouts"][name] = entry
             self.save()
 
         # delta-rs: the same rows z-ordered into the same number of files, from its default layout and from
         # the matched one (as many input files as hoodpy's table).
         for golden, name in (("delta", "delta_z_order"), ("delta-matched", "delta_z_order_matched")):
-            out["layouts"][name] = self.delta_z_order(sf, golden, target, preds)
+            out["layouts"][name] = self.delta_z_order(sf, golden, target, preds, positions_scanned)
             self.save()
 
-    def delta_z_order(self, sf: float, golden: str, target: int, preds: dict) -> dict:
+    def delta_z_order(self, sf: float, golden: str, target: int, preds: dict, positions_scanned) -> dict:
         from deltalake import DeltaTable
 
         log(f"clustering {golden} z_order")
@@ -524,11 +539,17 @@ class Bench:
         entry = {"layout": {"files": before[0], "avg_file_bytes": before[1] // max(1, before[0])},
                  "clustering": self.repeat(d_run, setup=d_setup), "queries": {}}
         dataset = DeltaTable(str(path)).to_pyarrow_dataset()
-        for name, filters in preds.items():
+
+        def expression(filters):
             expr = None
             for col, op, v in filters:
                 e = ds.field(col) >= pa.scalar(v) if op == ">=" else ds.field(col) < pa.scalar(v)
                 expr = e if expr is None else expr & e
+            return expr
+        entry["files_scanned_over_positions"] = positions_scanned(
+            lambda filters: len(list(dataset.get_fragments(filter=expression(filters)))))
+        for name, filters in preds.items():
+            expr = expression(filters)
             frags = list(dataset.get_fragments(filter=expr))
             q = self.repeat(lambda _, expr=expr: {"rows": dataset.to_table(filter=expr, columns=["l_orderkey"]).num_rows})
             entry["queries"][name] = {"files_scanned": len(frags), "files_total": len(list(dataset.get_fragments())),
