@@ -54,13 +54,38 @@ def parse_merge_mode(value: object) -> str:
     return text
 
 
+# hoodie.datasource.write.payload.type names (Hudi's RecordPayloadType) and the payload class each stands for.
+PAYLOAD_TYPES = {
+    "HOODIE_AVRO_DEFAULT": _MODEL + "DefaultHoodieRecordPayload",
+    "EVENT_TIME_AVRO": _MODEL + "EventTimeAvroPayload",
+    "OVERWRITE_LATEST_AVRO": _MODEL + "OverwriteWithLatestAvroPayload",
+    "OVERWRITE_NON_DEF_LATEST_AVRO": _MODEL + "OverwriteNonDefaultsWithLatestAvroPayload",
+    "PARTIAL_UPDATE_AVRO": _MODEL + "PartialUpdateAvroPayload",
+    "AWS_DMS_AVRO": _MODEL + "AWSDmsAvroPayload",
+    "MYSQL_DEBEZIUM_AVRO": _MODEL + "debezium.MySqlDebeziumAvroPayload",
+    "POSTGRES_DEBEZIUM_AVRO": _MODEL + "debezium.PostgresDebeziumAvroPayload",
+    "HOODIE_METADATA": "org.apache.hudi.metadata.HoodieMetadataPayload",
+}
+
+
 def parse_payload_class(value: object) -> str:
-    name = str(value).strip()
+    # Tables from Hudi's incubator days name payloads under com.uber.hoodie; Hudi reads them as org.apache.hudi.
+    name = str(value).strip().replace("com.uber.hoodie", "org.apache.hudi")
     if name in PAYLOAD_MERGE_MODES:
         return name
     why = UNSUPPORTED_PAYLOADS.get(name, "is a payload hoodpy does not know")
     raise ValueError(f"hoodpy merges records as {', '.join(c.rsplit('.', 1)[1] for c in PAYLOAD_MERGE_MODES)} do; "
                      f"{name} {why}, so ignoring it would change which records survive")
+
+
+def parse_payload_type(value: object) -> str:
+    """A payload type name, as the payload class it stands for (refused like that class when hoodpy cannot
+    merge as it does)."""
+    text = str(value).strip().upper()
+    if text not in PAYLOAD_TYPES:
+        raise ValueError(f"hoodpy merges records as the payload types {', '.join(list(PAYLOAD_TYPES)[:3])} do; "
+                         f"{text} is not one of them")
+    return parse_payload_class(PAYLOAD_TYPES[text])
 
 
 def parse_merge_strategy(value: object) -> str:
@@ -107,6 +132,12 @@ class WriteConfig:
         "OverwriteWithLatestAvroPayload as COMMIT_TIME_ORDERING; any other class is refused.",
         aliases=("hoodie.compaction.payload.class",),
     )
+    PAYLOAD_TYPE = ConfigKey(
+        "hoodie.datasource.write.payload.type", None, parse_payload_type,
+        doc="Hudi payload type, used when no payload class is set: HOODIE_AVRO_DEFAULT and EVENT_TIME_AVRO as "
+        "EVENT_TIME_ORDERING, OVERWRITE_LATEST_AVRO as COMMIT_TIME_ORDERING; any other type is refused.",
+        aliases=("hoodie.compaction.payload.type",),
+    )
     MERGE_STRATEGY_ID = ConfigKey(
         "hoodie.record.merge.strategy.id", None, parse_merge_strategy,
         doc="Record merger strategy id: Hudi's built-in event-time, commit-time and payload-based ids are "
@@ -131,12 +162,12 @@ class WriteConfig:
 
 
 def merge_mode(config: HoodieConfig, ordering_field: str | None) -> str:
-    """The merge mode a write uses: hoodie.write.record.merge.mode, else the payload class's, else event time
-    when there is an ordering field (commit time without one)."""
+    """The merge mode a write uses: hoodie.write.record.merge.mode, else the payload class's (or payload
+    type's), else event time when there is an ordering field (commit time without one)."""
     mode = config.get(WriteConfig.RECORD_MERGE_MODE)
     if mode is not None:
         return mode
-    payload = config.get(WriteConfig.PAYLOAD_CLASS)
+    payload = config.get(WriteConfig.PAYLOAD_CLASS) or config.get(WriteConfig.PAYLOAD_TYPE)
     if payload is not None:
         return PAYLOAD_MERGE_MODES[payload]
     return EVENT_TIME_ORDERING if ordering_field else COMMIT_TIME_ORDERING

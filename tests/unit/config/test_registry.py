@@ -80,6 +80,16 @@ def test_payload_classes_are_honoured_as_the_merge_mode_they_equal(payload, mode
         assert merge_mode(HoodieConfig.of({key: payload}), "ts") == mode
 
 
+@pytest.mark.parametrize("options, mode", [
+    ({"hoodie.datasource.write.payload.type": "OVERWRITE_LATEST_AVRO"}, COMMIT_TIME_ORDERING),
+    ({"hoodie.compaction.payload.type": "HOODIE_AVRO_DEFAULT"}, EVENT_TIME_ORDERING),
+    ({"hoodie.compaction.payload.class": "com.uber.hoodie.common.model.OverwriteWithLatestAvroPayload"},
+     COMMIT_TIME_ORDERING),  # incubator-era tables
+])
+def test_payload_types_and_incubator_class_names_are_honoured_too(options, mode):
+    assert merge_mode(HoodieConfig.of(options), "ts") == mode
+
+
 def test_the_merge_mode_key_wins_over_the_payload_class_and_the_default_follows_the_ordering_field():
     config = HoodieConfig.of({"hoodie.compaction.payload.class":
                               "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
@@ -93,13 +103,14 @@ def test_the_merge_mode_key_wins_over_the_payload_class_and_the_default_follows_
     ("hoodie.datasource.write.payload.class", "org.apache.hudi.common.model.PartialUpdateAvroPayload",
      "keeps stored values"),
     ("hoodie.compaction.payload.class", "com.acme.MyPayload", "does not know"),
+    ("hoodie.datasource.write.payload.type", "PARTIAL_UPDATE_AVRO", "PartialUpdateAvroPayload keeps"),
     ("hoodie.record.merge.mode", "CUSTOM", "CUSTOM merge mode"),
     ("hoodie.record.merge.strategy.id", "11111111-2222-3333-4444-555555555555", "strategy of your own"),
     ("hoodie.datasource.write.record.merger.impls", "org.apache.hudi.HoodieSparkRecordMerger",
      "not supported"),
 ])
 def test_values_that_would_change_results_are_refused_naming_them(key, value, says):
-    option = next(k for k in (WriteConfig.PAYLOAD_CLASS, WriteConfig.RECORD_MERGE_MODE,
+    option = next(k for k in (WriteConfig.PAYLOAD_CLASS, WriteConfig.PAYLOAD_TYPE, WriteConfig.RECORD_MERGE_MODE,
                               WriteConfig.MERGE_STRATEGY_ID, WriteConfig.MERGER_IMPLS) if key in k.names())
     with pytest.raises(InvalidConfigError) as e:
         HoodieConfig.of({key: value}).get(option)
