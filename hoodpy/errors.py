@@ -14,6 +14,10 @@ class HoodieError(Exception):
     """Base class of every error hoodpy raises on purpose."""
 
 
+class HoodieConfigWarning(UserWarning):
+    """A ``hoodie.*`` option or table property hoodpy does not honour (it was ignored)."""
+
+
 class TableNotFoundError(HoodieError):
     def __init__(self, base_path: str, reason: str = "no .hoodie/hoodie.properties found"):
         self.base_path = base_path

@@ -21,6 +21,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.properties import load_table_properties, save_table_properties, table_checksum
+from hoodpy.config.registry import check_options, check_table_properties
 from hoodpy.config.table import SUPPORTED_TABLE_VERSION, SUPPORTED_TIMELINE_LAYOUT, TableConfig, check_supported
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import (
@@ -59,6 +60,8 @@ class HoodieTable:
         self.storage = storage
         self.properties = properties
         self.options = dict(options or {})
+        check_table_properties(properties, properties.get(TableConfig.NAME.key, storage.base_uri))
+        check_options(self.options)
         self.config = HoodieConfig.of(properties, self.options)
         self.keygen = KeyGenerator.from_config(self.config)
 
@@ -201,6 +204,7 @@ class HoodieTable:
     def write(self, df: DataFrame, operation: str | WriteOperation | None = None, *,
               options: Mapping[str, Any] | None = None) -> CommitResult:
         """Write ``df`` with ``operation`` (default: ``hoodie.datasource.write.operation``, i.e. upsert)."""
+        check_options(options)
         config = self.config.with_options(options)
         op = WriteOperation(operation if isinstance(operation, WriteOperation)
                             else (str(operation).lower() if operation else config.get(WriteConfig.OPERATION)))

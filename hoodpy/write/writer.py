@@ -19,7 +19,7 @@ from hoodpy.config import HoodieConfig, declared_keys
 from hoodpy.config.index import IndexConfig
 from hoodpy.config.storage import StorageConfig
 from hoodpy.config.table import TableConfig
-from hoodpy.config.write import COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING, WriteConfig
+from hoodpy.config.write import EVENT_TIME_ORDERING, WriteConfig, merge_mode
 from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
 from hoodpy.errors import ClusteringUpdateError, InvalidRecordError, WriteConflictError
@@ -314,10 +314,8 @@ class Writer:
         return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced)
 
     def _event_time_ordering(self) -> bool:
-        mode = self.config.get(WriteConfig.RECORD_MERGE_MODE)
-        if mode is None:
-            mode = EVENT_TIME_ORDERING if self.ordering_field else COMMIT_TIME_ORDERING
-        return mode == EVENT_TIME_ORDERING and self.ordering_field is not None
+        return (merge_mode(self.config, self.ordering_field) == EVENT_TIME_ORDERING
+                and self.ordering_field is not None)
 
     def _sizing(self, timeline: Timeline) -> SizingConfig:
         c = self.config
