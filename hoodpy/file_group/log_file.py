@@ -42,7 +42,7 @@ DATA_BLOCK_VERSION = 3
 _log = logging.getLogger(__name__)
 
 # HoodieDeleteRecordList as delete blocks of version 3 (Hudi 0.14) hold it.
-_DELETE_RECORD_LIST = {
+DELETE_RECORD_LIST_SCHEMA = {
     "type": "record", "name": "HoodieDeleteRecordList", "namespace": "org.apache.hudi.avro.model",
     "fields": [{"name": "deleteRecordList", "type": {"type": "array", "items": {
         "type": "record", "name": "HoodieDeleteRecord",
@@ -137,4 +137,4 @@ def deleted_records(block: LogBlock) -> list[DeletedRecord]:
 
 @lru_cache(maxsize=1)
 def _delete_schema() -> dict[str, Any]:
-    return fastavro.parse_schema(_DELETE_RECORD_LIST)
+    return fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA)
