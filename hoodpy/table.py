@@ -281,7 +281,8 @@ class HoodieTable:
         ``query_type``: ``snapshot`` (merge-on-read slices merged with their log files) or ``read_optimized``
         (base files only); default: the ``hoodie.datasource.query.type`` option, else snapshot.
         """
-        return snapshot(self, as_of=as_of, filters=filters, query=query_type or self.config.raw(ReadConfig.QUERY_TYPE))
+        query = query_type or self.config.raw(ReadConfig.QUERY_TYPE)
+        return snapshot(self, as_of=as_of, filters=filters, query=query)
 
     def read_incremental(self, start: str, end: str | None = None) -> DataFrame:
         """Records committed after ``start`` up to and including ``end``."""

@@ -8,18 +8,16 @@ from hoodpy.file_group.naming import BaseFileName, LogFileName, join_partition
 
 
 @dataclass(frozen=True)
-class BaseFile:
+class _GroupFile:
+    """A file of a file group in a partition: what base files and log files share."""
+
     partition_path: str
-    name: BaseFileName
+    name: BaseFileName | LogFileName
     size: int
 
     @property
     def file_id(self) -> str:
         return self.name.file_id
-
-    @property
-    def instant_time(self) -> str:
-        return self.name.instant_time
 
     @property
     def file_name(self) -> str:
@@ -32,28 +30,23 @@ class BaseFile:
 
 
 @dataclass(frozen=True)
-class LogFile:
-    """A merge-on-read log file: blocks appended to the file slice with base instant ``base_instant_time``."""
-
-    partition_path: str
-    name: LogFileName
-    size: int
+class BaseFile(_GroupFile):
+    name: BaseFileName
 
     @property
-    def file_id(self) -> str:
-        return self.name.file_id
+    def instant_time(self) -> str:
+        return self.name.instant_time
+
+
+@dataclass(frozen=True)
+class LogFile(_GroupFile):
+    """A merge-on-read log file: blocks appended to the file slice with base instant ``base_instant_time``."""
+
+    name: LogFileName
 
     @property
     def base_instant_time(self) -> str:
         return self.name.base_instant_time
-
-    @property
-    def file_name(self) -> str:
-        return self.name.name
-
-    @property
-    def path(self) -> str:
-        return join_partition(self.partition_path, self.file_name)
 
 
 @dataclass(frozen=True)
@@ -67,10 +60,6 @@ class FileSlice:
     base_instant_time: str
     base_file: BaseFile | None = None
     log_files: tuple[LogFile, ...] = ()
-
-    @property
-    def has_logs(self) -> bool:
-        return bool(self.log_files)
 
 
 @dataclass

@@ -54,11 +54,6 @@ def list_base_files(storage: Storage, partitions: Iterable[str] | None = None) -
     return _base_files(_list(storage, partitions))
 
 
-def list_log_files(storage: Storage, partitions: Iterable[str] | None = None) -> list[LogFile]:
-    """Every log file in the table (or in the given partitions), committed or not."""
-    return _log_files(_list(storage, partitions))
-
-
 class FileSystemView:
     """File groups of a table as of an instant (None: the latest completed state)."""
 

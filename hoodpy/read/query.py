@@ -40,7 +40,6 @@ __all__ = ["Filter", "ReadableTable", "bind_filters", "check_filters", "filter_c
            "incremental", "query_type", "select_files", "snapshot"]
 
 
-
 def query_type(value: str | None) -> str:
     """``snapshot`` (None too) or ``read_optimized`` (Hudi's hoodie.datasource.query.type values);
     incremental reads have their own call."""

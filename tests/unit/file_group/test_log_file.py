@@ -124,7 +124,8 @@ def test_view_of_java_mor_layout():
     [s] = FileSystemView.load(storage, Timeline.load(storage)).latest_file_slices()
     assert s.partition_path == "city=san_francisco" and s.base_instant_time == "20250331030642808"
     assert s.base_file.file_name == "d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_0-13-60_20250331030642808.parquet"
-    assert [f.file_name for f in s.log_files] == [".d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.1_0-26-85"]
+    assert [f.file_name for f in s.log_files] == [
+        ".d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.1_0-26-85"]
     blocks = effective_blocks([(f.file_name, storage.read_bytes(f.path)) for f in s.log_files],
                               Timeline.load(storage).committed())
     assert [b.instant_time for b in blocks.blocks] == ["20250331030645735"]
