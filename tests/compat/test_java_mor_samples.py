@@ -140,3 +140,24 @@ def test_truncated_log_block_is_skipped(spark, samples_dir):
     log.write_bytes(data + data[:len(data) // 2])
     after = hudi_rs.df_rows(HoodieTable.for_path(spark, path).read())
     assert after == before == hudi_rs.snapshot(path)
+
+
+def test_sql_reads_an_adopted_mor_table_and_refuses_inserts(spark, samples_dir):
+    """Through the SQL layer (its planned-read cache is for copy-on-write listings): SELECT merges the logs,
+    INSERT is refused and no data or timeline file changes."""
+    from sql_ext import disable, enable
+
+    path = str(unzip_sample(f"{MOR_V6}/v6_nonpartitioned_rollback", samples_dir / "sql"))
+    enable(spark)
+    try:
+        spark.sql(f"CREATE TABLE mor_rollback USING hoodpy LOCATION '{path}'")
+        before = {k: v for k, v in _files(path).items() if not k.startswith(".hoodie/.aux")}
+        assert hudi_rs.df_rows(spark.sql("SELECT * FROM mor_rollback")) == hudi_rs.snapshot(path)
+        [row] = spark.sql("SELECT isActive, _hoodie_commit_time FROM mor_rollback WHERE id = 2").collect()
+        assert (row.isActive, row._hoodie_commit_time) == (True, "20250126060846931")
+        with pytest.raises(UnsupportedTableTypeError, match="MERGE_ON_READ"):
+            spark.sql("INSERT INTO mor_rollback SELECT * FROM mor_rollback WHERE id = 2")
+        assert {k: v for k, v in _files(path).items() if not k.startswith(".hoodie/.aux")} == before
+    finally:
+        spark.sql("DROP TABLE IF EXISTS mor_rollback")
+        disable(spark)
