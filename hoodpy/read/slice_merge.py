@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hoodpy.arrow_rows import align
-from hoodpy.file_group.log_file import deleted_records, data_rows
+from hoodpy.file_group.log_file import DeletedRecord, data_rows, deleted_records
 from hoodpy.meta_fields import RECORD_KEY
 from hoodpy.timeline import log_format
 from hoodpy.timeline.log_format import LogBlock
@@ -47,38 +48,53 @@ def _wins(new: _Version, old: _Version, event_time: bool) -> bool:
 def merge_slice(base: pa.Table | None, blocks: Sequence[LogBlock], schema: pa.Schema,
                 ordering_field: str | None) -> pa.Table:
     """The slice's rows with ``schema``: the base rows (``base``, None for a slice of logs only) merged with
-    the records of ``blocks`` (the slice's effective data and delete blocks, in log order)."""
-    tables: list[pa.Table] = []
-    latest: dict[str, _Version] = {}
-    event_time = ordering_field is not None
+    the records of ``blocks`` (the slice's effective data and delete blocks, in log order).
 
-    def offer(key: str, version: _Version) -> None:
-        old = latest.get(key)
-        if old is None or _wins(version, old, event_time):
-            latest[key] = version
-
-    def offer_rows(table: pa.Table) -> None:
-        index = len(tables)
-        tables.append(table)
-        keys = table.column(RECORD_KEY).to_pylist()
-        orderings = (table.column(ordering_field).to_pylist() if ordering_field in table.column_names
-                     else [None] * table.num_rows)
-        for row, (key, ordering) in enumerate(zip(keys, orderings, strict=True)):
-            offer(key, _Version(index, row, ordering, False))
-
-    if base is not None:
-        offer_rows(align(base, schema))
+    Base rows whose key no log block names pass through untouched, without per-row work."""
+    logs: list[pa.Table | list[DeletedRecord]] = []
+    log_keys: set[str] = set()
     for block in blocks:
         if block.block_type == log_format.DELETE_BLOCK:
-            for d in deleted_records(block):
-                plain = d.ordering_value is None or d.ordering_value == 0
-                offer(d.record_key, _Version(-1, -1, d.ordering_value, plain))
+            deletes = deleted_records(block)
+            logs.append(deletes)
+            log_keys.update(d.record_key for d in deletes)
         else:
-            offer_rows(align(data_rows(block, schema), schema))
-    if not tables:
-        return schema.empty_table()
+            rows = align(data_rows(block, schema), schema)
+            logs.append(rows)
+            log_keys.update(rows.column(RECORD_KEY).to_pylist())
+    untouched: list[pa.Table] = []
+    tables: list[pa.Table] = []
+    steps: list[int | list[DeletedRecord]] = []  # in write order: an index into tables, or deletes
+    for entry in ([] if base is None else [align(base, schema)]) + logs:
+        if isinstance(entry, list):
+            steps.append(entry)
+            continue
+        if not tables and base is not None:  # the base file: rows no log names pass through
+            hit = pc.is_in(entry.column(RECORD_KEY), value_set=pa.array(list(log_keys), pa.string()))
+            untouched.append(entry.filter(pc.invert(hit)))
+            entry = entry.filter(hit)
+        steps.append(len(tables))
+        tables.append(entry)
+
+    latest: dict[str, _Version] = {}
+    event_time = ordering_field is not None
+    for step in steps:
+        if isinstance(step, int):
+            table = tables[step]
+            keys = table.column(RECORD_KEY).to_pylist()
+            orderings = (table.column(ordering_field).to_pylist() if ordering_field in table.column_names
+                         else [None] * table.num_rows)
+            versions = [(k, _Version(step, row, o, False)) for row, (k, o) in enumerate(zip(keys, orderings))]
+        else:
+            versions = [(d.record_key, _Version(-1, -1, d.ordering_value, d.ordering_value in (None, 0)))
+                        for d in step]
+        for key, version in versions:
+            old = latest.get(key)
+            if old is None or _wins(version, old, event_time):
+                latest[key] = version
     offsets = [0]
     for t in tables:
         offsets.append(offsets[-1] + t.num_rows)
     picks = [offsets[v.table] + v.row for v in latest.values() if v.table >= 0]
-    return pa.concat_tables(tables).take(pa.array(picks, pa.int64()))
+    merged = pa.concat_tables(tables).take(pa.array(picks, pa.int64())) if tables else schema.empty_table()
+    return pa.concat_tables([*untouched, merged])

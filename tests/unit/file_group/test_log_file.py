@@ -230,11 +230,12 @@ def _merged(base_rows, logs, ordering="ts"):
 
 
 def test_event_time_merge():
-    base = [_row("a", 5, T1), _row("b", 5, T1), _row("c", 5, T1)]
+    base = [_row("a", 5, T1), _row("b", 5, T1), _row("c", 5, T1), _row("z", 9, T1)]
     logs = [parquet_block(T2, [_row("a", 6, T2), _row("b", 4, T2), _row("d", 1, T2)]),
             avro_block(T3, [_row("c", 5, T3)])]
-    # a: larger ordering wins; b: the base row's larger value stays; c: a tie goes to the later write.
-    assert _merged(base, logs) == [("a", 6, T2), ("b", 5, T1), ("c", 5, T3), ("d", 1, T2)]
+    # a: larger ordering wins; b: the base row's larger value stays; c: a tie goes to the later write;
+    # z: no log names it.
+    assert _merged(base, logs) == [("a", 6, T2), ("b", 5, T1), ("c", 5, T3), ("d", 1, T2), ("z", 9, T1)]
 
 
 def test_commit_time_merge_without_ordering_field():
