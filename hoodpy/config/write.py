@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hoodpy.config import ConfigKey, parse_bool, parse_enum, parse_int
+from hoodpy.config import ConfigKey, HoodieConfig, parse_bool, parse_enum, parse_int
+from hoodpy.config.table import TableConfig
 
 EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
 COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
@@ -37,3 +38,13 @@ class WriteConfig:
         doc="Spark partitions for the merge stage; 0 lets hoodpy pick one per file group.",
         aliases=("hoodie.insert.shuffle.parallelism", "hoodie.bulkinsert.shuffle.parallelism"),
     )
+
+
+def event_time_ordering_field(config: HoodieConfig) -> str | None:
+    """The ordering (precombine) field when records merge by event time; None when the latest write wins
+    (commit-time ordering, or no ordering field). Writes and merge-on-read reads merge by the same rule."""
+    field = config.get(TableConfig.PRECOMBINE_FIELD)
+    mode = config.get(WriteConfig.RECORD_MERGE_MODE)
+    if mode is None:
+        mode = EVENT_TIME_ORDERING if field else COMMIT_TIME_ORDERING
+    return field if mode == EVENT_TIME_ORDERING else None

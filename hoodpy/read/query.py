@@ -21,7 +21,7 @@ from pyspark.sql.types import StructType
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.read import INCREMENTAL, READ_OPTIMIZED, ReadConfig
-from hoodpy.config.table import TableConfig
+from hoodpy.config.write import event_time_ordering_field
 from hoodpy.errors import InvalidConfigError
 from hoodpy.file_group.file_group import BaseFile, FileSlice
 from hoodpy.file_group.fs_view import FileSystemView
@@ -198,7 +198,7 @@ def select_files(table: ReadableTable, files: list[BaseFile], filters: list[Filt
 
 def _read_slices(table: ReadableTable, slices: list[FileSlice], schema: StructType,
                  committed: CommittedInstants) -> DataFrame:
-    ordering = table.config.get(TableConfig.PRECOMBINE_FIELD)
+    ordering = event_time_ordering_field(table.config)
     return read_file_slices(table.spark, table.storage, slices, schema, committed, ordering)
 
 

@@ -1,10 +1,11 @@
 """A merge-on-read file slice's rows: its base file's rows merged with its log records by record key.
 
-The merge mode follows the table's ordering (precombine) field:
+The merge mode is the writes' (``hoodie.write.record.merge.mode``, by default event time when the table has
+an ordering (precombine) field):
 
-* with one, event-time ordering: among the versions of a key (base row first, then log records in log
+* event-time ordering: among the versions of a key (base row first, then log records in log
   order) the one with the largest ordering value wins; a tie goes to the later write;
-* without one, commit-time ordering: the latest write wins;
+* commit-time ordering: the latest write wins;
 * a delete removes the key. A delete that carries no ordering value (null or 0, what Spark SQL DELETE
   writes) always wins over the writes before it, and a write after it brings the key back; one that carries
   a value competes by ordering like a record.
