@@ -6,8 +6,14 @@ deltacommit and incremental ranges. A write into one is refused and leaves every
 from __future__ import annotations
 
 import hashlib
+import io
+import json
+import struct
 from pathlib import Path
 
+import fastavro
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
@@ -15,8 +21,10 @@ import hudi_rs
 from hudi_rs import COMMIT_TIME, RECORD_KEY
 from java_samples import MOR_V6, unzip_sample
 from hoodpy.errors import InvalidConfigError, UnsupportedTableTypeError
+from hoodpy.file_group.log_file import DELETE_RECORD_LIST_SCHEMA
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.table import HoodieTable
+from hoodpy.timeline import log_format
 
 pytestmark = [pytest.mark.compat, pytest.mark.spark]
 
@@ -161,3 +169,69 @@ def test_sql_reads_an_adopted_mor_table_and_refuses_inserts(spark, samples_dir):
     finally:
         spark.sql("DROP TABLE IF EXISTS mor_rollback")
         disable(spark)
+
+
+def _add_deltacommit(path: Path, instant: str, stats: list[tuple[str, str, str]], completed: bool = True) -> None:
+    """A deltacommit whose write stats name the given (file id, log file name, base instant)s, shaped like the
+    sample's own (its schema included)."""
+    meta = json.loads((path / ".hoodie" / "20250117083136333.deltacommit").read_text())
+    template = meta["partitionToWriteStats"][""][0]
+    meta["partitionToWriteStats"] = {"": [{**template, "fileId": fid, "path": name, "prevCommit": base,
+                                           "logFiles": [name], "baseFile": ""} for fid, name, base in stats]}
+    (path / ".hoodie" / f"{instant}.deltacommit.requested").write_bytes(b"")
+    (path / ".hoodie" / f"{instant}.deltacommit.inflight").write_bytes(b"{}")
+    if completed:
+        (path / ".hoodie" / f"{instant}.deltacommit").write_text(json.dumps(meta))
+
+
+def _parquet_block(instant: str, schema: str, rows: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    pq.write_table(rows, sink, compression="gzip")
+    return log_format.encode_block(log_format.PARQUET_DATA_BLOCK,
+                                   {log_format.INSTANT_TIME: instant, log_format.SCHEMA: schema},
+                                   sink.getvalue().to_pybytes())
+
+
+def test_deletes_and_a_group_of_logs_only_match_hudi_rs(spark, samples_dir):
+    """Log files added by hand to a copy of a Java sample, each as Java lays them out: a delete block (key 3,
+    ordering value long 0) in a new log version of the existing group; a new file group made of one log file
+    (key 5) named after the deltacommit that created it; a block of a deltacommit that never completed."""
+    path = unzip_sample(f"{MOR_V6}/v6_nonpartitioned", samples_dir / "hand")
+    [java_log] = [p for p in path.iterdir() if ".log." in p.name]
+    fid, base = java_log.name[1:].split("_")[0], "20250117083125837"
+    [block] = log_format.scan_blocks(java_log.read_bytes())
+    schema = block.header[log_format.SCHEMA]
+    row = pq.read_table(pa.BufferReader(block.content))  # key 1's update, every column in the writer's types
+
+    t3, t4 = "20250117090000000", "20250117090000001"
+    payload = io.BytesIO()
+    fastavro.schemaless_writer(payload, fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA), {"deleteRecordList": [
+        {"recordKey": "3", "partitionPath": "", "orderingVal": 0}]})
+    delete = log_format.encode_block(log_format.DELETE_BLOCK, {log_format.INSTANT_TIME: t3, log_format.SCHEMA: schema},
+                                     struct.pack(">ii", 3, len(payload.getvalue())) + payload.getvalue())
+    delete_log = f".{fid}_{base}.log.2_0-1-1"
+    (path / delete_log).write_bytes(delete)
+    new_fid = "00000005-aaaa-4bbb-8ccc-dddddddddddd-0"
+    new_row = (row.set_column(row.schema.get_field_index(RECORD_KEY), RECORD_KEY, pa.array(["5"]))
+               .set_column(row.schema.get_field_index("id"), "id", pa.array([5], pa.int32()))
+               .set_column(row.schema.get_field_index(COMMIT_TIME), COMMIT_TIME, pa.array([t3]))
+               .set_column(row.schema.get_field_index("_hoodie_file_name"), "_hoodie_file_name", pa.array([new_fid])))
+    new_log = f".{new_fid}_{t3}.log.1_0-1-2"
+    (path / new_log).write_bytes(_parquet_block(t3, schema, new_row))
+    _add_deltacommit(path, t3, [(fid, delete_log, base), (new_fid, new_log, t3)])
+    # A write that never completed: its block must not show (key 2 would change).
+    pending = new_row.set_column(row.schema.get_field_index(RECORD_KEY), RECORD_KEY, pa.array(["2"]))
+    (path / f".{fid}_{base}.log.3_0-1-3").write_bytes(_parquet_block(t4, schema, pending))
+    _add_deltacommit(path, t4, [(fid, f".{fid}_{base}.log.3_0-1-3", base)], completed=False)
+
+    table = HoodieTable.for_path(spark, str(path))
+    theirs = hudi_rs.snapshot(str(path))
+    assert {(r[RECORD_KEY], r[COMMIT_TIME]) for r in theirs} == {
+        ("1", "20250117083136333"), ("2", base), ("4", "20250117083136333"), ("5", t3)}
+    assert hudi_rs.df_rows(table.read()) == theirs
+    assert hudi_rs.df_rows(table.read(as_of="20250117083136333")) == hudi_rs.snapshot(
+        str(path), as_of="20250117083136333")
+    assert hudi_rs.df_rows(table.read_incremental("20250117083136333", t3)) == hudi_rs.incremental(
+        str(path), "20250117083136333", t3)
+    # Read-optimized: base files only, so the delete and the log-only group do not show.
+    assert {r[RECORD_KEY] for r in hudi_rs.df_rows(table.read(query_type="read_optimized"))} == {"1", "2", "3", "4"}
