@@ -81,8 +81,13 @@ class FileGroup:
     def add(self, base_file: BaseFile) -> None:
         self._put(replace(self._slice(base_file.instant_time), base_file=base_file))
 
-    def add_log(self, log_file: LogFile) -> None:
+    def add_log(self, log_file: LogFile, *, pending_compaction: bool = False) -> None:
+        """Add a log file to the slice of its base instant; ``pending_compaction``: its base instant is a
+        compaction not yet completed, so (as Java reads it) the log extends the slice before it instead."""
         current = self._slice(log_file.base_instant_time)
+        if pending_compaction:
+            earlier = [s for s in self.slices if s.base_instant_time < log_file.base_instant_time]
+            current = earlier[-1] if earlier else current
         logs = sorted((*current.log_files, log_file), key=lambda f: f.name.order)
         self._put(replace(current, log_files=tuple(logs)))
 

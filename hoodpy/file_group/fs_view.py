@@ -2,7 +2,9 @@
 
 A base file counts when its instant is a committed write: completed on the active timeline, or older than
 the earliest active instant (archived). A log file counts when its file slice's base instant does: which of
-its blocks count is decided when it is read (each block names the instant that wrote it). File groups
+its blocks count is decided when it is read (each block names the instant that wrote it). While a compaction
+is pending, writers already append to the slice it will create (logs named after the compaction instant):
+those logs extend the slice before it, as Java's view merges them. File groups
 replaced by a completed replacecommit at or before the view's instant are left out. Files of pending or
 failed writes are invisible.
 """
@@ -15,6 +17,7 @@ from hoodpy.file_group.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hoodpy.file_group.naming import BASE_FILE_EXTENSION, parse_base_file_name, parse_log_file_name
 from hoodpy.storage import Storage
 from hoodpy.storage.storage import FileInfo
+from hoodpy.timeline.instant import Action
 from hoodpy.timeline.timeline import METAFOLDER, Timeline
 
 
@@ -78,9 +81,18 @@ class FileSystemView:
         for bf in base_files:
             if bf.instant_time in committed and (g := group(bf)) is not None:
                 g.add(bf)
+        # A compaction completes as a commit of the same time; its requested / inflight files stay.
+        compacting = {i.timestamp for i in timeline.pending([Action.COMPACTION])
+                      if not timeline.is_completed_write(i.timestamp)}
+        deferred = []
         for lf in log_files:
-            if lf.base_instant_time in committed and (g := group(lf)) is not None:
+            if lf.base_instant_time in compacting:
+                deferred.append(lf)  # after every committed slice is in place
+            elif lf.base_instant_time in committed and (g := group(lf)) is not None:
                 g.add_log(lf)
+        for lf in deferred:
+            if (g := group(lf)) is not None:
+                g.add_log(lf, pending_compaction=True)
         self._groups = groups
 
     @classmethod

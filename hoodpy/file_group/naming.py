@@ -47,10 +47,11 @@ class LogFileName:
         return f".{self.file_id}_{self.base_instant_time}.log.{self.version}_{self.write_token}"
 
     @property
-    def order(self) -> tuple[int, str]:
-        """Position among the slice's log files: by version, then write token (compared as text, as Java's
-        HoodieLogFile comparator does)."""
-        return self.version, self.write_token
+    def order(self) -> tuple[str, int, str]:
+        """Position among a slice's log files, as Java's HoodieLogFile comparator orders them: by base instant
+        (a slice read during a pending compaction also holds the next slice's logs), version, then write
+        token (compared as text)."""
+        return self.base_instant_time, self.version, self.write_token
 
 
 def parse_log_file_name(name: str) -> LogFileName | None:

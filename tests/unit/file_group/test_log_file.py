@@ -289,3 +289,24 @@ def test_avro_block_of_every_column_type():
                                                                  lf.SCHEMA: json.dumps(schema)}, content))
     [out] = data_rows(block, arrow_schema_from_avro(schema)).to_pylist()
     assert out == {**row, "mapField": [("a", 1)]}
+
+
+def test_pending_compaction_logs_extend_the_slice_before_it(tmp_path):
+    """Logs named after a compaction still pending belong, for readers, to the slice before it (Java's view
+    merges the two); once the compaction's commit completes they form the new slice with its base file."""
+    storage = Storage(str(tmp_path))
+    for name in (f"{T1}.deltacommit", f"{T2}.deltacommit", f"{T3}.compaction.requested", f"{T4}.deltacommit"):
+        storage.write_bytes(f".hoodie/{name}", b"{}")
+    storage.write_bytes(f"p/{FID}_0-1-1_{T1}.parquet", b"x")
+    storage.write_bytes(f"p/.{FID}_{T1}.log.1_0-2-2", b"x")  # deltacommit T2
+    storage.write_bytes(f"p/.{FID}_{T3}.log.1_0-4-4", b"x")  # deltacommit T4, after compaction T3 was planned
+    storage.write_bytes(f"p/{FID}_0-3-3_{T3}.parquet", b"x")  # the compaction's base file, not committed yet
+
+    [s] = FileSystemView.load(storage, Timeline.load(storage)).latest_file_slices()
+    assert (s.base_instant_time, s.base_file.instant_time) == (T1, T1)
+    assert [f.file_name for f in s.log_files] == [f".{FID}_{T1}.log.1_0-2-2", f".{FID}_{T3}.log.1_0-4-4"]
+
+    storage.write_bytes(f".hoodie/{T3}.commit", b"{}")  # compaction completed
+    [s] = FileSystemView.load(storage, Timeline.load(storage)).latest_file_slices()
+    assert (s.base_instant_time, s.base_file.file_name) == (T3, f"{FID}_0-3-3_{T3}.parquet")
+    assert [f.file_name for f in s.log_files] == [f".{FID}_{T3}.log.1_0-4-4"]
