@@ -142,13 +142,14 @@ def scan_blocks(data: bytes, source: str = "log file") -> Iterator[LogBlock | Co
     CorruptedLogFileException)."""
     pos = 0
     while pos < len(data):
-        start = pos
-        if data[start:start + len(MAGIC)] != MAGIC:
-            if start == 0 and len(data) >= len(MAGIC):
-                raise InvalidInstantError(f"Log file {source} has no block magic at byte {start}")
+        start = pos  # at a magic, except perhaps at the start of the file
+        if start == 0 and len(data) >= len(MAGIC) and data[:len(MAGIC)] != MAGIC:
+            raise InvalidInstantError(f"Log file {source} has no block magic at byte 0")
         size_end = start + len(MAGIC) + 8
         size = struct.unpack(">q", data[start + len(MAGIC):size_end])[0] if size_end <= len(data) else -1
-        block = None if _corrupt(data, start, size_end, size) else _parse_block(data[size_end:size_end + size - 8])
+        block = None
+        if not _corrupt(data, start, size_end, size):
+            block = _parse_block(data[size_end:size_end + size - 8], source, start)
         if block is None:
             following = data.find(MAGIC, start + len(MAGIC))
             pos = following if following >= 0 else len(data)
@@ -158,18 +159,22 @@ def scan_blocks(data: bytes, source: str = "log file") -> Iterator[LogBlock | Co
         yield block
 
 
-def _parse_block(body: bytes) -> LogBlock | None:
+def _parse_block(body: bytes, source: str, start: int) -> LogBlock | None:
     """Version, type, header, content and footer of one framed block; None when they do not fit its frame."""
+    version = struct.unpack(">i", body[:4])[0] if len(body) >= 4 else None
+    if version is not None and version != LOG_FORMAT_VERSION:  # a whole block of another format: not skippable
+        raise InvalidInstantError(f"Log file {source}: unsupported log format version {version} in the block "
+                                  f"at byte {start} (hoodpy reads version {LOG_FORMAT_VERSION})")
     r = _Reader(body, "log block")
     try:
-        version = r.int()
+        r.int()
         block_type = r.int()
         header = r.metadata()
         content = r.take(r.long())
         footer = r.metadata()
     except (InvalidInstantError, UnicodeDecodeError, struct.error):
         return None
-    if version != LOG_FORMAT_VERSION or r.pos != len(body):
+    if r.pos != len(body):
         return None
     return LogBlock(block_type, header, footer, content)
 

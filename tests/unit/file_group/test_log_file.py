@@ -310,3 +310,10 @@ def test_pending_compaction_logs_extend_the_slice_before_it(tmp_path):
     [s] = FileSystemView.load(storage, Timeline.load(storage)).latest_file_slices()
     assert (s.base_instant_time, s.base_file.file_name) == (T3, f"{FID}_0-3-3_{T3}.parquet")
     assert [f.file_name for f in s.log_files] == [f".{FID}_{T3}.log.1_0-4-4"]
+
+
+def test_block_of_another_log_format_version_is_an_error():
+    good = avro_block(T1, [_row("a", 1, T1)])
+    other = good[:14] + struct.pack(">i", 2) + good[18:]  # a whole, well-framed block of format version 2
+    with pytest.raises(InvalidInstantError, match="unsupported log format version 2"):
+        list(lf.scan_blocks(other))
