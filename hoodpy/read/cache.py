@@ -111,7 +111,7 @@ class SnapshotCache:
         """The rows of the files ``filters`` may match as of ``as_of`` (unfiltered: the caller's query
         applies its WHERE), as :func:`hoodpy.read.query.snapshot` with ``apply_filters=False`` reads them.
         ``state``: one :meth:`state` the caller already took (it saves a listing)."""
-        if table.config.get(TableConfig.TYPE) != COPY_ON_WRITE:
+        if table.properties.get(TableConfig.TYPE.key, COPY_ON_WRITE) != COPY_ON_WRITE:
             # Log files are not part of the cached listing: merge-on-read reads plan afresh.
             return snapshot(table, as_of=as_of, filters=filters, apply_filters=False)
         if as_of is not None:
