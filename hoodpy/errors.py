@@ -38,6 +38,16 @@ class UnsupportedTableVersionError(HoodieError):
         )
 
 
+class UnsupportedTableTypeError(HoodieError):
+    """An operation hoodpy does not do on this table type yet (writes into merge-on-read tables)."""
+
+    def __init__(self, base_path: str, table_type: str, operation: str):
+        self.base_path, self.table_type, self.operation = base_path, table_type, operation
+        super().__init__(
+            f"Table at {base_path!r} is a {table_type} table: hoodpy reads it but cannot {operation} it yet "
+            f"(only COPY_ON_WRITE tables take writes, table services and rollbacks)")
+
+
 class InvalidConfigError(HoodieError):
     def __init__(self, key: str, value: object, reason: str):
         self.key, self.value, self.reason = key, value, reason

@@ -1,4 +1,5 @@
-"""HoodieTable: the public façade over one Hudi copy-on-write table (table version 6).
+"""HoodieTable: the public façade over one Hudi table (table version 6): copy-on-write tables are read and
+written; merge-on-read tables are read (snapshot, read-optimized, time travel, incremental) and refuse writes.
 
 Example:
     >>> t = HoodieTable.create(spark, "/lake/trips", table_name="trips",
@@ -20,9 +21,17 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StringType, StructField, StructType
 
 from hoodpy.config import HoodieConfig
+from hoodpy.config.read import ReadConfig
 from hoodpy.config.properties import load_table_properties, save_table_properties, table_checksum
 from hoodpy.config.registry import check_options, check_table_properties
-from hoodpy.config.table import SUPPORTED_TABLE_VERSION, SUPPORTED_TIMELINE_LAYOUT, TableConfig, check_supported
+from hoodpy.config.table import (
+    COPY_ON_WRITE,
+    SUPPORTED_TABLE_VERSION,
+    SUPPORTED_TIMELINE_LAYOUT,
+    TableConfig,
+    check_supported,
+    check_writable,
+)
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import (
     InvalidConfigError,
@@ -83,7 +92,7 @@ class HoodieTable:
         props: dict[str, str] = {
             TableConfig.NAME.key: table_name,
             TableConfig.DATABASE_NAME.key: database_name,
-            TableConfig.TYPE.key: "COPY_ON_WRITE",
+            TableConfig.TYPE.key: COPY_ON_WRITE,
             TableConfig.VERSION.key: str(SUPPORTED_TABLE_VERSION),
             TableConfig.TIMELINE_LAYOUT_VERSION.key: str(SUPPORTED_TIMELINE_LAYOUT),
             TableConfig.RECORD_KEY_FIELDS.key: ",".join(keys),
@@ -204,6 +213,7 @@ class HoodieTable:
     def write(self, df: DataFrame, operation: str | WriteOperation | None = None, *,
               options: Mapping[str, Any] | None = None) -> CommitResult:
         """Write ``df`` with ``operation`` (default: ``hoodie.datasource.write.operation``, i.e. upsert)."""
+        check_writable(self.base_path, self.properties.get(TableConfig.TYPE.key, COPY_ON_WRITE))
         check_options(options)
         config = self.config.with_options(options)
         op = WriteOperation(operation if isinstance(operation, WriteOperation)
@@ -268,9 +278,15 @@ class HoodieTable:
         return service.run(target=target)
 
     # -- reads -------------------------------------------------------------------------------
-    def read(self, *, as_of: str | None = None, filters: Sequence[Filter] = ()) -> DataFrame:
-        """Snapshot (or time travel ``as_of`` an instant) with partition and key-range pruning."""
-        return snapshot(self, as_of=as_of, filters=filters)
+    def read(self, *, as_of: str | None = None, filters: Sequence[Filter] = (), query_type: str | None = None,
+             ) -> DataFrame:
+        """Snapshot (or time travel ``as_of`` an instant) with partition and key-range pruning.
+
+        ``query_type``: ``snapshot`` (merge-on-read slices merged with their log files) or ``read_optimized``
+        (base files only); default: the ``hoodie.datasource.query.type`` option, else snapshot.
+        """
+        query = query_type or self.config.raw(ReadConfig.QUERY_TYPE)
+        return snapshot(self, as_of=as_of, filters=filters, query=query)
 
     def read_incremental(self, start: str, end: str | None = None) -> DataFrame:
         """Records committed after ``start`` up to and including ``end``."""

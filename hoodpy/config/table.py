@@ -5,18 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from hoodpy.config import ConfigKey, parse_bool, parse_csv, parse_enum, parse_int
-from hoodpy.errors import UnsupportedTableVersionError
+from hoodpy.errors import UnsupportedTableTypeError, UnsupportedTableVersionError
 
 SUPPORTED_TABLE_VERSION = 6
 SUPPORTED_TIMELINE_LAYOUT = 1
+COPY_ON_WRITE, MERGE_ON_READ = "COPY_ON_WRITE", "MERGE_ON_READ"
 
 
 class TableConfig:
     NAME = ConfigKey("hoodie.table.name", None, doc="Table name.", required=True)
     DATABASE_NAME = ConfigKey("hoodie.database.name", "default", doc="Database the table belongs to.")
     TYPE = ConfigKey(
-        "hoodie.table.type", "COPY_ON_WRITE", parse_enum("COPY_ON_WRITE", "MERGE_ON_READ"),
-        doc="Table type; hoodpy writes COPY_ON_WRITE only.",
+        "hoodie.table.type", COPY_ON_WRITE, parse_enum(COPY_ON_WRITE, MERGE_ON_READ),
+        doc="Table type; hoodpy reads both and writes COPY_ON_WRITE only.",
     )
     VERSION = ConfigKey("hoodie.table.version", 6, parse_int, doc="On-disk table version.")
     TIMELINE_LAYOUT_VERSION = ConfigKey(
@@ -67,14 +68,21 @@ class TableConfig:
 
 
 def check_supported(base_uri: str, props: Mapping[str, str]) -> None:
-    """Raise UnsupportedTableVersionError unless ``hoodie.properties`` describes a table hoodpy handles:
-    table version 6, timeline layout 1, copy-on-write."""
+    """Raise UnsupportedTableVersionError unless ``hoodie.properties`` describes a table hoodpy reads:
+    table version 6, timeline layout 1, copy-on-write or merge-on-read."""
     version = props.get(TableConfig.VERSION.key, "")
     layout = props.get(TableConfig.TIMELINE_LAYOUT_VERSION.key, "1")
     if version != str(SUPPORTED_TABLE_VERSION) or layout != str(SUPPORTED_TIMELINE_LAYOUT):
         raise UnsupportedTableVersionError(
             base_uri, f"table version {version or '?'} / timeline layout {layout}",
             f"table version {SUPPORTED_TABLE_VERSION} / timeline layout {SUPPORTED_TIMELINE_LAYOUT}")
-    table_type = props.get(TableConfig.TYPE.key, "COPY_ON_WRITE")
-    if table_type != "COPY_ON_WRITE":
-        raise UnsupportedTableVersionError(base_uri, f"table type {table_type}", "COPY_ON_WRITE")
+    table_type = props.get(TableConfig.TYPE.key, COPY_ON_WRITE)
+    if table_type not in (COPY_ON_WRITE, MERGE_ON_READ):
+        raise UnsupportedTableVersionError(base_uri, f"table type {table_type}", f"{COPY_ON_WRITE} / {MERGE_ON_READ}")
+
+
+def check_writable(base_uri: str, table_type: str, operation: str = "write to") -> None:
+    """Raise UnsupportedTableTypeError unless hoodpy writes tables of ``table_type`` (copy-on-write only:
+    merge-on-read writes, compaction and log-aware services are not built yet)."""
+    if table_type != COPY_ON_WRITE:
+        raise UnsupportedTableTypeError(base_uri, table_type, operation)

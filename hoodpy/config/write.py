@@ -9,6 +9,7 @@ change which record survives.
 from __future__ import annotations
 
 from hoodpy.config import ConfigKey, HoodieConfig, parse_bool, parse_enum, parse_int
+from hoodpy.config.table import TableConfig
 
 EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
 COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
@@ -171,3 +172,10 @@ def merge_mode(config: HoodieConfig, ordering_field: str | None) -> str:
     if payload is not None:
         return PAYLOAD_MERGE_MODES[payload]
     return EVENT_TIME_ORDERING if ordering_field else COMMIT_TIME_ORDERING
+
+
+def event_time_ordering_field(config: HoodieConfig) -> str | None:
+    """The ordering (precombine) field when records merge by event time; None when the latest write wins
+    (commit-time ordering, or no ordering field). Writes and merge-on-read reads merge by the same rule."""
+    field = config.get(TableConfig.PRECOMBINE_FIELD)
+    return field if field and merge_mode(config, field) == EVENT_TIME_ORDERING else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import cached_property
 
 from hoodpy.storage import Storage
@@ -17,6 +18,22 @@ def instant_temp_dir(instant_time: str) -> str:
     return f"{TEMPFOLDER}/{instant_time}"
 
 _WRITE_ACTIONS = (Action.COMMIT, Action.DELTACOMMIT, Action.REPLACECOMMIT)
+
+
+@dataclass(frozen=True)
+class CommittedInstants:
+    """Which instant times count as committed writes as of an instant: completed on the active timeline, or
+    older than its earliest instant (archived). Picklable, so Spark tasks filter log blocks with it."""
+
+    completed: frozenset[str]
+    earliest_active: str | None
+    as_of: str | None = None
+
+    def __contains__(self, instant_time: object) -> bool:
+        if not isinstance(instant_time, str) or (self.as_of is not None and instant_time > self.as_of):
+            return False
+        return instant_time in self.completed or (
+            self.earliest_active is not None and instant_time < self.earliest_active)
 
 
 class Timeline:
@@ -70,6 +87,10 @@ class Timeline:
 
     def is_completed_write(self, instant_time: str) -> bool:
         return instant_time in self._completed_write_times
+
+    def committed(self, as_of: str | None = None) -> CommittedInstants:
+        """The committed write times, up to ``as_of`` when given."""
+        return CommittedInstants(self._completed_write_times, self.earliest_instant_time(), as_of)
 
     def last_completed_commit(self) -> Instant | None:
         commits = self.completed_commits()

@@ -19,7 +19,7 @@ from hoodpy.config import HoodieConfig, declared_keys
 from hoodpy.config.index import IndexConfig
 from hoodpy.config.storage import StorageConfig
 from hoodpy.config.table import TableConfig
-from hoodpy.config.write import EVENT_TIME_ORDERING, WriteConfig, merge_mode
+from hoodpy.config.write import WriteConfig, event_time_ordering_field
 from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
 from hoodpy.errors import ClusteringUpdateError, InvalidRecordError, WriteConflictError
@@ -269,7 +269,7 @@ class Writer:
             instant_time=inflight.timestamp,
             data_schema=target,
             match_keys=operation.uses_index,
-            ordering_field=self.ordering_field if self._event_time_ordering() else None,
+            ordering_field=event_time_ordering_field(self.config),
             options=BaseFileOptions.from_config(self.config),
         )
         if self._combines(operation):
@@ -312,10 +312,6 @@ class Writer:
             lambda t: merge_file_group(merge_ctx, t), WRITE_STATS_DDL).collect()
         stats = commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
         return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced)
-
-    def _event_time_ordering(self) -> bool:
-        return (merge_mode(self.config, self.ordering_field) == EVENT_TIME_ORDERING
-                and self.ordering_field is not None)
 
     def _sizing(self, timeline: Timeline) -> SizingConfig:
         c = self.config
