@@ -7,12 +7,14 @@ The key generator is a pure description; :mod:`hoodpy.write.records` turns it in
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodpy.config import HoodieConfig
+from hoodpy.config import ConfigKey, HoodieConfig
 from hoodpy.config.keygen import KeyGeneratorConfig
 from hoodpy.config.table import TableConfig
 from hoodpy.errors import InvalidConfigError, InvalidRecordError, MissingConfigError
@@ -39,6 +41,8 @@ KIND_CLASSES = {
 }
 _CLASS_KIND = {cls: kind for kind, classes in KIND_CLASSES.items() for cls in classes}
 SUPPORTED_KEY_GENERATORS = tuple(_CLASS_KIND)
+_TIMEBASED_KEYS = tuple(v for k, v in vars(KeyGeneratorConfig).items()
+                        if isinstance(v, ConfigKey) and v.key.startswith("hoodie.keygen.timebased."))
 
 # KeyGenUtils' placeholders inside composite keys, and the partition of null / empty values.
 NULL_RECORDKEY_PLACEHOLDER = "__null__"
@@ -95,6 +99,24 @@ def key_generator_class(config: HoodieConfig, record_key_fields: tuple[str, ...]
                                      "hoodpy supports the types " + ", ".join(KIND_CLASSES))
         return classes[1 if avro else 0]
     return infer_key_generator_class(record_key_fields, partition_fields)
+
+
+def table_defining_properties(partition_fields: tuple[str, ...], given: Mapping[str, Any] | None,
+                              ) -> dict[str, str]:
+    """The keys of ``given`` that shape a new table's keys and files, as hoodie.properties records them
+    (strings); typed partition fields (``f:SIMPLE``) become ``hoodie.datasource.write.partitionpath.field``.
+    The key generator type is resolved into the class instead."""
+    config = HoodieConfig.of(given)
+    out = {}
+    for key in (*_TIMEBASED_KEYS, TableConfig.URL_ENCODE_PARTITIONING, TableConfig.POPULATE_META_FIELDS):
+        if config.is_set(key):
+            value = config.raw(key)
+            out[key.key] = str(value).lower() if isinstance(value, bool) else str(value)
+    typed = ",".join(partition_fields) if any(":" in f for f in partition_fields) else \
+        config.raw(KeyGeneratorConfig.WRITE_PARTITION_FIELDS)
+    if typed and ":" in str(typed):
+        out[KeyGeneratorConfig.WRITE_PARTITION_FIELDS.key] = str(typed)
+    return out
 
 
 def split_partition_types(fields: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str | None, ...]]:

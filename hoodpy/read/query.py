@@ -95,7 +95,7 @@ def _typed(text: str | None, sample: Any) -> Any:
 def prune_partitions(table: ReadableTable, files: list[BaseFile], filters: list[Filter]) -> list[BaseFile]:
     """The files whose partition values may pass ``filters`` (bound); a value that cannot be compared
     keeps the file."""
-    part_filters = [f for f in filters if f[0] in table.keygen.partition_fields]
+    part_filters = [f for f in filters if f[0] in table.keygen.value_partition_fields]
     if not part_filters:
         return files
     keep = []
