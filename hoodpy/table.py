@@ -175,11 +175,17 @@ class HoodieTable:
         return arrow_schema_from_avro(parse_avro_schema(create)) if create else None
 
     def spark_schema(self, as_of: str | None = None, timeline: Timeline | None = None) -> StructType:
-        """Meta columns followed by the data columns, as reads return them."""
+        """Meta columns followed by the data columns, as reads return them; no meta columns for a table
+        with virtual keys (as Hudi's schema resolver and hudi-rs read one)."""
         arrow = self.arrow_schema(timeline, as_of=as_of)
-        meta = [StructField(c, StringType(), True) for c in META_COLUMNS]
+        meta = [StructField(c, StringType(), True) for c in META_COLUMNS] if self.populates_meta_fields else []
         data = from_arrow_schema(arrow, prefer_timestamp_ntz=True).fields if arrow is not None else []
         return StructType(meta + list(data))
+
+    @property
+    def populates_meta_fields(self) -> bool:
+        """False for a table with virtual keys (``hoodie.populate.meta.fields=false``)."""
+        return self.config.get(TableConfig.POPULATE_META_FIELDS)
 
     @property
     def clustering(self):
@@ -281,6 +287,10 @@ class HoodieTable:
 
     def read_incremental(self, start: str, end: str | None = None) -> DataFrame:
         """Records committed after ``start`` up to and including ``end``."""
+        if not self.populates_meta_fields:
+            raise InvalidConfigError(TableConfig.POPULATE_META_FIELDS.key, "false",
+                                     "incremental reads need the commit time of each row, which a table with "
+                                     "virtual keys does not keep (Hudi refuses them too)")
         return incremental(self, start, end)
 
     def __repr__(self) -> str:

@@ -261,12 +261,30 @@ class KeyGenerator:
 
     def record_keys_of(self, rows: pa.Table) -> pa.Array:
         """Each row's record key over Arrow rows; InvalidRecordError for a null or empty key."""
-        keys = [self.record_key_of({f: rows.column(f)[i].as_py() for f in self.record_key_fields})
-                if self.composite_record_key else _plain_or_none(rows.column(self.record_key_fields[0])[i].as_py())
-                for i in range(rows.num_rows)]
-        if any(k is None or k == "" for k in keys):
-            raise InvalidRecordError(f"A row has a null or empty record key (fields {', '.join(self.record_key_fields)})")
-        return pa.array(keys, pa.string())
+        if not self.composite_record_key and _casts_as_spark(rows.schema.field(self.record_key_fields[0]).type):
+            keys = pc.cast(rows.column(self.record_key_fields[0]).combine_chunks(), pa.string())
+            bad = keys.null_count or (len(keys) and pc.any(pc.equal(keys, "")).as_py())
+        else:
+            columns = {f: rows.column(f).to_pylist() for f in self.record_key_fields}
+            keys = pa.array([self.record_key_of({f: columns[f][i] for f in columns}) if self.composite_record_key
+                             else _plain_or_none(columns[self.record_key_fields[0]][i])
+                             for i in range(rows.num_rows)], pa.string())
+            bad = any(k is None or k == "" for k in keys.to_pylist())
+        if bad:
+            raise InvalidRecordError(
+                f"A row has a null or empty record key (fields {', '.join(self.record_key_fields)})")
+        return keys
+
+
+def virtual_keys(config: HoodieConfig) -> KeyGenerator | None:
+    """The key generator when the table keeps no keys in its files (``hoodie.populate.meta.fields=false``:
+    Hudi's virtual keys), else None."""
+    return None if config.get(TableConfig.POPULATE_META_FIELDS) else KeyGenerator.from_config(config)
+
+
+def _casts_as_spark(t: pa.DataType) -> bool:
+    """Types whose Arrow string cast prints what Spark's cast to string does."""
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t) or pa.types.is_boolean(t)
 
 
 def _custom_types(config: HoodieConfig, names: tuple[str, ...], types: tuple[str | None, ...]) -> tuple[str, ...]:

@@ -27,7 +27,7 @@ from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, tag
 from hoodpy.index.bloom import locate_on_driver
 from hoodpy.index.configured import index_for
-from hoodpy.keygen import KeyGenerator
+from hoodpy.keygen import KeyGenerator, virtual_keys
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json, evolve_schema
 from hoodpy.services.rollback import rollback_failed_writes
@@ -377,7 +377,8 @@ class Writer:
         latest = view.latest_base_files(self._partitions)
         located = locate_on_driver(self.storage, keys.select([RECORD_KEY, PARTITION_PATH]), latest,
                                    is_global=False,
-                                   prune_by_ranges=self.config.get(IndexConfig.BLOOM_PRUNE_BY_RANGES))
+                                   prune_by_ranges=self.config.get(IndexConfig.BLOOM_PRUNE_BY_RANGES),
+                                   virtual=virtual_keys(self.config))
         joined = keys.join(located, keys=[RECORD_KEY, PARTITION_PATH], right_keys=[RECORD_KEY, LOC_PARTITION],
                            join_type="left outer")
         found = pc.is_valid(joined.column(LOC_FILE_ID))
