@@ -13,8 +13,9 @@ import pytest
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.properties import parse_properties
-from hoodpy.keygen import TIMESTAMP, KeyGenerator
-from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
+from hoodpy.keygen import TIMESTAMP, KeyGenerator, virtual_keys
+from hoodpy.keygen.stored import stored_record_keys
+from hoodpy.meta_fields import FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from tests.java_samples import SAMPLES_DIR
 
 TIMEBASED = [
@@ -75,3 +76,28 @@ def test_timestamp_based_partition_paths_equal_java(tmp_path, name, some_partiti
 @pytest.mark.parametrize("name", OTHERS, ids=[n.rsplit("/", 1)[-1] for n in OTHERS])
 def test_simple_complex_nonpartitioned_keys_equal_java(tmp_path, name):
     _check(_table(name, tmp_path))
+
+
+VIRTUAL = ["hudi-rs/sample_table/mor/parquet/v6_simplekeygen_hivestyle_no_metafields",
+           "hudi-rs/sample_table/cow/v8_simplekeygen_hivestyle_no_metafields"]
+
+
+@pytest.mark.parametrize("name", VIRTUAL, ids=[n.rsplit("/", 2)[-2] for n in VIRTUAL])
+def test_virtual_keys_of_java_files(tmp_path, name):
+    """Java Hudi's base files of a table without meta fields (0.14 MOR, 1.0 COW): the meta columns are there,
+    null but for the file name, the footer has no bloom filter or key range, and the keys hoodpy computes
+    from the key field are the record ids, in folders its partition paths name."""
+    base = _table(name, tmp_path)
+    props = parse_properties((base / ".hoodie" / "hoodie.properties").read_text())
+    config = HoodieConfig.of(props)
+    keygen = virtual_keys(config)
+    assert keygen is not None
+    for f in (f for f in base.rglob("*.parquet") if ".hoodie" not in f.parts):
+        pf = pq.ParquetFile(f)
+        rows = pf.read()
+        assert rows.schema.names[:5] == list(META_COLUMNS)
+        assert all(rows.column(c).null_count == rows.num_rows for c in META_COLUMNS[:4])
+        assert set(rows.column(FILE_NAME).to_pylist()) == {f.name}
+        assert not {b"org.apache.hudi.bloomfilter", b"hoodie_min_record_key"} & set(pf.metadata.metadata or {})
+        assert stored_record_keys(pf, keygen).to_pylist() == [str(i) for i in rows.column("id").to_pylist()]
+        assert set(keygen.partition_paths_of(rows).to_pylist()) == {str(f.parent.relative_to(base))}
