@@ -51,3 +51,27 @@ def test_sql_on_a_time_based_table(hoodpy_spark, database, tmp_path):
     props = parse_properties((tmp_path / "txns" / ".hoodie" / "hoodie.properties").read_text())
     assert props["hoodie.table.keygenerator.class"] == "org.apache.hudi.keygen.TimestampBasedKeyGenerator"
     assert props["hoodie.keygen.timebased.input.dateformat"] == "yyyy-MM-dd'T'HH:mm:ss.SSSZ"
+
+
+def test_sql_on_a_custom_key_generator_table(hoodpy_spark, database, tmp_path):
+    spark = hoodpy_spark
+    t = f"{database}.custom"
+    location = str(tmp_path / "custom")
+    spark.sql(f"""
+        CREATE TABLE {t} (id STRING, amount INT, region STRING, ts BIGINT) USING hoodpy
+        PARTITIONED BY (region, ts) LOCATION '{location}'
+        TBLPROPERTIES (primaryKey = 'id',
+          'hoodie.table.keygenerator.class' = 'org.apache.hudi.keygen.CustomKeyGenerator',
+          'hoodie.datasource.write.partitionpath.field' = 'region:SIMPLE,ts:TIMESTAMP',
+          'hoodie.keygen.timebased.timestamp.type' = 'UNIX_TIMESTAMP',
+          'hoodie.keygen.timebased.output.dateformat' = 'yyyyMMdd')""")
+    spark.sql(f"INSERT INTO {t} VALUES ('a', 1, 'eu', 1705311000), ('b', 2, 'us', 1705367700)")
+    spark.sql(f"UPDATE {t} SET amount = 3 WHERE id = 'b'")
+    spark.sql(f"DELETE FROM {t} WHERE id = 'a'")
+    spark.sql(f"INSERT INTO {t} VALUES ('c', 4, 'eu', NULL)")
+    expected = [("region=eu/ts=19700101", "c", 4), ("region=us/ts=20240116", "b", 3)]
+    got = sorted(tuple(r) for r in spark.sql(f"SELECT _hoodie_partition_path, id, amount FROM {t}").collect())
+    assert got == expected
+    batches = HudiTableBuilder.from_base_uri(location).build().read(HudiReadOptions())
+    rs = pa.Table.from_batches(batches).select(["_hoodie_partition_path", "id", "amount"]).to_pylist()
+    assert sorted(tuple(r.values()) for r in rs) == expected
