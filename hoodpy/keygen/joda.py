@@ -126,6 +126,14 @@ def _is_numeric(token: Token) -> bool:
     return token.letter in _NUMERIC or (token.letter == "M" and token.count < 3)
 
 
+# Numeric fields printed as they are, zero-padded to the letter count.
+_PLAIN_FIELDS = {"d": pc.day, "D": pc.day_of_year, "H": pc.hour, "m": pc.minute, "s": pc.second}
+
+
+def _mod(values: pa.Array, n: int) -> pa.Array:
+    return pc.subtract(values, pc.multiply(pc.divide(values, n), n))
+
+
 def _padded(values: pa.Array, width: int) -> pa.Array:
     return pc.utf8_lpad(pc.cast(values, pa.string()), width=width, padding="0")
 
@@ -142,7 +150,7 @@ def format_millis(pattern: str, millis: pa.Array, zone: str) -> pa.Array:
             parts.append(pa.repeat(pa.scalar(t.text), n))
         elif c in "yY":
             year = pc.year(local)
-            parts.append(_padded(pc.subtract(year, pc.multiply(pc.divide(year, 100), 100)), 2) if k == 2
+            parts.append(_padded(_mod(year, 100), 2) if k == 2
                          else _padded(year, k))
         elif c == "M":
             month = pc.month(local)
@@ -151,25 +159,17 @@ def format_millis(pattern: str, millis: pa.Array, zone: str) -> pa.Array:
                 parts.append(names.take(pc.subtract(month, 1)))
             else:
                 parts.append(_padded(month, k))
-        elif c == "d":
-            parts.append(_padded(pc.day(local), k))
-        elif c == "D":
-            parts.append(_padded(pc.day_of_year(local), k))
-        elif c == "H":
-            parts.append(_padded(pc.hour(local), k))
+        elif c in _PLAIN_FIELDS:
+            parts.append(_padded(_PLAIN_FIELDS[c](local), k))
         elif c in "hKk":
             hour = pc.hour(local)
             if c == "k":
                 value = pc.if_else(pc.equal(hour, 0), 24, hour)
             else:
-                value = pc.subtract(hour, pc.multiply(pc.divide(hour, 12), 12))
+                value = _mod(hour, 12)
                 if c == "h":
                     value = pc.if_else(pc.equal(value, 0), 12, value)
             parts.append(_padded(value, k))
-        elif c == "m":
-            parts.append(_padded(pc.minute(local), k))
-        elif c == "s":
-            parts.append(_padded(pc.second(local), k))
         elif c == "S":
             ms = _padded(pc.millisecond(local), 3)
             parts.append(pc.utf8_slice_codeunits(ms, 0, k) if k <= 3
@@ -188,7 +188,7 @@ def format_millis(pattern: str, millis: pa.Array, zone: str) -> pa.Array:
                 sign = pc.if_else(pc.less(offset_min, 0), "-", "+")
                 absolute = pc.abs(offset_min)
                 hours = _padded(pc.divide(absolute, 60), 2)
-                minutes = _padded(pc.subtract(absolute, pc.multiply(pc.divide(absolute, 60), 60)), 2)
+                minutes = _padded(_mod(absolute, 60), 2)
                 parts.append(pc.binary_join_element_wise(sign, hours, pa.scalar(":" if k == 2 else ""),
                                                          minutes, ""))
     if not parts:

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import os
 
-import pyarrow as pa
 import pytest
 from hoodpy_spark_helpers import data_files, latest_files, rows
-from hudi import HudiReadOptions, HudiTableBuilder
 
 from hoodpy.errors import InvalidConfigError
 from hoodpy.table import HoodieTable
+from tests.compat.hudi_rs import snapshot_tuples as hudi_rs
 
 pytestmark = pytest.mark.spark
 
@@ -20,12 +19,6 @@ DDL = "id string, ts long, region string, v string"
 # 2024-01-15 09:30 UTC, 2024-01-15 10:45 UTC, 2024-01-16 01:15 UTC, and a null (Hudi's default: 1 ms).
 BATCH = [("k1", 1705311000000, "eu", "a"), ("k2", 1705315500000, "us", "b"),
          ("k3", 1705367700000, "eu", "c"), ("k4", None, "eu", "d")]
-
-
-def hudi_rs(path: str, *cols: str) -> list[tuple]:
-    batches = HudiTableBuilder.from_base_uri(path).build().read(HudiReadOptions())
-    table = pa.Table.from_batches(batches).select(list(cols))
-    return sorted(tuple(r.values()) for r in table.to_pylist())
 
 
 def partition_folders(path: str) -> set[str]:
@@ -54,7 +47,7 @@ def test_timestamp_based_table(spark, tmp_path):
     after = latest_files(reopened)
     assert set(after) == set(before)  # the same (partition, file id)s: nothing moved
     assert rows(reopened.read(), "id", "v") == [("k1", "a2"), ("k2", "b2"), ("k3", "c2"), ("k4", "d2")]
-    assert hudi_rs(path, "_hoodie_partition_path", "id", "v") == sorted(
+    assert hudi_rs(path, ["_hoodie_partition_path", "id", "v"]) == sorted(
         (expected[k], k, v + "2") for k, _, _, v in BATCH)
 
 
@@ -69,17 +62,21 @@ def test_custom_key_generator_table(spark, tmp_path):
     # Hudi 0.14 (table version 6) keeps plain names in hoodie.table.partition.fields.
     assert t.properties["hoodie.table.partition.fields"] == "region,ts"
     assert t.properties["hoodie.datasource.write.partitionpath.field"] == "region:simple,ts:timestamp"
-    t.upsert(spark.createDataFrame(BATCH, DDL))
+    t.upsert(spark.createDataFrame(BATCH + [("k5", 0, "a/b:c%", "e"), ("k6", 0, None, "f")], DDL))
     reopened = HoodieTable.for_path(spark, path)
     assert dict(rows(reopened.read(), "id", "_hoodie_partition_path")) == {
         "k1": "region=eu/ts=2024-01-15", "k2": "region=us/ts=2024-01-15", "k3": "region=eu/ts=2024-01-16",
-        "k4": "region=eu/ts=1970-01-01"}
+        "k4": "region=eu/ts=1970-01-01",
+        # Hudi's escapePathName (Hive's character set), not URL quoting.
+        "k5": "region=a%2Fb%3Ac%25/ts=1970-01-01", "k6": "region=__HIVE_DEFAULT_PARTITION__/ts=1970-01-01"}
+    assert "region=a%2Fb%3Ac%25/ts=1970-01-01" in partition_folders(path)
     # A partition predicate on the SIMPLE field prunes; one on the TIMESTAMP field filters rows only.
     assert rows(reopened.read(filters=[("region", "=", "us")]), "id") == [("k2",)]
     assert rows(reopened.read(filters=[("ts", "=", 1705311000000)]), "id") == [("k1",)]
     reopened.delete(spark.createDataFrame([("k3", 1705367700000, "eu", None)], DDL))
-    assert hudi_rs(path, "id", "_hoodie_partition_path") == [
-        ("k1", "region=eu/ts=2024-01-15"), ("k2", "region=us/ts=2024-01-15"), ("k4", "region=eu/ts=1970-01-01")]
+    assert hudi_rs(path, ["id", "_hoodie_partition_path"]) == [
+        ("k1", "region=eu/ts=2024-01-15"), ("k2", "region=us/ts=2024-01-15"), ("k4", "region=eu/ts=1970-01-01"),
+        ("k5", "region=a%2Fb%3Ac%25/ts=1970-01-01"), ("k6", "region=__HIVE_DEFAULT_PARTITION__/ts=1970-01-01")]
 
 
 def test_unknown_key_generator_class_is_refused(spark, tmp_path):

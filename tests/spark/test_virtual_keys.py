@@ -5,26 +5,20 @@ keys computed from the key fields for updates and deletes with either index, rea
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hoodpy_spark_helpers import latest_files, rows
-from hudi import HudiReadOptions, HudiTableBuilder
 
 from hoodpy.errors import InvalidConfigError
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.table import HoodieTable
+from tests.compat.hudi_rs import schema
+from tests.compat.hudi_rs import snapshot_tuples as hudi_rs
 
 pytestmark = pytest.mark.spark
 
 DDL = "id int, name string, ts long, city string"
 DATA = ("id", "name", "ts", "city")
-
-
-def hudi_rs(path: str) -> list[tuple]:
-    batches = HudiTableBuilder.from_base_uri(path).build().read(HudiReadOptions())
-    assert not set(META_COLUMNS) & set(batches[0].schema.names)  # hudi-rs returns no meta columns either
-    return sorted(tuple(r.values()) for r in pa.Table.from_batches(batches).select(list(DATA)).to_pylist())
 
 
 @pytest.mark.parametrize("index", ["BLOOM", "SIMPLE"])
@@ -54,6 +48,7 @@ def test_virtual_key_table_round_trip(spark, tmp_path, index):
     t.delete(spark.createDataFrame([(2, None, 3, "sf")], DDL))
     expected = [(1, "A", 2, "sf"), (3, "C", 2, "la"), (4, "d", 2, "la")]
     assert rows(HoodieTable.for_path(spark, path).read(), *DATA) == expected
-    assert hudi_rs(path) == expected
+    assert hudi_rs(path, DATA) == expected
+    assert not set(META_COLUMNS) & set(schema(path).names)  # hudi-rs returns no meta columns either
     with pytest.raises(InvalidConfigError, match="populate.meta.fields"):
         t.read_incremental("000")

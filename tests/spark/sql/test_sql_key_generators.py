@@ -4,19 +4,12 @@ Java Hudi would use, and hudi-rs reads the rows."""
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
-from hudi import HudiReadOptions, HudiTableBuilder
 
 from hoodpy.config.properties import parse_properties
+from tests.compat.hudi_rs import snapshot_tuples as hudi_rs
 
 pytestmark = pytest.mark.spark
-
-
-def hudi_rs(path):
-    batches = HudiTableBuilder.from_base_uri(path).build().read(HudiReadOptions())
-    table = pa.Table.from_batches(batches).select(["_hoodie_partition_path", "txn_id", "amount", "ts_str"])
-    return sorted(tuple(r.values()) for r in table.to_pylist())
 
 
 def test_sql_on_a_time_based_table(hoodpy_spark, database, tmp_path):
@@ -47,7 +40,7 @@ def test_sql_on_a_time_based_table(hoodpy_spark, database, tmp_path):
     got = sorted(tuple(r) for r in spark.sql(
         f"SELECT _hoodie_partition_path, txn_id, amount, ts_str FROM {t}").collect())
     assert got == expected
-    assert hudi_rs(location) == expected
+    assert hudi_rs(location, ["_hoodie_partition_path", "txn_id", "amount", "ts_str"]) == expected
     props = parse_properties((tmp_path / "txns" / ".hoodie" / "hoodie.properties").read_text())
     assert props["hoodie.table.keygenerator.class"] == "org.apache.hudi.keygen.TimestampBasedKeyGenerator"
     assert props["hoodie.keygen.timebased.input.dateformat"] == "yyyy-MM-dd'T'HH:mm:ss.SSSZ"
@@ -72,6 +65,4 @@ def test_sql_on_a_custom_key_generator_table(hoodpy_spark, database, tmp_path):
     expected = [("region=eu/ts=19700101", "c", 4), ("region=us/ts=20240116", "b", 3)]
     got = sorted(tuple(r) for r in spark.sql(f"SELECT _hoodie_partition_path, id, amount FROM {t}").collect())
     assert got == expected
-    batches = HudiTableBuilder.from_base_uri(location).build().read(HudiReadOptions())
-    rs = pa.Table.from_batches(batches).select(["_hoodie_partition_path", "id", "amount"]).to_pylist()
-    assert sorted(tuple(r.values()) for r in rs) == expected
+    assert hudi_rs(location, ["_hoodie_partition_path", "id", "amount"]) == expected

@@ -4,11 +4,10 @@ and hudi-rs reads the rows."""
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
-from hudi import HudiReadOptions, HudiTableBuilder
 
 from hoodpy.config.properties import parse_properties
+from tests.compat.hudi_rs import snapshot_tuples as hudi_rs
 
 pytestmark = pytest.mark.spark
 
@@ -34,8 +33,6 @@ def test_sql_on_a_virtual_key_table(hoodpy_spark, database, tmp_path):
     expected = [(2, "BOB", 11, "sf"), (3, "CY", 20, "nyc")]
     assert sorted(tuple(r) for r in spark.sql(f"SELECT id, name, ts, city FROM {t}").collect()) == expected
     assert "_hoodie_record_key" not in spark.table(t).columns
-    batches = HudiTableBuilder.from_base_uri(location).build().read(HudiReadOptions())
-    got = pa.Table.from_batches(batches).select(["id", "name", "ts", "city"]).to_pylist()
-    assert sorted(tuple(r.values()) for r in got) == expected
+    assert hudi_rs(location, ["id", "name", "ts", "city"]) == expected
     props = parse_properties((tmp_path / "vk" / ".hoodie" / "hoodie.properties").read_text())
     assert props["hoodie.populate.meta.fields"] == "false"
