@@ -18,7 +18,7 @@ from hoodpy.config import ConfigKey, HoodieConfig
 from hoodpy.config.keygen import KeyGeneratorConfig
 from hoodpy.config.table import TableConfig
 from hoodpy.errors import InvalidConfigError, InvalidRecordError, MissingConfigError
-from hoodpy.keygen.timestamp import TimestampFormat
+from hoodpy.keygen.timestamp import TimestampFormat, missing_format_error
 
 _PACKAGE = "org.apache.hudi.keygen."
 SIMPLE_KEY_GENERATOR = _PACKAGE + "SimpleKeyGenerator"
@@ -136,8 +136,9 @@ class KeyGenerator:
     key_generator_class: str
     hive_style_partitioning: bool = False
     url_encode_partitioning: bool = False
-    # Per partition field: SIMPLE (the value itself) or TIMESTAMP (the value printed as a date).
-    partition_types: tuple[str, ...] = ()
+    # Per partition field: SIMPLE (the value itself) or TIMESTAMP (the value printed as a date); None where
+    # CustomKeyGenerator's config does not say (a Hudi 0.14 table opened without the writer's options).
+    partition_types: tuple[str | None, ...] = ()
     timestamp: TimestampFormat | None = None
 
     @classmethod
@@ -236,19 +237,34 @@ class KeyGenerator:
 
     def timestamp_segments(self, field: str, column: pa.Array) -> pa.Array:
         """The path segments of a TIMESTAMP partition field's values (Arrow; runs in Spark tasks)."""
-        assert self.timestamp is not None
-        values = self.timestamp.values(column)
+        values = self.timestamp_format().values(column)
         if self.url_encode_partitioning:
             values = pa.array([escape_path_name(v) for v in values.to_pylist()], pa.string())
         if self.hive_style_partitioning:
             values = pc.binary_join_element_wise(pa.scalar(f"{field}="), values, "")
         return values
 
+    def check_writable(self) -> None:
+        """InvalidConfigError unless the config says how to make every partition path (field types of
+        CustomKeyGenerator, the time-based format)."""
+        for name, kind in zip(self.partition_fields, self.partition_types, strict=True):
+            if kind is None:
+                raise _untyped_error(",".join(self.partition_fields), name, None)
+        if TIMESTAMP in self.partition_types:
+            self.timestamp_format()
+
+    def timestamp_format(self) -> TimestampFormat:
+        """How TIMESTAMP partition fields print; InvalidConfigError when the config does not say."""
+        if self.timestamp is None:
+            raise missing_format_error()
+        return self.timestamp
+
     def partition_paths_of(self, rows: pa.Table) -> pa.Array:
         """Each row's partition path, computed over Arrow rows as :mod:`hoodpy.write.records` does in Spark."""
         n = rows.num_rows
         if not self.partition_fields:
             return pa.repeat(pa.scalar(""), n)
+        self.check_writable()
         segments = []
         for field, kind in zip(self.partition_fields, self.partition_types, strict=True):
             column = rows.column(field).combine_chunks()
@@ -287,9 +303,11 @@ def _casts_as_spark(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t) or pa.types.is_boolean(t)
 
 
-def _custom_types(config: HoodieConfig, names: tuple[str, ...], types: tuple[str | None, ...]) -> tuple[str, ...]:
+def _custom_types(config: HoodieConfig, names: tuple[str, ...], types: tuple[str | None, ...],
+                  ) -> tuple[str | None, ...]:
     """CustomKeyGenerator's per-field types: from hoodie.table.partition.fields (Hudi 1.x writes them there),
-    else from the writer's ``hoodie.datasource.write.partitionpath.field`` (Hudi 0.14 keeps only names)."""
+    else from the writer's ``hoodie.datasource.write.partitionpath.field`` (Hudi 0.14 keeps only names).
+    None for a field no config types: the table reads, writes fail (:meth:`KeyGenerator.check_writable`)."""
     if names and None in types:
         written = config.raw(KeyGeneratorConfig.WRITE_PARTITION_FIELDS)
         if written:
@@ -297,13 +315,16 @@ def _custom_types(config: HoodieConfig, names: tuple[str, ...], types: tuple[str
             if w_names == names:
                 types = w_types
     for name, kind in zip(names, types, strict=True):
-        if kind not in (SIMPLE, TIMESTAMP):
-            raise InvalidConfigError(
-                KeyGeneratorConfig.WRITE_PARTITION_FIELDS.key, config.raw(KeyGeneratorConfig.WRITE_PARTITION_FIELDS)
-                or ",".join(names),
-                f"CustomKeyGenerator needs each partition field as field:SIMPLE or field:TIMESTAMP "
-                f"({name!r} has {kind or 'no type'})")
-    return tuple(t for t in types if t is not None)
+        if kind is not None and kind not in (SIMPLE, TIMESTAMP):
+            raise _untyped_error(config.raw(KeyGeneratorConfig.WRITE_PARTITION_FIELDS) or ",".join(names), name, kind)
+    return types
+
+
+def _untyped_error(value: object, name: str, kind: str | None) -> InvalidConfigError:
+    return InvalidConfigError(
+        KeyGeneratorConfig.WRITE_PARTITION_FIELDS.key, value,
+        f"CustomKeyGenerator needs each partition field as field:SIMPLE or field:TIMESTAMP "
+        f"({name!r} has {kind or 'no type'})")
 
 
 def _plain(value: object) -> str:

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodpy.config import HoodieConfig
+from hoodpy.config.keygen import TIMESTAMP_TYPES
 from hoodpy.config.keygen import KeyGeneratorConfig as K
 from hoodpy.errors import InvalidConfigError, InvalidRecordError
 from hoodpy.keygen import joda
@@ -40,13 +41,12 @@ class TimestampFormat:
     output_zone: str | None
 
     @classmethod
-    def from_config(cls, config: HoodieConfig) -> TimestampFormat:
+    def from_config(cls, config: HoodieConfig) -> TimestampFormat | None:
+        """The format the config describes; None when it names no timestamp type (Hudi 0.14 keeps these keys
+        out of hoodie.properties: such a table reads, and writes once the writer gives them)."""
         ts_type = config.get(K.TIMESTAMP_TYPE)
         if ts_type is None:
-            raise InvalidConfigError(K.TIMESTAMP_TYPE.key, None,
-                                     "TimestampBasedKeyGenerator needs one of " + ", ".join(
-                                         ("UNIX_TIMESTAMP", "DATE_STRING", "EPOCHMILLISECONDS",
-                                          "EPOCHMICROSECONDS", "SCALAR")))
+            return None
         output_format = config.get(K.OUTPUT_DATE_FORMAT)
         if not output_format:
             raise InvalidConfigError(K.OUTPUT_DATE_FORMAT.key, output_format, "the partition path pattern is required")
@@ -123,6 +123,12 @@ class TimestampFormat:
             for i, s in zip(idx, printed.to_pylist(), strict=True):
                 out[i] = s
         return pa.array(out, pa.string()).take(pc.index_in(column, value_set=distinct))
+
+
+def missing_format_error() -> InvalidConfigError:
+    return InvalidConfigError(K.TIMESTAMP_TYPE.key, None,
+                              "a time-based partition field needs one of " + ", ".join(TIMESTAMP_TYPES)
+                              + " (and the hoodie.keygen.timebased.* keys that go with it)")
 
 
 def _check_pattern(key: str, pattern: str) -> None:

@@ -83,6 +83,7 @@ def timestamp_segment_column(keygen: KeyGenerator, name: str, dtype: DataType) -
 def partition_path_column(keygen: KeyGenerator, schema: StructType | None = None) -> Column:
     if not keygen.is_partitioned:
         return F.lit("")
+    keygen.check_writable()  # on the driver, naming the missing key
     segments = []
     for name, kind in zip(keygen.partition_fields, keygen.partition_types, strict=True):
         if kind == TIMESTAMP:
