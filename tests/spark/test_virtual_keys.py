@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 from hoodpy_spark_helpers import latest_files, rows
 
+from hoodpy.config.clustering import ClusteringConfig
 from hoodpy.errors import InvalidConfigError
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.table import HoodieTable
@@ -48,6 +49,14 @@ def test_virtual_key_table_round_trip(spark, tmp_path, index):
     t.delete(spark.createDataFrame([(2, None, 3, "sf")], DDL))
     expected = [(1, "A", 2, "sf"), (3, "C", 2, "la"), (4, "d", 2, "la")]
     assert rows(HoodieTable.for_path(spark, path).read(), *DATA) == expected
+    assert hudi_rs(path, DATA) == expected
+    # Clustering rewrites the rows as virtual-key files too.
+    done = t.clustering.run({ClusteringConfig.SMALL_FILE_LIMIT.key: 10**9}, sort_columns=["name"])
+    assert len(done) == 1
+    for stat in done[0].metadata.write_stats:
+        stored = pq.read_table(t.storage.full_path(stat.path))
+        assert stored.column("_hoodie_record_key").null_count == stored.num_rows
+    assert rows(t.read(), *DATA) == expected
     assert hudi_rs(path, DATA) == expected
     assert not set(META_COLUMNS) & set(schema(path).names)  # hudi-rs returns no meta columns either
     with pytest.raises(InvalidConfigError, match="populate.meta.fields"):
