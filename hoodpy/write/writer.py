@@ -22,7 +22,7 @@ from hoodpy.config.table import TableConfig
 from hoodpy.config.write import COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING, WriteConfig
 from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
-from hoodpy.errors import ClusteringUpdateError, InvalidRecordError, WriteConflictError
+from hoodpy.errors import ClusteringUpdateError, InvalidConfigError, InvalidRecordError, WriteConflictError
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, tag
 from hoodpy.index.bloom import locate_on_driver
@@ -125,6 +125,11 @@ class Writer:
         self.spark = table.spark
         self.storage = table.storage
         self.config: HoodieConfig = table.config.with_options(options)
+        populate = TableConfig.POPULATE_META_FIELDS
+        if self.config.get(populate) != table.config.get(populate):
+            # Files with and without keys in one table would not read back: the table decides, once.
+            raise InvalidConfigError(populate.key, self.config.raw(populate),
+                                     f"the table has {populate.key}={str(table.config.get(populate)).lower()}")
         self.keygen = table.keygen
         self.ordering_field: str | None = self.config.get(TableConfig.PRECOMBINE_FIELD)
         # A delete whose batch lacks the partition fields: keys are looked up in every partition.

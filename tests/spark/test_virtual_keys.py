@@ -22,15 +22,15 @@ DDL = "id int, name string, ts long, city string"
 DATA = ("id", "name", "ts", "city")
 
 
-@pytest.mark.parametrize("index", ["BLOOM", "SIMPLE"])
-def test_virtual_key_table_round_trip(spark, tmp_path, index):
+@pytest.mark.parametrize(("index", "first_write"), [("BLOOM", "insert"), ("SIMPLE", "bulk_insert")])
+def test_virtual_key_table_round_trip(spark, tmp_path, index, first_write):
     path = str(tmp_path / "vk")
     t = HoodieTable.create(spark, path, table_name="vk", record_key_fields=["id"], partition_fields=["city"],
                            precombine_field="ts", hive_style_partitioning=True,
                            table_properties={"hoodie.populate.meta.fields": "false"},
                            options={"hoodie.index.type": index})
     assert t.properties["hoodie.populate.meta.fields"] == "false"
-    t.insert(spark.createDataFrame([(1, "a", 1, "sf"), (2, "b", 1, "sf"), (3, "c", 1, "la")], DDL))
+    getattr(t, first_write)(spark.createDataFrame([(1, "a", 1, "sf"), (2, "b", 1, "sf"), (3, "c", 1, "la")], DDL))
 
     files = latest_files(t)
     for rel in files.values():
@@ -61,3 +61,5 @@ def test_virtual_key_table_round_trip(spark, tmp_path, index):
     assert not set(META_COLUMNS) & set(schema(path).names)  # hudi-rs returns no meta columns either
     with pytest.raises(InvalidConfigError, match="populate.meta.fields"):
         t.read_incremental("000")
+    with pytest.raises(InvalidConfigError, match="the table has hoodie.populate.meta.fields=false"):
+        t.upsert(spark.createDataFrame([(9, "z", 9, "sf")], DDL), options={"hoodie.populate.meta.fields": "true"})
