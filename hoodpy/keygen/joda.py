@@ -26,9 +26,9 @@ DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sun
 _NUMERIC = {"y": 9, "Y": 9, "D": 3, "d": 2, "H": 2, "h": 2, "K": 2, "k": 2, "m": 2, "s": 2, "S": 9}
 _SUPPORTED = set(_NUMERIC) | {"M", "E", "a", "Z"}
 
-# Joda's DateTimeZone.forTimeZone maps Java's three-letter ids to these zones before anything else.
+# Joda 2.x DateTimeZone.forTimeZone maps Java's three-letter ids to these zones before anything else.
 _JODA_ZONE_IDS = {
-    "GMT": "UTC", "ECT": "Europe/Paris", "MIT": "Pacific/Apia", "HST": "Pacific/Honolulu",
+    "GMT": "UTC", "ECT": "CET", "MET": "CET", "MIT": "Pacific/Apia", "HST": "Pacific/Honolulu",
     "AST": "America/Anchorage", "PST": "America/Los_Angeles", "MST": "America/Denver", "PNT": "America/Phoenix",
     "CST": "America/Chicago", "EST": "America/New_York", "IET": "America/Indiana/Indianapolis",
     "PRT": "America/Puerto_Rico", "CNT": "America/St_Johns", "AGT": "America/Argentina/Buenos_Aires",
