@@ -2,7 +2,8 @@
 TimestampBased, Custom and GlobalDelete (and their Avro twins, which make the same keys).
 
 The key generator is a pure description; :mod:`hoodpy.write.records` turns it into Spark expressions, and
-:meth:`KeyGenerator.keys_of` computes the same values over Arrow rows (virtual keys, tests).
+:meth:`KeyGenerator.record_keys_of` and :meth:`~KeyGenerator.partition_paths_of` compute the same values
+over Arrow rows (virtual keys, tests).
 """
 
 from __future__ import annotations
