@@ -39,7 +39,8 @@ from hoodpy.errors import (
     TableNotFoundError,
 )
 from hoodpy.file_group.fs_view import FileSystemView
-from hoodpy.keygen import KeyGenerator, infer_key_generator_class
+from hoodpy.keygen import KeyGenerator, split_partition_types, table_defining_properties
+from hoodpy.keygen import key_generator_class as resolve_key_generator_class
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.read.query import Filter, incremental, snapshot
 from hoodpy.schema import (
@@ -80,13 +81,21 @@ class HoodieTable:
                partition_fields: Sequence[str] = (), precombine_field: str | None = None,
                hive_style_partitioning: bool = False, database_name: str = "default",
                key_generator_class: str | None = None, schema: StructType | None = None,
-               options: Mapping[str, Any] | None = None) -> HoodieTable:
-        """Create an empty table: writes ``.hoodie/hoodie.properties``; data arrives with the first write."""
+               options: Mapping[str, Any] | None = None,
+               table_properties: Mapping[str, Any] | None = None) -> HoodieTable:
+        """Create an empty table: writes ``.hoodie/hoodie.properties``; data arrives with the first write.
+
+        ``table_properties`` may carry what else defines the table's keys and files: the key generator type,
+        ``hoodie.keygen.timebased.*``, CustomKeyGenerator's ``field:TYPE`` partition fields
+        (``hoodie.datasource.write.partitionpath.field``), url-encoded partitions and
+        ``hoodie.populate.meta.fields``; they are recorded in hoodie.properties."""
         storage = open_storage(spark, path, options)
         if storage.exists(".hoodie/hoodie.properties"):
             raise TableAlreadyExistsError(storage.base_uri)
         keys = tuple(record_key_fields) if not isinstance(record_key_fields, str) else (record_key_fields,)
         parts = tuple(partition_fields) if not isinstance(partition_fields, str) else (partition_fields,)
+        defining = table_defining_properties(parts, table_properties)
+        parts = split_partition_types(parts)[0]
         if not keys:
             raise InvalidConfigError(TableConfig.RECORD_KEY_FIELDS.key, keys, "at least one field is required")
         props: dict[str, str] = {
@@ -96,7 +105,8 @@ class HoodieTable:
             TableConfig.VERSION.key: str(SUPPORTED_TABLE_VERSION),
             TableConfig.TIMELINE_LAYOUT_VERSION.key: str(SUPPORTED_TIMELINE_LAYOUT),
             TableConfig.RECORD_KEY_FIELDS.key: ",".join(keys),
-            TableConfig.KEY_GENERATOR_CLASS.key: key_generator_class or infer_key_generator_class(keys, parts),
+            TableConfig.KEY_GENERATOR_CLASS.key: key_generator_class or resolve_key_generator_class(
+                HoodieConfig.of(table_properties), keys, parts),
             TableConfig.HIVE_STYLE_PARTITIONING.key: str(bool(hive_style_partitioning)).lower(),
             TableConfig.URL_ENCODE_PARTITIONING.key: "false",
             TableConfig.DROP_PARTITION_COLUMNS.key: "false",
@@ -104,6 +114,7 @@ class HoodieTable:
             TableConfig.BASE_FILE_FORMAT.key: "PARQUET",
             TableConfig.POPULATE_META_FIELDS.key: "true",
             TableConfig.TIMELINE_TIMEZONE.key: "UTC",
+            **defining,
         }
         if parts:
             props[TableConfig.PARTITION_FIELDS.key] = ",".join(parts)
@@ -176,11 +187,17 @@ class HoodieTable:
         return arrow_schema_from_avro(parse_avro_schema(create)) if create else None
 
     def spark_schema(self, as_of: str | None = None, timeline: Timeline | None = None) -> StructType:
-        """Meta columns followed by the data columns, as reads return them."""
+        """Meta columns followed by the data columns, as reads return them; no meta columns for a table
+        with virtual keys (as Hudi's schema resolver and hudi-rs read one)."""
         arrow = self.arrow_schema(timeline, as_of=as_of)
-        meta = [StructField(c, StringType(), True) for c in META_COLUMNS]
+        meta = [StructField(c, StringType(), True) for c in META_COLUMNS] if self.populates_meta_fields else []
         data = from_arrow_schema(arrow, prefer_timestamp_ntz=True).fields if arrow is not None else []
         return StructType(meta + list(data))
+
+    @property
+    def populates_meta_fields(self) -> bool:
+        """False for a table with virtual keys (``hoodie.populate.meta.fields=false``)."""
+        return self.config.get(TableConfig.POPULATE_META_FIELDS)
 
     @property
     def clustering(self):
@@ -290,6 +307,10 @@ class HoodieTable:
 
     def read_incremental(self, start: str, end: str | None = None) -> DataFrame:
         """Records committed after ``start`` up to and including ``end``."""
+        if not self.populates_meta_fields:
+            raise InvalidConfigError(TableConfig.POPULATE_META_FIELDS.key, "false",
+                                     "incremental reads need the commit time of each row, which a table with "
+                                     "virtual keys does not keep (Hudi refuses them too)")
         return incremental(self, start, end)
 
     def __repr__(self) -> str:

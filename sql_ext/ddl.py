@@ -206,6 +206,7 @@ def create_table(layer: SqlLayer, tree: exp.Create, text: str) -> DataFrame:
             hive_style_partitioning=parse_bool(hive_style) if hive_style is not None else True,
             database_name=name.database, key_generator_class=config.get(TableConfig.KEY_GENERATOR_CLASS),
             schema=data_schema if data_schema.fields else None,
+            table_properties={k: v for k, v in options.items() if k.startswith("hoodie.")},
         )
         created = True
 

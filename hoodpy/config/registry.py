@@ -25,7 +25,9 @@ from hoodpy.config.clustering import ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
 from hoodpy.config.filesystem import FileSystemConfig
 from hoodpy.config.index import IndexConfig
+from hoodpy.config.keygen import KeyGeneratorConfig
 from hoodpy.config.metadata import MetadataConfig
+from hoodpy.config.read import ReadConfig
 from hoodpy.config.sql import SqlConfig, TableOptions
 from hoodpy.config.storage import StorageConfig
 from hoodpy.config.table import TableConfig
@@ -35,9 +37,9 @@ from hoodpy.errors import HoodieConfigWarning
 HUDI_PREFIX = "hoodie."
 
 # Scope classes, in the order docs/options.md lists them.
-SCOPES: tuple[type, ...] = (TableConfig, WriteConfig, IndexConfig, StorageConfig, ConcurrencyConfig, CleanConfig,
-                            ArchivalConfig, ClusteringConfig, MetadataConfig, SqlConfig, TableOptions,
-                            FileSystemConfig)
+SCOPES: tuple[type, ...] = (TableConfig, KeyGeneratorConfig, WriteConfig, ReadConfig, IndexConfig, StorageConfig,
+                            ConcurrencyConfig, CleanConfig, ArchivalConfig, ClusteringConfig, MetadataConfig,
+                            SqlConfig, TableOptions, FileSystemConfig)
 
 # Properties Java Hudi writes into hoodie.properties that hoodpy knows and has nothing to do for.
 TABLE_PROPERTIES_WITHOUT_EFFECT: dict[str, str] = {

@@ -113,7 +113,7 @@ def _typed(text: str | None, sample: Any) -> Any:
 def prune_partitions(table: ReadableTable, files: list, filters: list[Filter]) -> list:
     """The files (base files or file slices) whose partition values may pass ``filters`` (bound); a value
     that cannot be compared keeps the file."""
-    part_filters = [f for f in filters if f[0] in table.keygen.partition_fields]
+    part_filters = [f for f in filters if f[0] in table.keygen.value_partition_fields]
     if not part_filters:
         return files
     keep = []

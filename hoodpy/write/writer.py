@@ -22,12 +22,12 @@ from hoodpy.config.table import TableConfig
 from hoodpy.config.write import WriteConfig, event_time_ordering_field
 from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
-from hoodpy.errors import ClusteringUpdateError, InvalidRecordError, WriteConflictError
+from hoodpy.errors import ClusteringUpdateError, InvalidConfigError, InvalidRecordError, WriteConflictError
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, tag
 from hoodpy.index.bloom import locate_on_driver
 from hoodpy.index.configured import index_for
-from hoodpy.keygen import KeyGenerator
+from hoodpy.keygen import KeyGenerator, virtual_keys
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json, evolve_schema
 from hoodpy.services.rollback import rollback_failed_writes
@@ -125,6 +125,11 @@ class Writer:
         self.spark = table.spark
         self.storage = table.storage
         self.config: HoodieConfig = table.config.with_options(options)
+        populate = TableConfig.POPULATE_META_FIELDS
+        if self.config.get(populate) != table.config.get(populate):
+            # Files with and without keys in one table would not read back: the table decides, once.
+            raise InvalidConfigError(populate.key, self.config.raw(populate),
+                                     f"the table has {populate.key}={str(table.config.get(populate)).lower()}")
         self.keygen = table.keygen
         self.ordering_field: str | None = self.config.get(TableConfig.PRECOMBINE_FIELD)
         # A delete whose batch lacks the partition fields: keys are looked up in every partition.
@@ -371,7 +376,8 @@ class Writer:
         latest = view.latest_base_files(self._partitions)
         located = locate_on_driver(self.storage, keys.select([RECORD_KEY, PARTITION_PATH]), latest,
                                    is_global=False,
-                                   prune_by_ranges=self.config.get(IndexConfig.BLOOM_PRUNE_BY_RANGES))
+                                   prune_by_ranges=self.config.get(IndexConfig.BLOOM_PRUNE_BY_RANGES),
+                                   virtual=virtual_keys(self.config))
         joined = keys.join(located, keys=[RECORD_KEY, PARTITION_PATH], right_keys=[RECORD_KEY, LOC_PARTITION],
                            join_type="left outer")
         found = pc.is_valid(joined.column(LOC_FILE_ID))

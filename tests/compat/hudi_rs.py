@@ -52,6 +52,14 @@ def read_optimized(path: str, as_of: str | None = None) -> list[Row]:
     return rows_of(_to_table(table(path, {"hoodie.read.use.read_optimized.mode": "true"}).read(opts)))
 
 
+def snapshot_tuples(path: str, columns: Sequence[str]) -> list[tuple]:
+    """``columns`` of every row of a hudi-rs snapshot read, as sorted tuples (raw values)."""
+    batches = table(path).read(HudiReadOptions())
+    if not batches:
+        return []
+    return sorted(tuple(r.values()) for r in pa.Table.from_batches(batches).select(list(columns)).to_pylist())
+
+
 def incremental(path: str, start: str, end: str) -> list[Row]:
     """Records committed in (start, end]."""
     opts = (HudiReadOptions().with_query_type(HudiQueryType.Incremental)

@@ -133,3 +133,22 @@ def test_docs_options_md_is_the_registry_list():
     for key in ("hoodie.metadata.enable", "hoodie.datasource.write.payload.class", "hoodie.cleaner.policy",
                 "hoodie.table.initial.version"):
         assert f"`{key}`" in text
+
+
+def test_every_scope_class_of_the_config_package_is_documented():
+    """A class of ConfigKeys added to hoodpy/config must be listed in SCOPES, or docs/options.md misses it."""
+    import importlib
+    import pkgutil
+
+    import hoodpy.config as config_pkg
+    from hoodpy.config import ConfigKey
+    from hoodpy.config.registry import SCOPES
+
+    scopes = set()
+    for info in pkgutil.iter_modules(config_pkg.__path__):
+        module = importlib.import_module(f"hoodpy.config.{info.name}")
+        for obj in vars(module).values():
+            if (isinstance(obj, type) and obj.__module__ == module.__name__
+                    and any(isinstance(v, ConfigKey) for v in vars(obj).values())):
+                scopes.add(obj)
+    assert scopes - set(SCOPES) == set()
