@@ -22,10 +22,11 @@ from hoodpy.config.table import TableConfig
 from hoodpy.config.write import COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING, WriteConfig
 from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
-from hoodpy.errors import ClusteringUpdateError, InvalidRecordError, WriteConflictError
+from hoodpy.errors import ClusteringUpdateError, InvalidConfigError, InvalidRecordError, WriteConflictError
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, tag
 from hoodpy.index.bloom import locate_on_driver
+from hoodpy.index.bucket import BucketSpec, bucket_file_groups, bucket_id_column, new_bucket_file_id
 from hoodpy.index.configured import index_for
 from hoodpy.keygen import KeyGenerator
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
@@ -63,6 +64,10 @@ from hoodpy.write.partitioner import (
 )
 from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, attach_targets, target_table
 from hoodpy.write.task_placement import assign_bins, partition_labels
+
+
+_BUCKET_ID = "_hoodie_bucket_id"
+_BUCKET_TARGETS_DDL = "g_partition string, g_bucket int, g_file_id string, g_exists boolean"
 
 
 class WritableTable(Protocol):
@@ -135,6 +140,7 @@ class Writer:
         # (record key, partition path, op) of the batch, collected when keys are looked up on the driver.
         self._batch_keys: pa.Table | None = None
         self._upsert_count: int | None = None  # upsert records in the batch, while combining has not changed it
+        self._bucket_layout: BucketSpec | None = None  # the bucket layout when the index is BUCKET
 
     # -- entry point -------------------------------------------------------------------------
     def write(self, df: DataFrame, operation: WriteOperation) -> CommitResult:
@@ -185,6 +191,7 @@ class Writer:
         is_delete = operation == WriteOperation.DELETE
         for key in (*declared_keys(WriteConfig), *declared_keys(IndexConfig), *declared_keys(StorageConfig)):
             self.config.get(key)  # a bad option value fails here, before an instant exists
+        self._bucket_layout = BucketSpec.of(self.config)
         rec.require_columns(df.schema, list(keygen.record_key_fields), "record key")
         has_partition = all(f in df.columns for f in keygen.partition_fields)
         self._delete_by_key_only = is_delete and keygen.is_partitioned and not has_partition
@@ -218,7 +225,7 @@ class Writer:
               for f in spark_target.fields],
         )
         ordering = None if is_delete else self.ordering_field
-        if operation == WriteOperation.BULK_INSERT:
+        if operation == WriteOperation.BULK_INSERT and self._bucket_layout is None:
             # Nothing is looked up, so only the write job must see the batch, and its tasks check the keys they
             # write (bulk_insert_partition). Validation reads the batch once more instead of storing all of it:
             # an initial load is the largest batch a table sees (SF1 lineitem: 12 s of 43 s went to storing it).
@@ -235,6 +242,8 @@ class Writer:
             self._batch_keys, self._partitions = rec.collect_keys(records, keygen, ordering)
         else:
             self._partitions, self._upsert_count = rec.validate(records, keygen, ordering)
+        if operation == WriteOperation.BULK_INSERT:
+            self._require_empty_buckets(timeline)  # bucketed bulk_insert (the unbucketed one returned above)
         return rec.drop_working_columns(records), target
 
     def _driver_lookup(self, operation: WriteOperation) -> bool:
@@ -281,7 +290,7 @@ class Writer:
                 records = rec.combine(records, self.ordering_field, by_partition=by_partition)
                 self._upsert_count = None
                 self._batch_keys = None  # the collected keys predate combining: locate in Spark
-        if operation == WriteOperation.BULK_INSERT:
+        if operation == WriteOperation.BULK_INSERT and self._bucket_layout is None:
             stats = self._bulk_insert(records, merge_ctx, timeline)
             return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json)
 
@@ -290,18 +299,20 @@ class Writer:
                                    partitions=None if self._needs_all_partitions(operation)
                                    else partitions)
         replaced = None
-        if operation.uses_index:
+        if self._bucket_layout is not None and not self._global_lookup(operation):
+            merge_input = self._assign_to_buckets(records, operation, view, timeline)
+        elif operation.uses_index:
             merge_input = self._tag_and_assign(records, operation, view, timeline, inflight)
         else:
             inserts = records.filter(F.col(OP) == OP_UPSERT).withColumn(TARGET_FILE_ID, F.lit(None).cast("string"))
             merge_input = self._assign_inserts(inserts, None, view if operation.packs_small_files else None,
                                                timeline)
-            if operation.is_overwrite:
-                scope = None if operation == WriteOperation.INSERT_OVERWRITE_TABLE else partitions
-                replaced = {}
-                for fg in view.file_groups():
-                    if scope is None or fg.partition_path in scope:
-                        replaced.setdefault(fg.partition_path, []).append(fg.file_id)
+        if operation.is_overwrite:
+            scope = None if operation == WriteOperation.INSERT_OVERWRITE_TABLE else partitions
+            replaced = {}
+            for fg in view.file_groups():
+                if scope is None or fg.partition_path in scope:
+                    replaced.setdefault(fg.partition_path, []).append(fg.file_id)
         merge_ctx.existing = {
             (bf.partition_path, bf.file_id): ExistingFile(bf.path, bf.instant_time)
             for bf in view.latest_base_files()
@@ -312,6 +323,46 @@ class Writer:
             lambda t: merge_file_group(merge_ctx, t), WRITE_STATS_DDL).collect()
         stats = commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
         return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced)
+
+    def _assign_to_buckets(self, records: DataFrame, operation: WriteOperation, view: FileSystemView,
+                           timeline: Timeline) -> DataFrame:
+        """Each record's target under the BUCKET index: the file group of its (partition, bucket), or a new one
+        named by the bucket (HoodieSimpleBucketIndex + SparkBucketIndexPartitioner). The bucket id is a Spark
+        expression, the (partition, bucket) -> file group table comes from the file names the driver listed:
+        no key is collected and none looked up. Overwrites always start new file groups, as Hudi's do."""
+        layout = self._bucket_layout
+        existing = bucket_file_groups(view.latest_base_files(self._partitions), layout)
+        reuse = not operation.is_overwrite
+        rows = []
+        for partition in self._partitions:
+            for bucket in range(layout.num_buckets):
+                file_id = existing.get((partition, bucket)) if reuse else None
+                rows.append((partition, bucket, file_id or new_bucket_file_id(bucket), file_id is not None))
+        groups = self.spark.createDataFrame(rows, _BUCKET_TARGETS_DDL)
+        bucketed = records.withColumn(_BUCKET_ID, bucket_id_column(F.col(RECORD_KEY), layout))
+        if operation.is_overwrite or operation == WriteOperation.BULK_INSERT:
+            bucketed = bucketed.filter(F.col(OP) == OP_UPSERT)
+        targeted = bucketed.join(F.broadcast(groups), (F.col(PARTITION_PATH) == F.col("g_partition"))
+                                 & (F.col(_BUCKET_ID) == F.col("g_bucket")))
+        # A delete whose bucket has no file group has nothing to delete.
+        targeted = targeted.filter(F.col("g_exists") | (F.col(OP) == OP_UPSERT)).withColumn(
+            TARGET_FILE_ID, F.col("g_file_id"))
+        if existing and reuse:
+            self._reject_updates_under_clustering(targeted.filter(F.col("g_exists")), timeline)
+        return targeted.drop(_BUCKET_ID, "g_partition", "g_bucket", "g_file_id", "g_exists")
+
+    def _require_empty_buckets(self, timeline: Timeline) -> None:
+        """bulk_insert under the BUCKET index writes a new file group per bucket, so (as in Hudi, where a second
+        group of a bucket makes every later write fail) the batch's partitions must hold no file groups yet."""
+        if self._bucket_layout is None:
+            return
+        held = sorted({bf.partition_path for bf in FileSystemView.load(
+            self.storage, timeline, partitions=self._partitions).latest_base_files(self._partitions)})
+        if held:
+            raise InvalidConfigError(
+                IndexConfig.TYPE.key, self.config.get(IndexConfig.TYPE),
+                f"bulk_insert with the BUCKET index writes a new file group per bucket, but partition(s) "
+                f"{', '.join(repr(p) for p in held[:5])} already hold file groups; use insert or upsert")
 
     def _event_time_ordering(self) -> bool:
         mode = self.config.get(WriteConfig.RECORD_MERGE_MODE)

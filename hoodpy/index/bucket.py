@@ -1,0 +1,213 @@
+"""BUCKET index, SIMPLE engine: a record's file group follows from its key's hash (Hudi's HoodieSimpleBucketIndex).
+
+Every partition holds at most ``hoodie.bucket.index.num.buckets`` file groups, one per bucket, and a file group's
+id starts with its bucket id as 8 digits (``00000003-8355-45cc-97c6-c31daf0df330-0``). No key is looked up and
+none comes to the driver: the bucket id is computed per record in Spark expressions, and the file group of each
+(partition, bucket) comes from the file names the driver lists anyway.
+
+The bucket id is Java Hudi 0.14's (BucketIdentifier): the hash keys are extracted from the record key, hashed as
+a Java ``List<String>`` (``String.hashCode`` over UTF-16 code units, 32-bit overflow), then
+``(hash & Integer.MAX_VALUE) % numBuckets``. It must match bit for bit, or a Java writer and hoodpy would put a
+key into different file groups of one table. :func:`bucket_id` is the reference; :func:`bucket_id_column` is the
+same arithmetic as a Spark expression (in longs modulo 2^32, so ANSI mode's overflow checks never fire).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from hoodpy.config import HoodieConfig
+from hoodpy.config.index import BUCKET, CONSISTENT_HASHING, IndexConfig
+from hoodpy.config.table import TableConfig
+from hoodpy.errors import HoodieIOError, InvalidConfigError
+from hoodpy.file_group.file_group import BaseFile
+
+# KeyGenUtils' placeholders of a null / empty field inside a composite record key.
+_NULL_PLACEHOLDER = "__null__"
+_EMPTY_PLACEHOLDER = "__empty__"
+_INT_SPACE = 1 << 32
+_INT_MAX = 0x7FFFFFFF
+BUCKET_ID_DIGITS = 8
+
+
+@dataclass(frozen=True)
+class BucketSpec:
+    """A write's bucket layout: how many buckets per partition and which record key fields are hashed."""
+
+    num_buckets: int
+    hash_fields: tuple[str, ...]
+
+    @classmethod
+    def of(cls, config: HoodieConfig) -> BucketSpec | None:
+        """The configured layout, or None when the index is not BUCKET; a bad setting fails naming it."""
+        if config.get(IndexConfig.TYPE) != BUCKET:
+            return None
+        engine = config.get(IndexConfig.BUCKET_ENGINE)
+        if engine == CONSISTENT_HASHING:
+            raise InvalidConfigError(IndexConfig.BUCKET_ENGINE.key, engine,
+                                     "the CONSISTENT_HASHING bucket engine (resizable buckets) is not supported by "
+                                     "hoodpy; use SIMPLE (a fixed number of buckets per partition)")
+        num_buckets = config.get(IndexConfig.BUCKET_NUM_BUCKETS)
+        if num_buckets <= 0:
+            raise InvalidConfigError(IndexConfig.BUCKET_NUM_BUCKETS.key, num_buckets,
+                                     "the bucket index needs at least one bucket per partition")
+        if num_buckets >= 10 ** BUCKET_ID_DIGITS:
+            raise InvalidConfigError(IndexConfig.BUCKET_NUM_BUCKETS.key, num_buckets,
+                                     f"a bucket id has {BUCKET_ID_DIGITS} digits in the file id")
+        record_key = tuple(config.get(TableConfig.RECORD_KEY_FIELDS))
+        hash_fields = tuple(config.get(IndexConfig.BUCKET_HASH_FIELD)) or record_key
+        outside = [f for f in hash_fields if f not in record_key]
+        if outside:
+            raise InvalidConfigError(IndexConfig.BUCKET_HASH_FIELD.key, ",".join(hash_fields),
+                                     f"bucket index hash field(s) {', '.join(outside)} are not record key fields "
+                                     f"(record key: {', '.join(record_key)}); they must be a subset of them")
+        return cls(num_buckets, hash_fields)
+
+
+# -- the reference arithmetic (Java semantics, one key at a time) ---------------------------------
+def _to_int32(value: int) -> int:
+    value %= _INT_SPACE
+    return value - _INT_SPACE if value > _INT_MAX else value
+
+
+def java_string_hash(text: str) -> int:
+    """``String.hashCode()``: h = 31*h + c over the UTF-16 code units, as a signed 32-bit int."""
+    units = text.encode("utf-16-be", "surrogatepass")
+    h = 0
+    for i in range(0, len(units), 2):
+        h = (31 * h + (units[i] << 8 | units[i + 1])) % _INT_SPACE
+    return _to_int32(h)
+
+
+def java_list_hash(items: Iterable[str | None]) -> int:
+    """``List.hashCode()``: h = 31*h + (item hash, 0 for null), starting at 1."""
+    h = 1
+    for item in items:
+        h = (31 * h + (0 if item is None else java_string_hash(item))) % _INT_SPACE
+    return _to_int32(h)
+
+
+def _java_split(text: str, separator: str, limit: int = 0) -> list[str]:
+    """``String.split`` for a one-character literal: limit 0 drops trailing empty strings, a positive limit caps
+    the number of parts."""
+    parts = text.split(separator, limit - 1) if limit > 0 else text.split(separator)
+    if limit == 0:
+        while len(parts) > 1 and parts[-1] == "":
+            parts.pop()
+        if parts == [""] and text:
+            return []  # only separators: every part was a trailing empty string
+    return parts
+
+
+def hash_keys(record_key: str, hash_fields: Sequence[str]) -> list[str | None]:
+    """The values hashed for a record key (BucketIdentifier.getHashKeys with KeyGenUtils.extractRecordKeysByFields).
+
+    A key without ``:`` is hashed whole. Otherwise it is read as ``f1:v1,f2:v2``: split on ``,``, each part on its
+    first ``:``; parts naming a hash field (or with no ``:``) are kept in record key order, ``__null__`` read as
+    null and ``__empty__`` as the empty string.
+    """
+    if ":" not in record_key:
+        return [record_key]
+    out: list[str | None] = []
+    for part in _java_split(record_key, ","):
+        kv = _java_split(part, ":", 2)
+        if len(kv) == 1:
+            out.append(kv[0])
+        elif kv[0] in hash_fields:
+            out.append(None if kv[1] == _NULL_PLACEHOLDER else "" if kv[1] == _EMPTY_PLACEHOLDER else kv[1])
+    return out
+
+
+def bucket_id(record_key: str, spec: BucketSpec) -> int:
+    return (java_list_hash(hash_keys(record_key, spec.hash_fields)) & _INT_MAX) % spec.num_buckets
+
+
+# -- file ids ------------------------------------------------------------------------------------
+def bucket_id_str(bucket: int) -> str:
+    return f"{bucket:0{BUCKET_ID_DIGITS}d}"
+
+
+def new_bucket_file_id(bucket: int) -> str:
+    """A new file group id for ``bucket``: a uuid4 whose first 8 characters are the bucket id, then ``-0``
+    (BucketIdentifier.newBucketFileIdPrefix + FSUtils.createNewFileId(prefix, 0))."""
+    return f"{bucket_id_str(bucket)}{str(uuid.uuid4())[BUCKET_ID_DIGITS:]}-0"
+
+
+def bucket_of_file_id(file_id: str) -> int | None:
+    """The bucket a file id names (its first 8 characters as a number), or None when they are not digits."""
+    head = file_id[:BUCKET_ID_DIGITS]
+    return int(head) if len(head) == BUCKET_ID_DIGITS and head.isdigit() else None
+
+
+def bucket_file_groups(base_files: Iterable[BaseFile], spec: BucketSpec) -> dict[tuple[str, int], str]:
+    """(partition, bucket) -> file id of the latest file groups (HoodieSimpleBucketIndex's mapping).
+
+    Fails, naming the file group, when a file id names no bucket (the table was written with another index),
+    names a bucket beyond ``num_buckets`` (the table was laid out with more buckets), or when two file groups
+    of a partition claim one bucket.
+    """
+    out: dict[tuple[str, int], str] = {}
+    for bf in base_files:
+        bucket = bucket_of_file_id(bf.file_id)
+        where = f"file group {bf.file_id} in partition {bf.partition_path!r}"
+        if bucket is None:
+            raise InvalidConfigError(IndexConfig.TYPE.key, BUCKET,
+                                     f"{where} was not written by the bucket index (its id does not start with an "
+                                     f"8-digit bucket id); the table cannot switch to the BUCKET index")
+        if bucket >= spec.num_buckets:
+            raise InvalidConfigError(IndexConfig.BUCKET_NUM_BUCKETS.key, spec.num_buckets,
+                                     f"{where} holds bucket {bucket}: the table was laid out with more buckets, and "
+                                     f"the number of buckets of a table cannot change")
+        if (bf.partition_path, bucket) in out:
+            raise HoodieIOError(bf.partition_path or "(table root)",
+                                f"two file groups for bucket {bucket} ({out[(bf.partition_path, bucket)]} and "
+                                f"{bf.file_id}) in the partition")
+        out[(bf.partition_path, bucket)] = bf.file_id
+    return out
+
+
+# -- the same arithmetic as a Spark expression -----------------------------------------------------
+def _unsigned_string_hash(text: Column) -> Column:
+    """``String.hashCode`` modulo 2^32 (a long in [0, 2^32)), over code points: a code point beyond the BMP is
+    its UTF-16 surrogate pair, high unit then low unit."""
+    def step(acc: Column, i: Column) -> Column:
+        cp = F.ascii(F.substring(text, i, 1)).cast("long")
+        supplementary = cp - F.lit(0x10000)
+        high = F.lit(0xD800) + F.shiftright(supplementary, 10)
+        low = F.lit(0xDC00) + supplementary.bitwiseAND(F.lit(0x3FF))
+        pair = acc * F.lit(961) + high * F.lit(31) + low
+        return F.pmod(F.when(cp >= F.lit(0x10000), pair).otherwise(acc * F.lit(31) + cp), F.lit(_INT_SPACE))
+
+    positions = F.sequence(F.lit(1), F.greatest(F.length(text), F.lit(1)))
+    hashed = F.aggregate(positions, F.lit(0).cast("long"), step)
+    return F.when(F.length(text) == 0, F.lit(0).cast("long")).otherwise(hashed)
+
+
+def _hash_key_array(record_key: Column, hash_fields: Sequence[str]) -> Column:
+    """:func:`hash_keys` as an array<string> expression."""
+    # Java's split drops trailing empty strings: strip trailing commas first, then keep every part.
+    parts = F.split(F.regexp_replace(record_key, ",+$", ""), ",", -1)
+    pairs = F.transform(parts, lambda p: F.split(p, ":", 2))
+    fields = F.array(*[F.lit(f) for f in hash_fields])
+    kept = F.filter(pairs, lambda kv: (F.size(kv) == 1) | F.array_contains(fields, kv[0]))
+    values = F.transform(kept, lambda kv: F.when(F.size(kv) == 1, kv[0])
+                         .when(kv[1] == F.lit(_NULL_PLACEHOLDER), F.lit(None).cast("string"))
+                         .when(kv[1] == F.lit(_EMPTY_PLACEHOLDER), F.lit(""))
+                         .otherwise(kv[1]))
+    return F.when(F.instr(record_key, ":") == 0, F.array(record_key)).otherwise(values)
+
+
+def bucket_id_column(record_key: Column, spec: BucketSpec) -> Column:
+    """The bucket id (int) of each record key: :func:`bucket_id` in Spark expressions, evaluated in the JVM."""
+    def step(acc: Column, item: Column) -> Column:
+        element = F.when(item.isNull(), F.lit(0).cast("long")).otherwise(_unsigned_string_hash(item))
+        return F.pmod(acc * F.lit(31) + element, F.lit(_INT_SPACE))
+
+    list_hash = F.aggregate(_hash_key_array(record_key, spec.hash_fields), F.lit(1).cast("long"), step)
+    masked = list_hash - F.when(list_hash > F.lit(_INT_MAX), F.lit(1 << 31)).otherwise(F.lit(0))
+    return F.pmod(masked, F.lit(spec.num_buckets)).cast("int")
