@@ -29,6 +29,7 @@ from hoodpy.errors import (
     TableNotFoundError,
 )
 from hoodpy.file_group.fs_view import FileSystemView
+from hoodpy.index.bucket import BucketSpec
 from hoodpy.keygen import KeyGenerator, infer_key_generator_class
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.read.query import Filter, incremental, snapshot
@@ -108,6 +109,7 @@ class HoodieTable:
                 to_create_schema_form(avro_schema_from_arrow(arrow, table_name)))
         props[TableConfig.CHECKSUM.key] = str(table_checksum(database_name, table_name))
         KeyGenerator.from_config(HoodieConfig.of(props))  # validates before anything is written
+        BucketSpec.of(HoodieConfig.of(props, options))  # a bad bucket index layout fails before the table exists
         for folder in (".hoodie/.temp", ".hoodie/.aux", ".hoodie/archived", ".hoodie/.schema"):
             storage.mkdirs(folder)
         save_table_properties(storage, props)
