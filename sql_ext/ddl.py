@@ -201,7 +201,7 @@ def create_table(layer: SqlLayer, tree: exp.Create, text: str) -> DataFrame:
                 f"CREATE TABLE {name} USING hoodpy needs TBLPROPERTIES (primaryKey = '<column>[,...]'): "
                 "hoodpy tables are keyed")
         # A bad bucket index layout in TBLPROPERTIES fails here, not at the first write.
-        BucketSpec.of(HoodieConfig.of(options, {TableConfig.RECORD_KEY_FIELDS.key: ",".join(keys)}))
+        BucketSpec.for_new_table(options, keys)
         hive_style = options.get(TableConfig.HIVE_STYLE_PARTITIONING.key)
         table = HoodieTable.create(
             spark, base_path, table_name=name.table, record_key_fields=keys, partition_fields=parts,

@@ -15,8 +15,9 @@ same arithmetic as a Spark expression (in longs modulo 2^32, so ANSI mode's over
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -67,6 +68,12 @@ class BucketSpec:
                                      f"bucket index hash field(s) {', '.join(outside)} are not record key fields "
                                      f"(record key: {', '.join(record_key)}); they must be a subset of them")
         return cls(num_buckets, hash_fields)
+
+
+    @classmethod
+    def for_new_table(cls, options: Mapping[str, Any], record_key_fields: Sequence[str]) -> BucketSpec | None:
+        """:meth:`of` for the options of a table not created yet (SQL's TBLPROPERTIES, a dbt model's config)."""
+        return cls.of(HoodieConfig.of(options, {TableConfig.RECORD_KEY_FIELDS.key: ",".join(record_key_fields)}))
 
 
 # -- the reference arithmetic (Java semantics, one key at a time) ---------------------------------

@@ -26,11 +26,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hoodpy.config import ConfigKey, HoodieConfig, parse_csv
+from hoodpy.config import ConfigKey, parse_csv
 from hoodpy.config.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanConfig
 from hoodpy.config.clustering import ClusteringConfig
 from hoodpy.config.index import IndexConfig
-from hoodpy.config.table import TableConfig
 from hoodpy.errors import InvalidConfigError, MissingConfigError
 from hoodpy.index.bucket import BucketSpec
 from sql_ext.catalog import HOODPY_PROVIDERS, hoodpy_table_properties
@@ -168,7 +167,7 @@ def table_spec(model: str, config: Mapping[str, Any], *, resource_type: str = "m
 def _check_bucket_layout(model: str, keys: Sequence[str], options: Mapping[str, str]) -> None:
     """With ``index_type='BUCKET'``, the bucket options (``hoodie_options``) must describe a valid layout."""
     try:
-        BucketSpec.of(HoodieConfig.of(options, {TableConfig.RECORD_KEY_FIELDS.key: ",".join(keys)}))
+        BucketSpec.for_new_table(options, keys)
     except InvalidConfigError as e:
         raise InvalidConfigError(e.key, e.value, f"model {model!r}: {e.reason}") from None
 
