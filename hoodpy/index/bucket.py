@@ -2,14 +2,15 @@
 
 Every partition holds at most ``hoodie.bucket.index.num.buckets`` file groups, one per bucket, and a file group's
 id starts with its bucket id as 8 digits (``00000003-8355-45cc-97c6-c31daf0df330-0``). No key is looked up and
-none comes to the driver: the bucket id is computed per record in Spark expressions, and the file group of each
+none comes to the driver: the bucket id is computed per record in the executors, and the file group of each
 (partition, bucket) comes from the file names the driver lists anyway.
 
 The bucket id is Java Hudi 0.14's (BucketIdentifier): the hash keys are extracted from the record key, hashed as
 a Java ``List<String>`` (``String.hashCode`` over UTF-16 code units, 32-bit overflow), then
 ``(hash & Integer.MAX_VALUE) % numBuckets``. It must match bit for bit, or a Java writer and hoodpy would put a
-key into different file groups of one table. :func:`bucket_id` is the reference; :func:`bucket_id_column` is the
-same arithmetic as a Spark expression (in longs modulo 2^32, so ANSI mode's overflow checks never fire).
+key into different file groups of one table. :func:`bucket_id` is the reference, one key at a time;
+:func:`bucket_ids` is the same arithmetic over a column in numpy (modulo 2^32 in unsigned 64-bit integers), which
+:func:`bucket_id_column` runs in the Python workers on the record key column alone.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
@@ -178,43 +183,96 @@ def bucket_file_groups(base_files: Iterable[BaseFile], spec: BucketSpec) -> dict
     return out
 
 
-# -- the same arithmetic as a Spark expression -----------------------------------------------------
-def _unsigned_string_hash(text: Column) -> Column:
-    """``String.hashCode`` modulo 2^32 (a long in [0, 2^32)), over code points: a code point beyond the BMP is
-    its UTF-16 surrogate pair, high unit then low unit."""
-    def step(acc: Column, i: Column) -> Column:
-        cp = F.ascii(F.substring(text, i, 1)).cast("long")
-        supplementary = cp - F.lit(0x10000)
-        high = F.lit(0xD800) + F.shiftright(supplementary, 10)
-        low = F.lit(0xDC00) + supplementary.bitwiseAND(F.lit(0x3FF))
-        pair = acc * F.lit(961) + high * F.lit(31) + low
-        return F.pmod(F.when(cp >= F.lit(0x10000), pair).otherwise(acc * F.lit(31) + cp), F.lit(_INT_SPACE))
-
-    positions = F.sequence(F.lit(1), F.greatest(F.length(text), F.lit(1)))
-    hashed = F.aggregate(positions, F.lit(0).cast("long"), step)
-    return F.when(F.length(text) == 0, F.lit(0).cast("long")).otherwise(hashed)
+# -- the same arithmetic over a whole column (numpy), and as a Spark column --------------------------
+def _powers_of_31(count: int) -> np.ndarray:
+    """31^k modulo 2^32 for k in [0, count)."""
+    powers = np.ones(max(count, 1), dtype=np.uint64)
+    for k in range(1, count):
+        powers[k] = (powers[k - 1] * np.uint64(31)) % np.uint64(_INT_SPACE)
+    return powers
 
 
-def _hash_key_array(record_key: Column, hash_fields: Sequence[str]) -> Column:
-    """:func:`hash_keys` as an array<string> expression."""
-    # Java's split drops trailing empty strings: strip trailing commas first, then keep every part.
-    parts = F.split(F.regexp_replace(record_key, ",+$", ""), ",", -1)
-    pairs = F.transform(parts, lambda p: F.split(p, ":", 2))
-    fields = F.array(*[F.lit(f) for f in hash_fields])
-    kept = F.filter(pairs, lambda kv: (F.size(kv) == 1) | F.array_contains(fields, kv[0]))
-    values = F.transform(kept, lambda kv: F.when(F.size(kv) == 1, kv[0])
-                         .when(kv[1] == F.lit(_NULL_PLACEHOLDER), F.lit(None).cast("string"))
-                         .when(kv[1] == F.lit(_EMPTY_PLACEHOLDER), F.lit(""))
-                         .otherwise(kv[1]))
-    return F.when(F.instr(record_key, ":") == 0, F.array(record_key)).otherwise(values)
+def _unsigned_string_hashes(strings: pa.Array) -> np.ndarray:
+    """``String.hashCode`` modulo 2^32 of every string (nulls hash as 0, like Java's null list elements).
+
+    An ASCII string's UTF-16 code units are its bytes, so all of them are hashed together, one character
+    position at a time; other strings take :func:`java_string_hash`.
+    """
+    n = len(strings)
+    out = np.zeros(n, dtype=np.uint64)
+    if n == 0:
+        return out
+    strings = strings.fill_null("")
+    ascii_mask = pc.string_is_ascii(strings).to_numpy(zero_copy_only=False)
+    for i in np.flatnonzero(~ascii_mask):
+        out[i] = java_string_hash(strings[int(i)].as_py()) % _INT_SPACE
+    binary = strings.filter(pa.array(ascii_mask)).cast(pa.large_binary())
+    m = len(binary)
+    if m == 0:
+        return out
+    _, offsets_buf, data_buf = binary.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[binary.offset:binary.offset + m + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8)[offsets[0]:offsets[-1]] if data_buf is not None else \
+        np.zeros(0, np.uint8)
+    starts, lengths = offsets[:-1] - offsets[0], np.diff(offsets)
+    # Horner's rule one character position at a time over the strings still that long (longest first).
+    order = np.argsort(-lengths, kind="stable")
+    longer_than = np.searchsorted(-lengths[order], -np.arange(int(lengths.max(initial=0))), side="left")
+    hashes = np.zeros(m, dtype=np.uint64)
+    mask = np.uint64(_INT_SPACE - 1)
+    for j, count in enumerate(longer_than):
+        if count == m:  # every string is longer than j: no gather
+            hashes = (hashes * np.uint64(31) + data[starts + j]) & mask
+        else:
+            active = order[:count]
+            hashes[active] = (hashes[active] * np.uint64(31) + data[starts[active] + j]) & mask
+    out[ascii_mask] = hashes
+    return out
+
+
+def _unsigned_list_hashes(record_keys: pa.Array, hash_fields: Sequence[str]) -> np.ndarray:
+    """``List.hashCode`` of :func:`hash_keys` modulo 2^32, for composite record keys (all holding ``:``)."""
+    n = len(record_keys)
+    parts = pc.split_pattern(pc.replace_substring_regex(record_keys, ",+$", ""), ",")  # Java drops trailing ""
+    flat, parent = pc.list_flatten(parts), pc.list_parent_indices(parts).to_numpy(zero_copy_only=False)
+    pairs = pc.extract_regex(flat, r"(?s)^(?P<k>[^:]*):(?P<v>.*)$")  # split at the first ':'; null if none
+    has_pair = pc.is_valid(pairs)
+    field, value = pc.struct_field(pairs, "k"), pc.struct_field(pairs, "v")
+    keep = pc.or_(pc.invert(has_pair), pc.fill_null(pc.is_in(field, value_set=pa.array(list(hash_fields))), False))
+    value = pc.if_else(pc.equal(value, _NULL_PLACEHOLDER), pa.scalar(None, pa.string()),
+                       pc.if_else(pc.equal(value, _EMPTY_PLACEHOLDER), "", value))
+    elements = pc.if_else(has_pair, value, flat)  # null and "" both hash as 0
+    keep_np = keep.to_numpy(zero_copy_only=False)
+    kept_parent = parent[keep_np]
+    kept_hash = _unsigned_string_hashes(elements.filter(keep))
+    counts = np.bincount(kept_parent, minlength=n)
+    powers = _powers_of_31(int(counts.max()) + 1 if n else 1)
+    first = np.cumsum(counts) - counts
+    from_end = counts[kept_parent] - 1 - (np.arange(len(kept_parent)) - first[kept_parent])
+    sums = np.zeros(n, dtype=np.uint64)
+    np.add.at(sums, kept_parent, (kept_hash * powers[from_end]) % np.uint64(_INT_SPACE))
+    return (powers[counts] + sums) % np.uint64(_INT_SPACE)
+
+
+def bucket_ids(record_keys: pa.Array | pa.ChunkedArray, spec: BucketSpec) -> np.ndarray:
+    """:func:`bucket_id` of every record key (int32), vectorized."""
+    if isinstance(record_keys, pa.ChunkedArray):
+        record_keys = record_keys.combine_chunks()
+    keys = record_keys.cast(pa.string()).fill_null("")
+    composite = pc.fill_null(pc.match_substring(keys, ":"), False).to_numpy(zero_copy_only=False)
+    hashes = np.zeros(len(keys), dtype=np.uint64)
+    simple = np.flatnonzero(~composite)
+    hashes[simple] = (np.uint64(31) + _unsigned_string_hashes(keys.take(simple))) % np.uint64(_INT_SPACE)
+    nested = np.flatnonzero(composite)
+    if len(nested):
+        hashes[nested] = _unsigned_list_hashes(keys.take(nested), spec.hash_fields)
+    return ((hashes & np.uint64(_INT_MAX)) % np.uint64(spec.num_buckets)).astype(np.int32)
 
 
 def bucket_id_column(record_key: Column, spec: BucketSpec) -> Column:
-    """The bucket id (int) of each record key: :func:`bucket_id` in Spark expressions, evaluated in the JVM."""
-    def step(acc: Column, item: Column) -> Column:
-        element = F.when(item.isNull(), F.lit(0).cast("long")).otherwise(_unsigned_string_hash(item))
-        return F.pmod(acc * F.lit(31) + element, F.lit(_INT_SPACE))
+    """The bucket id (int) of each record key, computed in the Python workers: only the key column travels."""
+    @F.pandas_udf("int")
+    def ids(keys: pd.Series) -> pd.Series:
+        return pd.Series(bucket_ids(pa.Array.from_pandas(keys, type=pa.string()), spec))
 
-    list_hash = F.aggregate(_hash_key_array(record_key, spec.hash_fields), F.lit(1).cast("long"), step)
-    masked = list_hash - F.when(list_hash > F.lit(_INT_MAX), F.lit(1 << 31)).otherwise(F.lit(0))
-    return F.pmod(masked, F.lit(spec.num_buckets)).cast("int")
+    return ids(record_key)

@@ -46,7 +46,7 @@ def _data(table):
     return rows(table.read(), "_hoodie_record_key", "p", "ts", "v")
 
 
-def test_spark_expression_matches_the_reference_arithmetic(spark):
+def test_spark_column_matches_the_reference_arithmetic(spark):
     rng = random.Random(11)
     alphabet = "abcXYZ019-_:, éß日本😀𝄞"
     keys = ["1", "", "key-42", "9909a8b1-2d15-4d3d-8ec9-efc48c536a00", "id:1,name:Alice", "name:Alice,id:1",

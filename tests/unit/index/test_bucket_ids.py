@@ -12,6 +12,7 @@ import ctypes
 import random
 import re
 
+import pyarrow as pa
 import pytest
 
 from hoodpy.config import HoodieConfig
@@ -23,6 +24,7 @@ from hoodpy.index.bucket import (
     bucket_file_groups,
     bucket_id,
     bucket_id_str,
+    bucket_ids,
     bucket_of_file_id,
     hash_keys,
     java_list_hash,
@@ -117,6 +119,17 @@ def test_string_hash_matches_int32_arithmetic_on_random_keys():
     for _ in range(300):
         key = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
         assert java_string_hash(key) == _java_string_hash_ctypes(key), key
+
+
+def test_column_arithmetic_matches_the_reference_key_by_key():
+    """bucket_ids (numpy over a whole column, what the executors run) == bucket_id (one key at a time)."""
+    rng = random.Random(5)
+    keys = ["1", "", "key-42", "id:1,name:Alice", "name:Alice,id:1", "id:__null__,name:Alice", "id:a:b,name:x",
+            "id:a,b,name:x", "id:1,name:x,,", ",id:1", "10:30", ":", ",,,:", "id:\nx,name:y", "😀", "é" * 50, "x" * 3000]
+    keys += ["".join(rng.choice("abc:,019-éß日😀𝄞") for _ in range(rng.randint(0, 30))) for _ in range(3000)]
+    for s in (spec(4), spec(256, ID_NAME), spec(7, ("name",))):
+        assert bucket_ids(pa.array(keys), s).tolist() == [bucket_id(k, s) for k in keys]
+    assert bucket_ids(pa.chunked_array([["1"], ["key-42"]]), spec(4)).tolist() == [0, 3]
 
 
 # -- file ids ------------------------------------------------------------------------------------
