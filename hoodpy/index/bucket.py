@@ -159,22 +159,19 @@ def bucket_of_file_id(file_id: str) -> int | None:
 def bucket_file_groups(base_files: Iterable[BaseFile], spec: BucketSpec) -> dict[tuple[str, int], str]:
     """(partition, bucket) -> file id of the latest file groups (HoodieSimpleBucketIndex's mapping).
 
-    Fails, naming the file group, when a file id names no bucket (the table was written with another index),
-    names a bucket beyond ``num_buckets`` (the table was laid out with more buckets), or when two file groups
-    of a partition claim one bucket.
+    Fails, naming the file group, when a file id names none of the buckets (the table was written with another
+    index, or with more buckets: a uuid may start with 8 digits, so the two cannot be told apart), or when two
+    file groups of a partition claim one bucket.
     """
     out: dict[tuple[str, int], str] = {}
     for bf in base_files:
         bucket = bucket_of_file_id(bf.file_id)
         where = f"file group {bf.file_id} in partition {bf.partition_path!r}"
-        if bucket is None:
-            raise InvalidConfigError(IndexConfig.TYPE.key, BUCKET,
-                                     f"{where} was not written by the bucket index (its id does not start with an "
-                                     f"8-digit bucket id); the table cannot switch to the BUCKET index")
-        if bucket >= spec.num_buckets:
+        if bucket is None or bucket >= spec.num_buckets:
             raise InvalidConfigError(IndexConfig.BUCKET_NUM_BUCKETS.key, spec.num_buckets,
-                                     f"{where} holds bucket {bucket}: the table was laid out with more buckets, and "
-                                     f"the number of buckets of a table cannot change")
+                                     f"{where} belongs to none of the table's buckets 0..{spec.num_buckets - 1} "
+                                     f"(its id does not start with one): the table was written with another index "
+                                     f"or with more buckets, and neither can change")
         if (bf.partition_path, bucket) in out:
             raise HoodieIOError(bf.partition_path or "(table root)",
                                 f"two file groups for bucket {bucket} ({out[(bf.partition_path, bucket)]} and "

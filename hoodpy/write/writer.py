@@ -335,7 +335,7 @@ class Writer:
                            timeline: Timeline) -> DataFrame:
         """Each record's target under the BUCKET index: the file group of its (partition, bucket), or a new one
         named by the bucket (HoodieSimpleBucketIndex + SparkBucketIndexPartitioner). The bucket id was computed
-        in Spark expressions before validation, which counted the records per (partition, bucket); the file
+        in the executors before validation, which counted the records per (partition, bucket); the file
         group of each comes from the file names the driver listed: no key is collected and none looked up.
         Overwrites always start new file groups, as Hudi's do. Each file group gets its own merge task, the
         largest first (:meth:`_place_file_groups`)."""
@@ -366,8 +366,6 @@ class Writer:
     def _require_empty_buckets(self, timeline: Timeline) -> None:
         """bulk_insert under the BUCKET index writes a new file group per bucket, so (as in Hudi, where a second
         group of a bucket makes every later write fail) the batch's partitions must hold no file groups yet."""
-        if self._bucket_layout is None:
-            return
         held = sorted({bf.partition_path for bf in FileSystemView.load(
             self.storage, timeline, partitions=self._partitions).latest_base_files(self._partitions)})
         if held:

@@ -159,6 +159,18 @@ def test_switching_a_table_to_the_bucket_index_is_refused(spark, table_path):
     t = _create(spark, table_path, options={})
     t.upsert(spark.createDataFrame([("1", "a", 1, "v1", False)], DDL))
     before = tree(t.base_path)
-    with pytest.raises(InvalidConfigError, match="not written by the bucket index"):
+    with pytest.raises(InvalidConfigError, match="belongs to none of the table's buckets 0..3"):
         t.upsert(spark.createDataFrame([("2", "a", 1, "v2", False)], DDL), options=BUCKETS)
+    assert tree(t.base_path) == before
+
+
+def test_clustering_a_bucket_table_is_refused_before_anything_is_written(spark, table_path):
+    t = _create(spark, table_path)
+    t.upsert(spark.createDataFrame([("1", "a", 1, "v1", False)], DDL))
+    before = tree(t.base_path)
+    with pytest.raises(InvalidConfigError, match="does not cluster tables written with the BUCKET index"):
+        t.clustering.schedule({"hoodie.clustering.plan.strategy.sort.columns": "v"})
+    with pytest.raises(InvalidConfigError, match="does not cluster tables written with the BUCKET index"):
+        t.upsert(spark.createDataFrame([("2", "a", 1, "v2", False)], DDL),
+                 options={"hoodie.clustering.inline": "true", "hoodie.clustering.plan.strategy.sort.columns": "v"})
     assert tree(t.base_path) == before
