@@ -74,7 +74,6 @@ class BucketSpec:
                                      f"(record key: {', '.join(record_key)}); they must be a subset of them")
         return cls(num_buckets, hash_fields)
 
-
     @classmethod
     def for_new_table(cls, options: Mapping[str, Any], record_key_fields: Sequence[str]) -> BucketSpec | None:
         """:meth:`of` for the options of a table not created yet (SQL's TBLPROPERTIES, a dbt model's config)."""
