@@ -39,6 +39,7 @@ from hoodpy.errors import (
     TableNotFoundError,
 )
 from hoodpy.file_group.fs_view import FileSystemView
+from hoodpy.index.bucket import BucketSpec
 from hoodpy.keygen import KeyGenerator, split_partition_types, table_defining_properties
 from hoodpy.keygen import key_generator_class as resolve_key_generator_class
 from hoodpy.meta_fields import META_COLUMNS
@@ -131,6 +132,7 @@ class HoodieTable:
                 to_create_schema_form(avro_schema_from_arrow(arrow, table_name)))
         props[TableConfig.CHECKSUM.key] = str(table_checksum(database_name, table_name))
         KeyGenerator.from_config(HoodieConfig.of(props))  # validates before anything is written
+        BucketSpec.of(HoodieConfig.of(props, options))  # a bad bucket index layout fails before the table exists
         for folder in (".hoodie/.temp", ".hoodie/.aux", ".hoodie/archived", ".hoodie/.schema"):
             storage.mkdirs(folder)
         save_table_properties(storage, props)

@@ -29,6 +29,7 @@ from hoodpy.config.sql import TableOptions
 from hoodpy.config.table import TableConfig
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import InvalidConfigError
+from hoodpy.index.bucket import BucketSpec
 from hoodpy.meta_fields import META_COLUMNS
 from sql_ext.call import NotALiteral, constant
 from sql_ext.catalog import (
@@ -199,6 +200,8 @@ def create_table(layer: SqlLayer, tree: exp.Create, text: str) -> DataFrame:
             raise InvalidStatementError(
                 f"CREATE TABLE {name} USING hoodpy needs TBLPROPERTIES (primaryKey = '<column>[,...]'): "
                 "hoodpy tables are keyed")
+        # A bad bucket index layout in TBLPROPERTIES fails here, not at the first write.
+        BucketSpec.for_new_table(options, keys)
         hive_style = options.get(TableConfig.HIVE_STYLE_PARTITIONING.key)
         table = HoodieTable.create(
             spark, base_path, table_name=name.table, record_key_fields=keys, partition_fields=parts,

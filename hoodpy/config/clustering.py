@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from hoodpy.config import ConfigKey, HoodieConfig, parse_bool, parse_csv, parse_enum, parse_int
+from hoodpy.config.index import BUCKET, IndexConfig
 from hoodpy.errors import InvalidConfigError
 
 SPARK_SIZE_BASED_PLAN_STRATEGY = "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy"
@@ -160,8 +161,18 @@ class ClusteringConfig:
     )
 
     @staticmethod
+    def require_clusterable_index(config: HoodieConfig) -> None:
+        """Clustering rewrites file groups into new ones whose ids name no bucket, which the BUCKET index could
+        not find again: refused for such tables."""
+        if config.get(IndexConfig.TYPE) == BUCKET:
+            raise InvalidConfigError(IndexConfig.TYPE.key, BUCKET,
+                                     "hoodpy does not cluster tables written with the BUCKET index (clustering "
+                                     "would write file groups that belong to no bucket)")
+
+    @staticmethod
     def validate(config: HoodieConfig) -> None:
         """Raise InvalidConfigError for combinations Hudi refuses."""
+        ClusteringConfig.require_clusterable_index(config)
         config.get(ClusteringConfig.PLAN_STRATEGY_CLASS)  # raise for strategies hoodpy does not implement
         config.get(ClusteringConfig.EXECUTION_STRATEGY_CLASS)
         if config.get(ClusteringConfig.INLINE) and config.get(ClusteringConfig.SCHEDULE_INLINE):

@@ -2,19 +2,36 @@
 
 from __future__ import annotations
 
-from hoodpy.config import ConfigKey, parse_bool, parse_enum, parse_float, parse_int
+from hoodpy.config import ConfigKey, parse_bool, parse_csv, parse_enum, parse_float, parse_int
 
 BLOOM = "BLOOM"
 GLOBAL_BLOOM = "GLOBAL_BLOOM"
 SIMPLE = "SIMPLE"
 GLOBAL_SIMPLE = "GLOBAL_SIMPLE"
+BUCKET = "BUCKET"
+# Engines of the bucket index; hoodpy implements SIMPLE (a fixed number of buckets).
+SIMPLE_BUCKET_ENGINE = "SIMPLE"
+CONSISTENT_HASHING = "CONSISTENT_HASHING"
 
 
 class IndexConfig:
     TYPE = ConfigKey(
-        "hoodie.index.type", BLOOM, parse_enum(BLOOM, GLOBAL_BLOOM, SIMPLE, GLOBAL_SIMPLE),
+        "hoodie.index.type", BLOOM, parse_enum(BLOOM, GLOBAL_BLOOM, SIMPLE, GLOBAL_SIMPLE, BUCKET),
         doc="How incoming keys are located: footer bloom filters and key ranges, or a key join; "
-        "GLOBAL_* forms keep keys unique across partitions.",
+        "GLOBAL_* forms keep keys unique across partitions; BUCKET computes each key's file group from its hash.",
+    )
+    BUCKET_ENGINE = ConfigKey(
+        "hoodie.index.bucket.engine", SIMPLE_BUCKET_ENGINE, parse_enum(SIMPLE_BUCKET_ENGINE, CONSISTENT_HASHING),
+        doc="BUCKET index: SIMPLE keeps a fixed number of buckets per partition (CONSISTENT_HASHING, Hudi's "
+        "resizable buckets, is not supported).",
+    )
+    BUCKET_NUM_BUCKETS = ConfigKey(
+        "hoodie.bucket.index.num.buckets", 256, parse_int,
+        doc="BUCKET index: buckets (file groups) per partition; fixed for the life of the table.",
+    )
+    BUCKET_HASH_FIELD = ConfigKey(
+        "hoodie.bucket.index.hash.field", (), parse_csv,
+        doc="BUCKET index: the record key fields whose values are hashed (default: all record key fields).",
     )
     BLOOM_NUM_ENTRIES = ConfigKey(
         "hoodie.index.bloom.num_entries", 60000, parse_int, doc="Keys per bloom filter row."

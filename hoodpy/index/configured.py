@@ -17,4 +17,6 @@ def index_for(config: HoodieConfig, *, force_global: bool = False) -> Index:
     is_global = force_global or IndexConfig.is_global(index_type)
     if index_type in (BLOOM, GLOBAL_BLOOM):
         return BloomIndex(config, is_global=is_global)
+    # SIMPLE and GLOBAL_SIMPLE; under BUCKET only a delete naming keys alone gets here (the writer places every
+    # other record by its bucket, see hoodpy.index.bucket), and the key join finds it in whichever partition.
     return SimpleIndex(is_global=is_global, virtual=virtual_keys(config))

@@ -135,26 +135,37 @@ def keyed_records(df: DataFrame, keygen: KeyGenerator, *, deletes: bool = False,
     return out
 
 
-def validate(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None) -> tuple[list[str], int]:
+def validate(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None, *,
+             count_by: str | None = None) -> tuple:
     """Fail, naming the problem, on null record keys or null ordering values; else return the batch's
-    partition paths, sorted, and how many of its records are upserts (one Spark job for all)."""
+    partition paths, sorted, and how many of its records are upserts (one Spark job for all). With
+    ``count_by`` (a column), the same job also counts the records per (partition path, value of that column),
+    returned third."""
     aggs = [F.sum(F.col(INVALID_KEY).cast("long")).alias("bad_keys"),
-            F.collect_set(F.col(PARTITION_PATH)).alias("partitions"),
             F.count(F.when(F.col(OP) == OP_UPSERT, 1)).alias("upserts")]
     if ordering_field is not None:
         aggs.append(F.sum(F.when((F.col(OP) == OP_UPSERT) & F.col(ordering_field).isNull(), 1).otherwise(0))
                     .alias("bad_ordering"))
-    row = records.agg(*aggs).collect()[0]
-    if row["bad_keys"]:
+    if count_by is None:
+        row = records.agg(*aggs, F.collect_set(F.col(PARTITION_PATH)).alias("partitions")).collect()[0]
+        totals, partitions, counts = row.asDict(), sorted(row["partitions"]), None
+    else:
+        groups = records.groupBy(PARTITION_PATH, count_by).agg(*aggs, F.count(F.lit(1)).alias("rows")).collect()
+        names = ["bad_keys", "upserts", *(["bad_ordering"] if ordering_field is not None else [])]
+        totals = {k: sum(g[k] or 0 for g in groups) for k in names}
+        partitions = sorted({g[PARTITION_PATH] for g in groups if g[PARTITION_PATH] is not None})
+        counts = {(g[PARTITION_PATH], g[count_by]): g["rows"] for g in groups}
+    if totals.get("bad_keys"):
         examples = [r.asDict() for r in records.filter(F.col(INVALID_KEY))
                     .select(*keygen.record_key_fields).limit(3).collect()]
         raise InvalidRecordError(
-            f"{row['bad_keys']} record(s) have a null or empty record key "
+            f"{totals['bad_keys']} record(s) have a null or empty record key "
             f"(fields {', '.join(keygen.record_key_fields)})", examples=examples)
-    if ordering_field is not None and row["bad_ordering"]:
+    if ordering_field is not None and totals.get("bad_ordering"):
         raise InvalidRecordError(
-            f"{row['bad_ordering']} record(s) have a null ordering (precombine) field {ordering_field!r}")
-    return sorted(row["partitions"]), row["upserts"]
+            f"{totals['bad_ordering']} record(s) have a null ordering (precombine) field {ordering_field!r}")
+    upserts = totals.get("upserts") or 0
+    return (partitions, upserts) if counts is None else (partitions, upserts, counts)
 
 
 def collect_keys(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None,

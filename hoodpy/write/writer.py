@@ -26,6 +26,7 @@ from hoodpy.errors import ClusteringUpdateError, InvalidConfigError, InvalidReco
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, tag
 from hoodpy.index.bloom import locate_on_driver
+from hoodpy.index.bucket import BucketSpec, bucket_file_groups, bucket_id_column, new_bucket_file_id
 from hoodpy.index.configured import index_for
 from hoodpy.keygen import KeyGenerator, virtual_keys
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
@@ -63,6 +64,10 @@ from hoodpy.write.partitioner import (
 )
 from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, attach_targets, target_table
 from hoodpy.write.task_placement import assign_bins, partition_labels
+
+
+_BUCKET_ID = "_hoodie_bucket_id"
+_BUCKET_TARGETS_DDL = "g_partition string, g_bucket int, g_file_id string, g_exists boolean, g_bin int"
 
 
 class WritableTable(Protocol):
@@ -140,6 +145,8 @@ class Writer:
         # (record key, partition path, op) of the batch, collected when keys are looked up on the driver.
         self._batch_keys: pa.Table | None = None
         self._upsert_count: int | None = None  # upsert records in the batch, while combining has not changed it
+        self._bucket_layout: BucketSpec | None = None  # the bucket layout when the index is BUCKET
+        self._bucket_counts: dict[tuple[str, int], int] = {}  # records per (partition, bucket) of the batch
 
     # -- entry point -------------------------------------------------------------------------
     def write(self, df: DataFrame, operation: WriteOperation) -> CommitResult:
@@ -149,6 +156,7 @@ class Writer:
             self._clustering_inputs = None  # a retry sees the timeline afresh
             self._batch_keys = None
             self._upsert_count = None
+            self._bucket_counts = {}
             try:
                 return self._write_once(df, operation)
             except WriteConflictError:
@@ -190,6 +198,7 @@ class Writer:
         is_delete = operation == WriteOperation.DELETE
         for key in (*declared_keys(WriteConfig), *declared_keys(IndexConfig), *declared_keys(StorageConfig)):
             self.config.get(key)  # a bad option value fails here, before an instant exists
+        self._bucket_layout = BucketSpec.of(self.config)
         rec.require_columns(df.schema, list(keygen.record_key_fields), "record key")
         has_partition = all(f in df.columns for f in keygen.partition_fields)
         self._delete_by_key_only = is_delete and keygen.is_partitioned and not has_partition
@@ -223,7 +232,7 @@ class Writer:
               for f in spark_target.fields],
         )
         ordering = None if is_delete else self.ordering_field
-        if operation == WriteOperation.BULK_INSERT:
+        if operation == WriteOperation.BULK_INSERT and self._bucket_layout is None:
             # Nothing is looked up, so only the write job must see the batch, and its tasks check the keys they
             # write (bulk_insert_partition). Validation reads the batch once more instead of storing all of it:
             # an initial load is the largest batch a table sees (SF1 lineitem: 12 s of 43 s went to storing it).
@@ -234,12 +243,19 @@ class Writer:
         # which changes per query), and records whose keys the lookup never saw would be lost. A local
         # checkpoint stores the rows as they are (persist() builds compressed column batches: 3x slower for a
         # 360k-row batch) and is never silently recomputed: a lost block fails the write instead.
+        if self._bucket_layout is not None and not self._global_lookup(operation):
+            records = records.withColumn(_BUCKET_ID, bucket_id_column(F.col(RECORD_KEY), self._bucket_layout))
         records = records.localCheckpoint(eager=False)
         self._cached.append(records)
         if self._driver_lookup(operation):
             self._batch_keys, self._partitions = rec.collect_keys(records, keygen, ordering)
+        elif _BUCKET_ID in records.columns:
+            self._partitions, self._upsert_count, self._bucket_counts = rec.validate(
+                records, keygen, ordering, count_by=_BUCKET_ID)
         else:
             self._partitions, self._upsert_count = rec.validate(records, keygen, ordering)
+        if operation == WriteOperation.BULK_INSERT:
+            self._require_empty_buckets(timeline)  # bucketed bulk_insert (the unbucketed one returned above)
         return rec.drop_working_columns(records), target
 
     def _driver_lookup(self, operation: WriteOperation) -> bool:
@@ -286,7 +302,7 @@ class Writer:
                 records = rec.combine(records, self.ordering_field, by_partition=by_partition)
                 self._upsert_count = None
                 self._batch_keys = None  # the collected keys predate combining: locate in Spark
-        if operation == WriteOperation.BULK_INSERT:
+        if operation == WriteOperation.BULK_INSERT and self._bucket_layout is None:
             stats = self._bulk_insert(records, merge_ctx, timeline)
             return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json)
 
@@ -295,18 +311,20 @@ class Writer:
                                    partitions=None if self._needs_all_partitions(operation)
                                    else partitions)
         replaced = None
-        if operation.uses_index:
+        if self._bucket_layout is not None and not self._global_lookup(operation):
+            merge_input = self._assign_to_buckets(records, operation, view, timeline)
+        elif operation.uses_index:
             merge_input = self._tag_and_assign(records, operation, view, timeline, inflight)
         else:
             inserts = records.filter(F.col(OP) == OP_UPSERT).withColumn(TARGET_FILE_ID, F.lit(None).cast("string"))
             merge_input = self._assign_inserts(inserts, None, view if operation.packs_small_files else None,
                                                timeline)
-            if operation.is_overwrite:
-                scope = None if operation == WriteOperation.INSERT_OVERWRITE_TABLE else partitions
-                replaced = {}
-                for fg in view.file_groups():
-                    if scope is None or fg.partition_path in scope:
-                        replaced.setdefault(fg.partition_path, []).append(fg.file_id)
+        if operation.is_overwrite:
+            scope = None if operation == WriteOperation.INSERT_OVERWRITE_TABLE else partitions
+            replaced = {}
+            for fg in view.file_groups():
+                if scope is None or fg.partition_path in scope:
+                    replaced.setdefault(fg.partition_path, []).append(fg.file_id)
         merge_ctx.existing = {
             (bf.partition_path, bf.file_id): ExistingFile(bf.path, bf.instant_time)
             for bf in view.latest_base_files()
@@ -317,6 +335,49 @@ class Writer:
             lambda t: merge_file_group(merge_ctx, t), WRITE_STATS_DDL).collect()
         stats = commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
         return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced)
+
+    def _assign_to_buckets(self, records: DataFrame, operation: WriteOperation, view: FileSystemView,
+                           timeline: Timeline) -> DataFrame:
+        """Each record's target under the BUCKET index: the file group of its (partition, bucket), or a new one
+        named by the bucket (HoodieSimpleBucketIndex + SparkBucketIndexPartitioner). The bucket id was computed
+        in the executors before validation, which counted the records per (partition, bucket); the file
+        group of each comes from the file names the driver listed: no key is collected and none looked up.
+        Overwrites always start new file groups, as Hudi's do. Each file group gets its own merge task, the
+        largest first (:meth:`_place_file_groups`)."""
+        latest = view.latest_base_files(self._partitions)
+        existing = bucket_file_groups(latest, self._bucket_layout)
+        reuse = not operation.is_overwrite
+        targets = {}
+        for slot in self._bucket_counts:
+            file_id = existing.get(slot) if reuse else None
+            targets[slot] = (file_id or new_bucket_file_id(slot[1]), file_id is not None)
+        num_bins, label_of = self._place_file_groups(
+            {(p, targets[(p, b)][0]): n for (p, b), n in self._bucket_counts.items()}, latest, timeline)
+        groups = self.spark.createDataFrame(
+            [(p, b, f, exists, label_of[(p, f)]) for (p, b), (f, exists) in targets.items()], _BUCKET_TARGETS_DDL)
+        bucketed = records
+        if operation.is_overwrite or operation == WriteOperation.BULK_INSERT:
+            bucketed = bucketed.filter(F.col(OP) == OP_UPSERT)
+        targeted = bucketed.join(F.broadcast(groups), (F.col(PARTITION_PATH) == F.col("g_partition"))
+                                 & (F.col(_BUCKET_ID) == F.col("g_bucket")))
+        # A delete whose bucket has no file group has nothing to delete.
+        targeted = targeted.filter(F.col("g_exists") | (F.col(OP) == OP_UPSERT)).withColumn(
+            TARGET_FILE_ID, F.col("g_file_id")).withColumn(MERGE_BIN, F.col("g_bin"))
+        if existing and reuse:
+            self._reject_updates_under_clustering(targeted.filter(F.col("g_exists")), timeline)
+        targeted = targeted.drop(_BUCKET_ID, "g_partition", "g_bucket", "g_file_id", "g_exists", "g_bin")
+        return targeted.repartition(max(1, num_bins), MERGE_BIN)
+
+    def _require_empty_buckets(self, timeline: Timeline) -> None:
+        """bulk_insert under the BUCKET index writes a new file group per bucket, so (as in Hudi, where a second
+        group of a bucket makes every later write fail) the batch's partitions must hold no file groups yet."""
+        held = sorted({bf.partition_path for bf in FileSystemView.load(
+            self.storage, timeline, partitions=self._partitions).latest_base_files(self._partitions)})
+        if held:
+            raise InvalidConfigError(
+                IndexConfig.TYPE.key, self.config.get(IndexConfig.TYPE),
+                f"bulk_insert with the BUCKET index writes a new file group per bucket, but partition(s) "
+                f"{', '.join(repr(p) for p in held[:5])} already hold file groups; use insert or upsert")
 
     def _sizing(self, timeline: Timeline) -> SizingConfig:
         c = self.config
@@ -409,18 +470,26 @@ class Writer:
         file group, the largest (old file + incoming records) first (:mod:`task_placement`)."""
         pairs = pa.table({"p": partitions, "f": file_ids})
         counts = pairs.group_by(["p", "f"]).aggregate([([], "count_all")])
+        num_bins, label_of = self._place_file_groups(dict(zip(
+            zip(counts.column("p").to_pylist(), counts.column("f").to_pylist()),
+            counts.column("count_all").to_pylist())), latest, timeline)
+        # Per row: its group's bin, through an index into the groups table (no Python loop over rows).
+        group_labels = pa.array(list(label_of.values()), pa.int32())
+        keys = pc.binary_join_element_wise(partitions, file_ids, "\x00")
+        names = pa.array([f"{p}\x00{f}" for p, f in label_of], pa.string())
+        return num_bins, group_labels.take(pc.index_in(keys, value_set=names))
+
+    def _place_file_groups(self, counts: dict[tuple[str, str], int], latest: list, timeline: Timeline,
+                           ) -> tuple[int, dict[tuple[str, str], int]]:
+        """The number of merge tasks and the bin label of each (partition, file id) receiving ``counts``
+        records: one task per file group, the largest (old file + incoming records) first."""
         sizes = {(bf.partition_path, bf.file_id): bf.size for bf in latest}
         record_size = self._sizing(timeline).record_size
-        work = {(p, f): sizes.get((p, f), 0) + n * record_size for p, f, n in zip(
-            counts.column("p").to_pylist(), counts.column("f").to_pylist(), counts.column("count_all").to_pylist())}
+        work = {g: sizes.get(g, 0) + n * record_size for g, n in counts.items()}
         configured = self.config.get(WriteConfig.WRITE_PARALLELISM)
         bin_of, num_bins = assign_bins(work, configured if configured > 0 else None)
         labels = partition_labels(num_bins)
-        # Per row: its group's bin, through an index into the groups table (no Python loop over rows).
-        group_labels = pa.array([labels[bin_of[g]] for g in work], pa.int32())
-        keys = pc.binary_join_element_wise(partitions, file_ids, "\x00")
-        names = pa.array([f"{p}\x00{f}" for p, f in work], pa.string())
-        return num_bins, group_labels.take(pc.index_in(keys, value_set=names))
+        return num_bins, {g: labels[bin_of[g]] for g in work}
 
     def _reject_targets_under_clustering(self, targets: set[tuple[str, str]], timeline: Timeline) -> None:
         """:meth:`_reject_updates_under_clustering` for update targets known on the driver."""

@@ -6,7 +6,8 @@ model config           hoodpy / Hudi
 unique_key (str|list)  record key (``primaryKey`` / ``hoodie.datasource.write.recordkey.field``)
 precombine_key         ordering field (``preCombineField``): a stored row with a larger value survives
 partition_by           partition fields (hive-style paths)
-index_type             ``hoodie.index.type``
+index_type             ``hoodie.index.type`` (BUCKET: ``hoodie.bucket.index.num.buckets`` / ``.hash.field`` in
+                       hoodie_options)
 hoodie_options         any ``hoodie.*`` key, passed as is
 clustering             ``{order: [cols], strategy: linear|z-order|hilbert, inline: true, max_commits: 4,
                        target_file_max_bytes: N, small_file_limit: N}`` -> ``hoodie.clustering.*``
@@ -30,6 +31,7 @@ from hoodpy.config.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_
 from hoodpy.config.clustering import ClusteringConfig
 from hoodpy.config.index import IndexConfig
 from hoodpy.errors import InvalidConfigError, MissingConfigError
+from hoodpy.index.bucket import BucketSpec
 from sql_ext.catalog import HOODPY_PROVIDERS, hoodpy_table_properties
 
 HOODPY_FORMATS = HOODPY_PROVIDERS  # a file_format the SQL layer creates as a hoodpy table
@@ -146,12 +148,13 @@ def table_spec(model: str, config: Mapping[str, Any], *, resource_type: str = "m
     options: dict[str, str] = {}
     index_type = config.get("index_type")
     if index_type:
-        options[IndexConfig.TYPE.key] = str(index_type).upper()
+        options[IndexConfig.TYPE.key] = _parsed(model, "index_type", IndexConfig.TYPE, index_type)
     for key, value in dict(config.get("hoodie_options") or {}).items():
         if not str(key).startswith("hoodie."):
             raise InvalidConfigError(f"hoodie_options.{key}", value,
                                      f"model {model!r}: only hoodie.* keys belong in hoodie_options")
         options[str(key)] = _option_text(value)
+    _check_bucket_layout(model, keys, options)
     clustering = _clustering(model, config.get("clustering"), options)
     clean_automatic = _clean(model, config.get("clean"), options)
     precombine = config.get("precombine_key")
@@ -159,6 +162,14 @@ def table_spec(model: str, config: Mapping[str, Any], *, resource_type: str = "m
     return TableSpec(model, file_format, keys, str(precombine) if precombine else None,
                      _names(config.get("partition_by")), options, clustering, clean_automatic,
                      str(delete_column) if delete_column else None)
+
+
+def _check_bucket_layout(model: str, keys: Sequence[str], options: Mapping[str, str]) -> None:
+    """With ``index_type='BUCKET'``, the bucket options (``hoodie_options``) must describe a valid layout."""
+    try:
+        BucketSpec.for_new_table(options, keys)
+    except InvalidConfigError as e:
+        raise InvalidConfigError(e.key, e.value, f"model {model!r}: {e.reason}") from None
 
 
 def _option_text(value: Any) -> str:

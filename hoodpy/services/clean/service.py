@@ -174,10 +174,13 @@ def clean_after_commit(table: HoodieTable, options: Mapping[str, Any] | None = N
 
 
 def validate_after_commit_services(config: HoodieConfig) -> None:
-    """Check the clean and archival options a write will use after its commit, before it starts."""
+    """Check the clean, archival and clustering options a write will use after its commit, before it starts."""
     from hoodpy.config.clean import ArchivalConfig
+    from hoodpy.config.clustering import ClusteringConfig
 
     if config.get(CleanConfig.AUTOMATIC):
         CleanConfig.validate(config)
     if config.get(ArchivalConfig.AUTOMATIC):
         ArchivalConfig.validate(config)
+    if config.get(ClusteringConfig.INLINE) or config.get(ClusteringConfig.SCHEDULE_INLINE):
+        ClusteringConfig.require_clusterable_index(config)

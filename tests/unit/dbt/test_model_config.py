@@ -31,6 +31,15 @@ def test_keyed_model_is_a_hoodpy_table_with_hudi_options():
     }
 
 
+def test_bucket_index_model_passes_its_layout_to_the_table():
+    spec = table_spec("orders", {"unique_key": ["id", "line"], "index_type": "bucket",
+                                 "hoodie_options": {"hoodie.bucket.index.num.buckets": 16,
+                                                    "hoodie.bucket.index.hash.field": "id"}})
+    assert spec.table_properties() == {
+        "primaryKey": "id,line", "type": "cow", "hoodie.index.type": "BUCKET",
+        "hoodie.bucket.index.num.buckets": "16", "hoodie.bucket.index.hash.field": "id"}
+
+
 def test_unkeyed_model_is_a_spark_table_and_appends():
     spec = table_spec("events", {})
     assert spec.file_format == "parquet" and not spec.is_hoodpy
@@ -47,6 +56,14 @@ def test_unkeyed_model_is_a_spark_table_and_appends():
     ({"unique_key": "id", "hoodie_options": {"parquet.size": 1}}, InvalidConfigError, "hoodie_options.parquet.size"),
     ({"file_format": "hoodpy"}, MissingConfigError, "unique_key"),
     ({"clustering": {"order": ["id"]}}, InvalidConfigError, "clustering"),
+    ({"unique_key": "id", "index_type": "hash"}, InvalidConfigError, "index_type"),
+    ({"unique_key": "id", "index_type": "bucket", "hoodie_options": {"hoodie.bucket.index.hash.field": "city"}},
+     InvalidConfigError, "hoodie.bucket.index.hash.field"),
+    ({"unique_key": "id", "index_type": "bucket", "hoodie_options": {"hoodie.bucket.index.num.buckets": 0}},
+     InvalidConfigError, "hoodie.bucket.index.num.buckets"),
+    ({"unique_key": "id", "index_type": "bucket",
+      "hoodie_options": {"hoodie.index.bucket.engine": "consistent_hashing"}}, InvalidConfigError,
+     "hoodie.index.bucket.engine"),
 ])
 def test_config_errors_name_the_model_and_the_key(config, error, key):
     with pytest.raises(error) as info:

@@ -1,0 +1,176 @@
+"""The BUCKET index (SIMPLE engine) on Spark: every record lands in the file group of its (partition, bucket),
+whose id starts with the 8-digit bucket id Java Hudi computes; one file group per bucket per partition; upserts,
+deletes, inserts, overwrites and bulk_insert keep that layout; bad configs fail before anything is written."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+import pytest
+from hoodpy_spark_helpers import data_files, latest_files, read_base_file, rows, timeline_files, tree
+from pyspark.sql import functions as F
+
+from hoodpy.errors import InvalidConfigError
+from hoodpy.index.bucket import BucketSpec, bucket_id, bucket_id_column
+from hoodpy.table import HoodieTable
+
+pytestmark = pytest.mark.spark
+
+DDL = "id string, p string, ts long, v string, _hoodie_is_deleted boolean"
+BUCKETS = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "4"}
+SPEC = BucketSpec(4, ("id",))
+
+
+def _create(spark, path, options=BUCKETS, **kw):
+    kw.setdefault("record_key_fields", ["id"])
+    kw.setdefault("partition_fields", ["p"])
+    return HoodieTable.create(spark, path, table_name="bkt", precombine_field="ts", options=options, **kw)
+
+
+def _layout(table, spec=SPEC) -> dict[tuple[str, int], str]:
+    """(partition, bucket) -> file id of the latest file groups, after checking that every row of each file
+    belongs to the bucket its file id names and that no bucket has two file groups."""
+    out = {}
+    for (partition, file_id), rel in latest_files(table).items():
+        bucket = int(file_id[:8])
+        keys = read_base_file(table, rel).column("_hoodie_record_key").to_pylist()
+        assert {bucket_id(k, spec) for k in keys} <= {bucket}, (file_id, keys)
+        assert (partition, bucket) not in out, f"two file groups for bucket {bucket} in {partition!r}"
+        assert file_id.endswith("-0") and len(file_id) == 38
+        out[(partition, bucket)] = file_id
+    return out
+
+
+def _data(table):
+    return rows(table.read(), "_hoodie_record_key", "p", "ts", "v")
+
+
+def test_spark_column_matches_the_reference_arithmetic(spark):
+    rng = random.Random(11)
+    alphabet = "abcXYZ019-_:, éß日本😀𝄞"
+    keys = ["1", "", "key-42", "9909a8b1-2d15-4d3d-8ec9-efc48c536a00", "id:1,name:Alice", "name:Alice,id:1",
+            "id:__null__,name:Alice", "id:__empty__,name:x", "id:a:b,name:x", "id:a,b,name:x", "id:1,name:x,,",
+            ",id:1", "10:30", "😀", "日本", "é" * 50]
+    keys += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(300)]
+    specs = [BucketSpec(4, ("id",)), BucketSpec(256, ("id", "name")), BucketSpec(7, ("name",))]
+    df = spark.createDataFrame([(k,) for k in keys], "k string")
+    got = df.select("k", *[bucket_id_column(F.col("k"), s).alias(f"b{i}") for i, s in enumerate(specs)]).collect()
+    for r in got:
+        assert [r[f"b{i}"] for i in range(len(specs))] == [bucket_id(r["k"], s) for s in specs], r["k"]
+
+
+def test_upserts_and_deletes_land_in_their_buckets(spark, table_path):
+    t = _create(spark, table_path)
+    batch1 = [(str(i), "a" if i < 10 else "b", 1, f"v{i}", False) for i in range(20)]
+    r1 = t.upsert(spark.createDataFrame(batch1, DDL))
+    layout1 = _layout(t)
+    expected = {(p, bucket_id(k, SPEC)) for k, p, *_ in batch1}
+    assert set(layout1) == expected  # one file group per (partition, bucket) the batch hit, none other
+    assert r1.files_added == len(expected)
+
+    batch2 = [("1", "a", 2, "u1", False), ("12", "b", 2, "u12", False), ("3", "a", 2, "d3", True),
+              ("30", "a", 2, "n30", False), ("31", "b", 2, "n31", False), ("99", "a", 2, "gone", True)]
+    t.upsert(spark.createDataFrame(batch2, DDL))
+    layout2 = _layout(t)
+    for slot, file_id in layout1.items():
+        assert layout2[slot] == file_id  # existing buckets keep their file group
+    expected = {(k, p, 1, f"v{k}") for k, p, *_ in batch1 if k not in ("1", "12", "3")}
+    expected |= {("1", "a", 2, "u1"), ("12", "b", 2, "u12"), ("30", "a", 2, "n30"), ("31", "b", 2, "n31")}
+    assert _data(t) == sorted(expected)
+
+    t.delete(spark.createDataFrame([("5", "a", 3, None, None), ("31", "b", 3, None, None)], DDL))
+    assert _layout(t) == layout2
+    assert _data(t) == sorted(e for e in expected if e[0] not in ("5", "31"))
+    # A delete naming only the key (no partition column) is located across partitions.
+    t.delete(spark.createDataFrame([("12",)], "id string"))
+    assert "12" not in {r[0] for r in _data(t)}
+    assert _layout(t) == layout2
+
+
+def test_insert_overwrite_and_bulk_insert(spark, tmp_path):
+    t = _create(spark, str(tmp_path / "t"))
+    batch = [(str(i), "a" if i % 2 else "b", 1, f"v{i}", False) for i in range(24)]
+    r = t.bulk_insert(spark.createDataFrame(batch, DDL))
+    layout = _layout(t)
+    assert set(layout) == {(p, bucket_id(k, SPEC)) for k, p, *_ in batch}
+    assert r.files_added == len(layout) and r.num_inserts == 24
+    assert _data(t) == sorted((k, p, 1, v) for k, p, _, v, _ in batch)
+
+    # insert appends into the bucket's file group (no small-file packing across buckets).
+    t.insert(spark.createDataFrame([("100", "a", 1, "i100", False)], DDL))
+    after_insert = _layout(t)
+    slot = ("a", bucket_id("100", SPEC))
+    assert after_insert[slot] == layout.get(slot, after_insert[slot])  # its bucket's group, if it had one
+    assert {s: f for s, f in after_insert.items() if s != slot} == {s: f for s, f in layout.items() if s != slot}
+
+    # insert_overwrite of partition a: new file groups (new ids, same bucket prefixes), b untouched.
+    over = [("200", "a", 5, "o200", False), ("201", "a", 5, "o201", False)]
+    r = t.insert_overwrite(spark.createDataFrame(over, DDL))
+    final = _layout(t)
+    assert {s for s in final if s[0] == "a"} == {("a", bucket_id(k, SPEC)) for k, *_ in over}
+    assert all(final[s] != after_insert.get(s) for s in final if s[0] == "a")
+    assert {s: f for s, f in final.items() if s[0] == "b"} == {s: f for s, f in after_insert.items() if s[0] == "b"}
+    assert r.files_replaced == len([s for s in after_insert if s[0] == "a"])
+    assert [row for row in _data(t) if row[1] == "a"] == [("200", "a", 5, "o200"), ("201", "a", 5, "o201")]
+
+    # bulk_insert into a partition that holds file groups would give a bucket a second group: refused.
+    before = tree(t.base_path)
+    with pytest.raises(InvalidConfigError, match="bulk_insert with the BUCKET index .* 'b' already hold"):
+        t.bulk_insert(spark.createDataFrame([("300", "b", 1, "x", False)], DDL))
+    assert tree(t.base_path) == before
+
+
+def test_composite_key_and_hash_field_subset(spark, table_path):
+    options = {**BUCKETS, "hoodie.bucket.index.hash.field": "name"}
+    t = _create(spark, table_path, options, record_key_fields=["id", "name"], partition_fields=[])
+    spec = BucketSpec(4, ("name",))
+    names = ["Alice", "Bob", "Carol", "Dave", "Eve", "日本"]
+    batch = [(i, names[i % len(names)], 1) for i in range(18)]
+    t.upsert(spark.createDataFrame(batch, "id int, name string, ts long"))
+    layout = _layout(t, spec)
+    assert set(layout) == {("", bucket_id(f"id:{i},name:{n}", spec)) for i, n, _ in batch}
+    # Same name -> same bucket, whatever the id: all of Alice's records are in one file group.
+    groups = defaultdict(set)
+    for key, file_name in rows(t.read(), "_hoodie_record_key", "_hoodie_file_name"):
+        groups[key.split("name:")[1]].add(file_name[:8])
+    assert all(len(v) == 1 for v in groups.values())
+    t.upsert(spark.createDataFrame([(0, "Alice", 2), (40, "Alice", 2)], "id int, name string, ts long"))
+    assert _layout(t, spec) == layout
+    assert len(t.read().collect()) == 19
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"hoodie.bucket.index.hash.field": "v"}, "v are not record key fields"),
+    ({"hoodie.bucket.index.num.buckets": "0"}, "at least one bucket"),
+    ({"hoodie.index.bucket.engine": "CONSISTENT_HASHING"}, "CONSISTENT_HASHING"),
+])
+def test_bad_config_fails_and_leaves_the_table_unchanged(spark, tmp_path, options, message):
+    t = _create(spark, str(tmp_path / "t"))
+    t.upsert(spark.createDataFrame([("1", "a", 1, "v1", False)], DDL))
+    before = tree(t.base_path)
+    with pytest.raises(InvalidConfigError, match=message):
+        t.upsert(spark.createDataFrame([("2", "a", 1, "v2", False)], DDL), options=options)
+    assert tree(t.base_path) == before
+    assert len(data_files(t.base_path)) == 1 and timeline_files(t.base_path)
+
+
+def test_switching_a_table_to_the_bucket_index_is_refused(spark, table_path):
+    t = _create(spark, table_path, options={})
+    t.upsert(spark.createDataFrame([("1", "a", 1, "v1", False)], DDL))
+    before = tree(t.base_path)
+    with pytest.raises(InvalidConfigError, match="belongs to none of the table's buckets 0..3"):
+        t.upsert(spark.createDataFrame([("2", "a", 1, "v2", False)], DDL), options=BUCKETS)
+    assert tree(t.base_path) == before
+
+
+def test_clustering_a_bucket_table_is_refused_before_anything_is_written(spark, table_path):
+    t = _create(spark, table_path)
+    t.upsert(spark.createDataFrame([("1", "a", 1, "v1", False)], DDL))
+    before = tree(t.base_path)
+    with pytest.raises(InvalidConfigError, match="does not cluster tables written with the BUCKET index"):
+        t.clustering.schedule({"hoodie.clustering.plan.strategy.sort.columns": "v"})
+    with pytest.raises(InvalidConfigError, match="does not cluster tables written with the BUCKET index"):
+        t.upsert(spark.createDataFrame([("2", "a", 1, "v2", False)], DDL),
+                 options={"hoodie.clustering.inline": "true", "hoodie.clustering.plan.strategy.sort.columns": "v"})
+    assert tree(t.base_path) == before
