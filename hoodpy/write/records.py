@@ -99,23 +99,36 @@ def keyed_records(df: DataFrame, keygen: KeyGenerator, *, deletes: bool = False,
 def validate(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None) -> tuple[list[str], int]:
     """Fail, naming the problem, on null record keys or null ordering values; else return the batch's
     partition paths, sorted, and how many of its records are upserts (one Spark job for all)."""
+    counts = validate_by_partition(records, keygen, ordering_field)
+    return sorted(p for p in counts if p is not None), sum(counts.values())
+
+
+def validate_by_partition(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None,
+                          ) -> dict[str | None, int]:
+    """:func:`validate`, returning how many upserts each partition path the batch names gets (None: deletes
+    by key alone); one Spark job."""
     aggs = [F.sum(F.col(INVALID_KEY).cast("long")).alias("bad_keys"),
-            F.collect_set(F.col(PARTITION_PATH)).alias("partitions"),
             F.count(F.when(F.col(OP) == OP_UPSERT, 1)).alias("upserts")]
     if ordering_field is not None:
         aggs.append(F.sum(F.when((F.col(OP) == OP_UPSERT) & F.col(ordering_field).isNull(), 1).otherwise(0))
                     .alias("bad_ordering"))
-    row = records.agg(*aggs).collect()[0]
-    if row["bad_keys"]:
+    rows = records.groupBy(PARTITION_PATH).agg(*aggs).collect()
+    _reject_invalid(records, keygen, ordering_field, sum(r["bad_keys"] or 0 for r in rows),
+                    sum(r["bad_ordering"] or 0 for r in rows) if ordering_field is not None else 0)
+    return {r[PARTITION_PATH]: r["upserts"] for r in rows}
+
+
+def _reject_invalid(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None, bad_keys: int,
+                    bad_ordering: int) -> None:
+    if bad_keys:
         examples = [r.asDict() for r in records.filter(F.col(INVALID_KEY))
                     .select(*keygen.record_key_fields).limit(3).collect()]
         raise InvalidRecordError(
-            f"{row['bad_keys']} record(s) have a null or empty record key "
+            f"{bad_keys} record(s) have a null or empty record key "
             f"(fields {', '.join(keygen.record_key_fields)})", examples=examples)
-    if ordering_field is not None and row["bad_ordering"]:
+    if bad_ordering:
         raise InvalidRecordError(
-            f"{row['bad_ordering']} record(s) have a null ordering (precombine) field {ordering_field!r}")
-    return sorted(row["partitions"]), row["upserts"]
+            f"{bad_ordering} record(s) have a null ordering (precombine) field {ordering_field!r}")
 
 
 def collect_keys(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None,
@@ -127,17 +140,9 @@ def collect_keys(records: DataFrame, keygen: KeyGenerator, ordering_field: str |
         cols.append(((F.col(OP) == OP_UPSERT) & F.col(ordering_field).isNull()).alias("_bad_ordering"))
     table = records.select(*cols).toArrow()
     bad_keys = pc.sum(table.column(INVALID_KEY).cast(pa.int64())).as_py() or 0
-    if bad_keys:
-        examples = [r.asDict() for r in records.filter(F.col(INVALID_KEY))
-                    .select(*keygen.record_key_fields).limit(3).collect()]
-        raise InvalidRecordError(
-            f"{bad_keys} record(s) have a null or empty record key "
-            f"(fields {', '.join(keygen.record_key_fields)})", examples=examples)
-    if ordering_field is not None:
-        bad_ordering = pc.sum(table.column("_bad_ordering").cast(pa.int64())).as_py() or 0
-        if bad_ordering:
-            raise InvalidRecordError(
-                f"{bad_ordering} record(s) have a null ordering (precombine) field {ordering_field!r}")
+    bad_ordering = (pc.sum(table.column("_bad_ordering").cast(pa.int64())).as_py() or 0) \
+        if ordering_field is not None else 0
+    _reject_invalid(records, keygen, ordering_field, bad_keys, bad_ordering)
     partitions = pc.unique(table.column(PARTITION_PATH).combine_chunks()).drop_null().to_pylist()
     return table.select([RECORD_KEY, PARTITION_PATH, OP]), sorted(partitions)
 
