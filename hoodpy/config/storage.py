@@ -4,6 +4,22 @@ from __future__ import annotations
 
 from hoodpy.config import ConfigKey, parse_bool, parse_float, parse_int
 
+# Parquet codecs by the names Hudi accepts (parquet-mr's CompressionCodecName, any case), plus Spark's "none".
+# LZO is a Hudi name pyarrow cannot write.
+COMPRESSION_CODECS = ("zstd", "snappy", "gzip", "lz4", "lz4_raw", "brotli", "uncompressed", "none")
+UNWRITABLE_CODECS = {"lzo": "pyarrow has no LZO writer"}
+
+
+def parse_codec(value: object) -> str:
+    """A parquet codec name, lower case; "none" is "uncompressed"."""
+    text = str(value).strip().lower()
+    if text in UNWRITABLE_CODECS:
+        raise ValueError(f"{text} is a Hudi codec hoodpy cannot write ({UNWRITABLE_CODECS[text]}); "
+                         f"expected one of {', '.join(COMPRESSION_CODECS)}")
+    if text not in COMPRESSION_CODECS:
+        raise ValueError(f"not a parquet codec; expected one of {', '.join(COMPRESSION_CODECS)}")
+    return "uncompressed" if text == "none" else text
+
 
 class StorageConfig:
     PARQUET_MAX_FILE_SIZE = ConfigKey(
@@ -18,7 +34,9 @@ class StorageConfig:
         "hoodie.parquet.block.size", 125829120, parse_int, doc="Parquet row group size in bytes."
     )
     PARQUET_COMPRESSION_CODEC = ConfigKey(
-        "hoodie.parquet.compression.codec", "gzip", doc="Parquet compression codec (Hudi 0.14 default gzip)."
+        "hoodie.parquet.compression.codec", "zstd", parse_codec,
+        doc="Parquet compression codec of base files. Hudi 0.14 defaults to gzip; hoodpy to zstd, which writes "
+            "4x faster than gzip and smaller files than snappy (README: defaults that differ from Hudi's).",
     )
     RECORD_SIZE_ESTIMATE = ConfigKey(
         "hoodie.copyonwrite.record.size.estimate", 1024, parse_int,

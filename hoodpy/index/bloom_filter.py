@@ -86,6 +86,26 @@ def num_hashes(bits: int, num_entries: int) -> int:
     return math.ceil(math.log(2) * bits / num_entries)
 
 
+def serialized_sizes(num_entries: int = 60000, fpp: float = 0.000000001, max_entries: int = 100000,
+                     ) -> list[tuple[int | None, int]]:
+    """How the footer text of ``BloomFilter.create(num_entries, fpp, max_entries)`` grows with its keys:
+    (most keys at this length, None for any number; length of the base64 text) per row count, ascending.
+    Computed without building a filter.
+
+    Example:
+        >>> serialized_sizes()
+        [(60000, 431380), (None, 862724)]
+    """
+    bits = bit_size(num_entries, fpp)
+    # A row is added while rows * num_entries < max_entries (see _claim_row).
+    most_rows = max(1, math.ceil(max_entries / num_entries))
+    out: list[tuple[int | None, int]] = []
+    for rows in range(1, most_rows + 1):
+        raw = _FILTER_HEADER.size + _DYNAMIC_HEADER.size + rows * (_FILTER_HEADER.size + (bits + 7) // 8)
+        out.append((rows * num_entries if rows < most_rows else None, 4 * math.ceil(raw / 3)))
+    return out
+
+
 def _encode_key(key: str) -> bytes:
     """A record key's bytes as Java's ``String.getBytes(UTF_8)`` produces them."""
     if not isinstance(key, str):

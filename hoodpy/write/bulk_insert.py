@@ -1,8 +1,9 @@
-"""bulk_insert in executors: records arrive range-partitioned and sorted by (partition path, record key);
-each task cuts its rows into as few new file groups of at most ``records_per_file`` rows as it can, of
-equal size. No index lookup and
-no small-file packing, as in Hudi; sorting gives every file a narrow key range, so bloom-index range
-pruning works on the result.
+"""bulk_insert: the driver plans the files, executors write them. Records are cut, per partition and in
+record key order, into files of ``records_per_file`` records and one remainder, at key bounds taken from a
+sample of the batch; each record is tagged with its file (a broadcast range join), records are
+range-partitioned by that tag and sorted by key, and each task writes one base file per tag it holds. No
+index lookup and no small-file packing, as in Hudi; sorting gives every file a narrow key range, so
+bloom-index range pruning works on the result.
 """
 
 from __future__ import annotations
@@ -22,15 +23,47 @@ from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.merge import INVALID_KEY, MergeContext
 
+BULK_FILE = "_hoodie_bulk_file"  # working column: the planned file a record goes to
 
-# Share of a file's records each task is planned to get (see Writer._bulk_insert_parallelism).
-BULK_INSERT_TASK_FILL = 0.9
+
+@dataclass(frozen=True)
+class PlannedFile:
+    """Records of ``partition_path`` with ``low <= key < high`` (None: unbounded) go to file ``index``."""
+
+    index: int
+    partition_path: str
+    low: str | None
+    high: str | None
+
+
+def plan_files(counts: dict[str, int], sample_keys: pa.Table, records_per_file: int) -> list[PlannedFile]:
+    """Per partition (``counts``: records each), files of ``records_per_file`` records in key order and one
+    remainder; bounds are the keys of ``sample_keys`` (partition path, record key: a random sample of the
+    batch) at those ranks. A partition the sample barely saw gets fewer files, never a wrong one: every key
+    falls in exactly one range of its partition."""
+    by_partition: dict[str, list[str]] = {}
+    if sample_keys.num_rows:
+        ordered = sample_keys.sort_by([(PARTITION_PATH, "ascending"), (RECORD_KEY, "ascending")])
+        for p, k in zip(ordered.column(PARTITION_PATH).to_pylist(), ordered.column(RECORD_KEY).to_pylist()):
+            by_partition.setdefault(p, []).append(k)
+    out: list[PlannedFile] = []
+    for partition, count in sorted(counts.items()):
+        keys = by_partition.get(partition, [])
+        bounds: list[str] = []
+        for i in range(1, math.ceil(count / records_per_file)):
+            if not keys:
+                break
+            bound = keys[min(len(keys) - 1, round(i * records_per_file / count * len(keys)))]
+            if not bounds or bound > bounds[-1]:
+                bounds.append(bound)
+        for low, high in zip([None, *bounds], [*bounds, None]):
+            out.append(PlannedFile(len(out), partition, low, high))
+    return out
 
 
 @dataclass
 class BulkInsertContext:
     merge: MergeContext
-    records_per_file: int
 
 
 def bulk_insert_partition(ctx: BulkInsertContext, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -48,26 +81,34 @@ def bulk_insert_partition(ctx: BulkInsertContext, batches: Iterator[pa.RecordBat
     storage = Storage(ctx.merge.base_uri)
     task_partition, stage_id, attempt_id = task_ids()
     token = write_token(task_partition, stage_id, attempt_id)
-    partitions = table.column(PARTITION_PATH).combine_chunks()
     stats = []
-    # Rows of one partition path are contiguous because the input is sorted by it.
-    for partition_path in pc.unique(partitions).to_pylist():
-        part = table.filter(pc.equal(partitions, partition_path))
-        # As few files as the size allows, of equal row counts: no nearly empty remainder file.
-        num_files = math.ceil(part.num_rows / ctx.records_per_file)
-        per_file = math.ceil(part.num_rows / num_files)
-        for start in range(0, part.num_rows, per_file):
-            started = time.monotonic()
-            chunk = part.slice(start, per_file)
-            file_id = new_file_id()
-            name = base_file_name(file_id, token, ctx.merge.instant_time)
-            rel_path = join_partition(partition_path, name)
-            rows = add_meta_columns(align(chunk, ctx.merge.data_schema), chunk.column(RECORD_KEY).combine_chunks(),
-                              partition_path, ctx.merge.instant_time)
-            rows = finalize(rows, pa.array([True] * rows.num_rows), instant_time=ctx.merge.instant_time,
-                            file_name=name, task_partition=task_partition)
-            size = write_base_file(storage, rel_path, rows, ctx.merge.options)
-            stats.append(write_stats_row(partition_path, file_id, rel_path, prev_commit=None,
-                                         num_writes=rows.num_rows, num_inserts=rows.num_rows, file_size=size,
-                                         elapsed_ms=int((time.monotonic() - started) * 1000)))
+    # Rows come sorted by (planned file, partition path, record key): each run of one file and partition is a
+    # file. (A record no planned range holds, possible only if the batch changed between the driver's look at
+    # it and this evaluation, has no planned file and is written with the rest of its partition's such rows.)
+    for start, end in _runs(table):
+        started = time.monotonic()
+        chunk = table.slice(start, end - start)
+        partition_path = chunk.column(PARTITION_PATH)[0].as_py()
+        file_id = new_file_id()
+        name = base_file_name(file_id, token, ctx.merge.instant_time)
+        rel_path = join_partition(partition_path, name)
+        rows = add_meta_columns(align(chunk, ctx.merge.data_schema), chunk.column(RECORD_KEY).combine_chunks(),
+                                partition_path, ctx.merge.instant_time)
+        rows = finalize(rows, pa.array([True] * rows.num_rows), instant_time=ctx.merge.instant_time,
+                        file_name=name, task_partition=task_partition)
+        size = write_base_file(storage, rel_path, rows, ctx.merge.options)
+        stats.append(write_stats_row(partition_path, file_id, rel_path, prev_commit=None,
+                                     num_writes=rows.num_rows, num_inserts=rows.num_rows, file_size=size,
+                                     elapsed_ms=int((time.monotonic() - started) * 1000)))
     yield from write_stats(stats).to_batches()
+
+
+def _runs(table: pa.Table) -> list[tuple[int, int]]:
+    """[start, end) of each run of rows with one planned file and partition path."""
+    files = pc.fill_null(table.column(BULK_FILE).combine_chunks().cast(pa.int64()), -1)
+    partitions = table.column(PARTITION_PATH).combine_chunks()
+    n = table.num_rows
+    changed = pc.or_(pc.not_equal(files.slice(1), files.slice(0, n - 1)),
+                     pc.not_equal(partitions.slice(1), partitions.slice(0, n - 1)))
+    starts = [0, *(pc.indices_nonzero(changed).to_numpy() + 1).tolist()]
+    return list(zip(starts, [*starts[1:], n]))

@@ -33,16 +33,27 @@ class SizingConfig:
     record_size: int
     auto_split: bool = True
     insert_split_size: int = 500000
+    # Bytes a new file holds besides its records (the footer's bloom filter), as it grows with the record
+    # count: (most records at this size, None for any; bytes), ascending. Empty when ``record_size`` already
+    # includes them (an average of written files).
+    file_overhead: tuple[tuple[int | None, int], ...] = ()
 
     @property
     def records_per_new_file(self) -> int:
         if not self.auto_split:
             return max(1, self.insert_split_size)
-        return max(1, self.max_file_size // max(1, self.record_size))
+        record_size = max(1, self.record_size)
+        fits = self.max_file_size // record_size
+        # The most records any overhead step leaves room for; the overhead alone may exceed a tiny target, then
+        # it is not counted (the target cannot be met anyway).
+        within = [min(fits if most is None else most, (self.max_file_size - size) // record_size)
+                  for most, size in self.file_overhead if size < self.max_file_size]
+        return max(1, max(within) if within else fits)
 
 
-def average_record_size(timeline: Timeline, default: int, small_file_limit: int, threshold: float) -> int:
-    """Bytes per record from the newest commit that wrote enough to be representative (Hudi's rule)."""
+def average_record_size(timeline: Timeline, small_file_limit: int, threshold: float) -> int | None:
+    """Bytes per record from the newest commit that wrote enough to be representative (Hudi's rule); None
+    when no commit did."""
     floor = threshold * small_file_limit
     for instant in reversed(timeline.completed_commits()):
         stats = timeline.commit_metadata(instant).write_stats
@@ -50,7 +61,7 @@ def average_record_size(timeline: Timeline, default: int, small_file_limit: int,
         total_records = sum(s.num_writes for s in stats)
         if total_bytes > floor and total_records > 0:
             return max(1, math.ceil(total_bytes / total_records))
-    return default
+    return None
 
 
 def plan_insert_buckets(insert_counts: dict[str, int], small_files: dict[str, list[BaseFile]],

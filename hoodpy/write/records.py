@@ -141,31 +141,46 @@ def validate(records: DataFrame, keygen: KeyGenerator, ordering_field: str | Non
     partition paths, sorted, and how many of its records are upserts (one Spark job for all). With
     ``count_by`` (a column), the same job also counts the records per (partition path, value of that column),
     returned third."""
+    groups = _validated_groups(records, keygen, ordering_field, PARTITION_PATH, *([count_by] if count_by else []))
+    partitions = sorted({g[PARTITION_PATH] for g in groups if g[PARTITION_PATH] is not None})
+    upserts = sum(g["upserts"] for g in groups)
+    if count_by is None:
+        return partitions, upserts
+    return partitions, upserts, {(g[PARTITION_PATH], g[count_by]): g["rows"] for g in groups}
+
+
+def validate_by_partition(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None,
+                          ) -> dict[str | None, int]:
+    """:func:`validate`, returning how many upserts each partition path the batch names gets (None: deletes
+    by key alone); one Spark job."""
+    return {g[PARTITION_PATH]: g["upserts"] for g in _validated_groups(records, keygen, ordering_field,
+                                                                          PARTITION_PATH)}
+
+
+def _validated_groups(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None, *by: str) -> list:
+    """Per group of ``by``: upserts and rows, after rejecting null keys and null ordering values."""
     aggs = [F.sum(F.col(INVALID_KEY).cast("long")).alias("bad_keys"),
-            F.count(F.when(F.col(OP) == OP_UPSERT, 1)).alias("upserts")]
+            F.count(F.when(F.col(OP) == OP_UPSERT, 1)).alias("upserts"), F.count(F.lit(1)).alias("rows")]
     if ordering_field is not None:
         aggs.append(F.sum(F.when((F.col(OP) == OP_UPSERT) & F.col(ordering_field).isNull(), 1).otherwise(0))
                     .alias("bad_ordering"))
-    if count_by is None:
-        row = records.agg(*aggs, F.collect_set(F.col(PARTITION_PATH)).alias("partitions")).collect()[0]
-        totals, partitions, counts = row.asDict(), sorted(row["partitions"]), None
-    else:
-        groups = records.groupBy(PARTITION_PATH, count_by).agg(*aggs, F.count(F.lit(1)).alias("rows")).collect()
-        names = ["bad_keys", "upserts", *(["bad_ordering"] if ordering_field is not None else [])]
-        totals = {k: sum(g[k] or 0 for g in groups) for k in names}
-        partitions = sorted({g[PARTITION_PATH] for g in groups if g[PARTITION_PATH] is not None})
-        counts = {(g[PARTITION_PATH], g[count_by]): g["rows"] for g in groups}
-    if totals.get("bad_keys"):
+    groups = records.groupBy(*by).agg(*aggs).collect()
+    _reject_invalid(records, keygen, ordering_field, sum(g["bad_keys"] or 0 for g in groups),
+                    sum(g["bad_ordering"] or 0 for g in groups) if ordering_field is not None else 0)
+    return groups
+
+
+def _reject_invalid(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None, bad_keys: int,
+                    bad_ordering: int) -> None:
+    if bad_keys:
         examples = [r.asDict() for r in records.filter(F.col(INVALID_KEY))
                     .select(*keygen.record_key_fields).limit(3).collect()]
         raise InvalidRecordError(
-            f"{totals['bad_keys']} record(s) have a null or empty record key "
+            f"{bad_keys} record(s) have a null or empty record key "
             f"(fields {', '.join(keygen.record_key_fields)})", examples=examples)
-    if ordering_field is not None and totals.get("bad_ordering"):
+    if bad_ordering:
         raise InvalidRecordError(
-            f"{totals['bad_ordering']} record(s) have a null ordering (precombine) field {ordering_field!r}")
-    upserts = totals.get("upserts") or 0
-    return (partitions, upserts) if counts is None else (partitions, upserts, counts)
+            f"{bad_ordering} record(s) have a null ordering (precombine) field {ordering_field!r}")
 
 
 def collect_keys(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None,
@@ -177,17 +192,9 @@ def collect_keys(records: DataFrame, keygen: KeyGenerator, ordering_field: str |
         cols.append(((F.col(OP) == OP_UPSERT) & F.col(ordering_field).isNull()).alias("_bad_ordering"))
     table = records.select(*cols).toArrow()
     bad_keys = pc.sum(table.column(INVALID_KEY).cast(pa.int64())).as_py() or 0
-    if bad_keys:
-        examples = [r.asDict() for r in records.filter(F.col(INVALID_KEY))
-                    .select(*keygen.record_key_fields).limit(3).collect()]
-        raise InvalidRecordError(
-            f"{bad_keys} record(s) have a null or empty record key "
-            f"(fields {', '.join(keygen.record_key_fields)})", examples=examples)
-    if ordering_field is not None:
-        bad_ordering = pc.sum(table.column("_bad_ordering").cast(pa.int64())).as_py() or 0
-        if bad_ordering:
-            raise InvalidRecordError(
-                f"{bad_ordering} record(s) have a null ordering (precombine) field {ordering_field!r}")
+    bad_ordering = (pc.sum(table.column("_bad_ordering").cast(pa.int64())).as_py() or 0) \
+        if ordering_field is not None else 0
+    _reject_invalid(records, keygen, ordering_field, bad_keys, bad_ordering)
     partitions = pc.unique(table.column(PARTITION_PATH).combine_chunks()).drop_null().to_pylist()
     return table.select([RECORD_KEY, PARTITION_PATH, OP]), sorted(partitions)
 

@@ -4,8 +4,9 @@ groups, merge in executors, commit. Any failure after the instant opens removes 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -27,6 +28,7 @@ from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, tag
 from hoodpy.index.bloom import locate_on_driver
 from hoodpy.index.bucket import BucketSpec, bucket_file_groups, bucket_id_column, new_bucket_file_id
+from hoodpy.index.bloom_filter import serialized_sizes
 from hoodpy.index.configured import index_for
 from hoodpy.keygen import KeyGenerator, virtual_keys
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
@@ -43,7 +45,7 @@ from hoodpy.transaction.transaction import WriteTransaction
 from hoodpy.write import commit as commit_step
 from hoodpy.write import records as rec
 from hoodpy.write.base_file import BaseFileOptions
-from hoodpy.write.bulk_insert import BULK_INSERT_TASK_FILL, BulkInsertContext, bulk_insert_partition
+from hoodpy.write.bulk_insert import BULK_FILE, BulkInsertContext, bulk_insert_partition, plan_files
 from hoodpy.write.merge import (
     OP,
     OP_DELETE,
@@ -54,6 +56,7 @@ from hoodpy.write.merge import (
     merge_file_group,
 )
 from hoodpy.write.operation import WriteOperation
+from hoodpy.write.record_size import encoded_record_size, sample_records
 from hoodpy.write.partitioner import (
     HASH_SPACE,
     InsertBucket,
@@ -147,6 +150,9 @@ class Writer:
         self._upsert_count: int | None = None  # upsert records in the batch, while combining has not changed it
         self._bucket_layout: BucketSpec | None = None  # the bucket layout when the index is BUCKET
         self._bucket_counts: dict[tuple[str, int], int] = {}  # records per (partition, bucket) of the batch
+        self._upsert_counts: dict[str | None, int] = {}  # the same per partition path (bulk_insert)
+        self._merge_ctx: MergeContext | None = None
+        self._sizing_config: SizingConfig | None = None  # decided once per write (see _sizing)
 
     # -- entry point -------------------------------------------------------------------------
     def write(self, df: DataFrame, operation: WriteOperation) -> CommitResult:
@@ -157,6 +163,7 @@ class Writer:
             self._batch_keys = None
             self._upsert_count = None
             self._bucket_counts = {}
+            self._sizing_config = None
             try:
                 return self._write_once(df, operation)
             except WriteConflictError:
@@ -236,7 +243,9 @@ class Writer:
             # Nothing is looked up, so only the write job must see the batch, and its tasks check the keys they
             # write (bulk_insert_partition). Validation reads the batch once more instead of storing all of it:
             # an initial load is the largest batch a table sees (SF1 lineitem: 12 s of 43 s went to storing it).
-            self._partitions, self._upsert_count = rec.validate(records, keygen, ordering)
+            self._upsert_counts = rec.validate_by_partition(records, keygen, ordering)
+            self._partitions = sorted(p for p in self._upsert_counts if p is not None)
+            self._upsert_count = sum(self._upsert_counts.values())
             return records, target
         # Materialized by the first action: validation / key lookup and the merge must see one evaluation of
         # the batch. A re-evaluated batch can differ (dbt snapshots key rows by md5(id || current_timestamp()),
@@ -293,6 +302,7 @@ class Writer:
             ordering_field=event_time_ordering_field(self.config),
             options=BaseFileOptions.from_config(self.config),
         )
+        self._merge_ctx = merge_ctx
         if self._combines(operation):
             by_partition = not self._global_lookup(operation)
             if self._batch_keys is not None and not rec.has_duplicate_keys(self._batch_keys,
@@ -379,16 +389,39 @@ class Writer:
                 f"bulk_insert with the BUCKET index writes a new file group per bucket, but partition(s) "
                 f"{', '.join(repr(p) for p in held[:5])} already hold file groups; use insert or upsert")
 
-    def _sizing(self, timeline: Timeline) -> SizingConfig:
+    def _sizing(self, timeline: Timeline, sample: Callable[[], pa.Table] | None = None, *,
+                sort: bool = False) -> SizingConfig:
+        """How this write sizes new files, decided at the first call. Bytes per record come from the newest
+        commit that wrote enough (Hudi's rule); without one, from hoodie.copyonwrite.record.size.estimate if
+        set, else measured by encoding ``sample()`` (records of the batch; ``sort``: as bulk_insert orders
+        them), with the footer's bloom filter counted per file; else the estimate's default."""
+        if self._sizing_config is not None:
+            return self._sizing_config
         c = self.config
         small = c.get(StorageConfig.PARQUET_SMALL_FILE_LIMIT)
-        record_size = average_record_size(timeline, c.get(StorageConfig.RECORD_SIZE_ESTIMATE), small,
-                                          c.get(StorageConfig.RECORD_SIZE_ESTIMATION_THRESHOLD))
-        return SizingConfig(
+        record_size = average_record_size(timeline, small, c.get(StorageConfig.RECORD_SIZE_ESTIMATION_THRESHOLD))
+        overhead: tuple[tuple[int | None, int], ...] = ()
+        if record_size is None:
+            record_size = c.get(StorageConfig.RECORD_SIZE_ESTIMATE)
+            rows = sample() if sample is not None and not c.is_set(StorageConfig.RECORD_SIZE_ESTIMATE) else None
+            if rows is not None and rows.num_rows:
+                ctx = self._merge_ctx
+                record_size = math.ceil(encoded_record_size(rows, ctx.data_schema, ctx.options, sort=sort,
+                                                            instant_time=ctx.instant_time))
+                o = ctx.options
+                overhead = tuple(serialized_sizes(o.bloom_num_entries, o.bloom_fpp, o.bloom_max_entries))
+        self._sizing_config = SizingConfig(
             max_file_size=c.get(StorageConfig.PARQUET_MAX_FILE_SIZE), small_file_limit=small,
             record_size=record_size, auto_split=c.get(StorageConfig.INSERT_AUTO_SPLIT),
-            insert_split_size=c.get(StorageConfig.INSERT_SPLIT_SIZE),
+            insert_split_size=c.get(StorageConfig.INSERT_SPLIT_SIZE), file_overhead=overhead,
         )
+        return self._sizing_config
+
+    def _sample(self, records: DataFrame, total: int) -> pa.Table:
+        """A bounded random sample of ``records`` (``total`` rows): record key, partition path, data columns."""
+        data = self._merge_ctx.data_schema
+        schema = pa.schema([pa.field(RECORD_KEY, pa.string()), pa.field(PARTITION_PATH, pa.string()), *data])
+        return sample_records(records.select(*schema.names), total, schema)
 
     def _global_lookup(self, operation: WriteOperation) -> bool:
         # The prepared records always carry every table column (absent ones as nulls), so whether the
@@ -448,7 +481,9 @@ class Writer:
         new = joined.filter(pc.and_(pc.invert(found), pc.equal(joined.column(OP), OP_UPSERT)))
         counts = new.group_by([PARTITION_PATH]).aggregate([([], "count_all")])
         insert_counts = dict(zip(counts.column(PARTITION_PATH).to_pylist(), counts.column("count_all").to_pylist()))
-        ranges = hash_ranges(self._insert_buckets(insert_counts, view, timeline))
+        upserts = pc.sum(pc.equal(keys.column(OP), OP_UPSERT)).as_py() or 0
+        ranges = hash_ranges(self._insert_buckets(insert_counts, view, timeline,
+                                                  (records.filter(F.col(OP) == OP_UPSERT), upserts)))
         # Every record's target is known here: updates keep their file group, inserts take the bucket their
         # key hashes into. Unique keys only (a batch that is not combined may repeat one; each of its records
         # gets the target).
@@ -535,7 +570,7 @@ class Writer:
         partition) saves a Spark job when the driver knows them already."""
         if counts is None:
             counts = {r[0]: r[1] for r in inserts.groupBy(PARTITION_PATH).count().collect()}
-        buckets = self._insert_buckets(counts, view, timeline)
+        buckets = self._insert_buckets(counts, view, timeline, (inserts, sum(counts.values())))
         if buckets:
             ranges = self.spark.createDataFrame(hash_ranges(buckets), "b_partition string, b_file_id string, "
                                                 "b_low long, b_high long")
@@ -549,8 +584,9 @@ class Writer:
         return assigned if updates is None else updates.unionByName(assigned)
 
     def _insert_buckets(self, counts: dict[str, int], view: FileSystemView | None, timeline: Timeline,
-                        ) -> list[InsertBucket]:
-        """Where ``counts`` inserts per partition go: small file groups of ``view`` first, then new groups."""
+                        source: tuple[DataFrame, int] | None = None) -> list[InsertBucket]:
+        """Where ``counts`` inserts per partition go: small file groups of ``view`` first, then new groups;
+        ``source`` (records holding the inserts, how many) is sampled if new files need a record size."""
         small: dict[str, list] = {}
         if view is not None:
             # File groups under a pending clustering plan take no inserts (Hudi's UpsertPartitioner).
@@ -558,24 +594,34 @@ class Writer:
             for bf in view.latest_base_files(counts):
                 if (bf.partition_path, bf.file_id) not in clustering:
                     small.setdefault(bf.partition_path, []).append(bf)
-        return plan_insert_buckets(counts, small, self._sizing(timeline))
+        sample = None
+        if source is not None and source[1] > 0 and sum(counts.values()) > 0:
+            sample = partial(self._sample, *source)
+        return plan_insert_buckets(counts, small, self._sizing(timeline, sample))
 
     def _bulk_insert(self, records: DataFrame, merge_ctx: MergeContext, timeline: Timeline) -> list:
-        sizing = self._sizing(timeline)
         rows = records.filter(F.col(OP) == OP_UPSERT)
-        n_tasks = self._bulk_insert_parallelism(rows, sizing)
-        ordered = rows.repartitionByRange(n_tasks, PARTITION_PATH, RECORD_KEY).sortWithinPartitions(
-            PARTITION_PATH, RECORD_KEY)
-        ctx = BulkInsertContext(merge_ctx, sizing.records_per_new_file)
+        counts = self._upsert_counts if self._upsert_count is not None else {
+            r[0]: r[1] for r in rows.groupBy(PARTITION_PATH).count().collect()}
+        counts = {p: n for p, n in counts.items() if p is not None and n}
+        if not counts:
+            return []
+        # One sample serves both the record size (when the table has not measured one) and the key bounds.
+        sample = self._sample(rows, sum(counts.values()))
+        sizing = self._sizing(timeline, lambda: sample, sort=True)
+        plan = plan_files(counts, sample.select([PARTITION_PATH, RECORD_KEY]), sizing.records_per_new_file)
+        bounds = self.spark.createDataFrame([(f.index, f.partition_path, f.low, f.high) for f in plan],
+                                            "b_file int, b_partition string, b_low string, b_high string")
+        in_range = ((F.col(PARTITION_PATH) == F.col("b_partition"))
+                    & (F.col("b_low").isNull() | (F.col(RECORD_KEY) >= F.col("b_low")))
+                    & (F.col("b_high").isNull() | (F.col(RECORD_KEY) < F.col("b_high"))))
+        tagged = rows.join(F.broadcast(bounds), in_range, "left").withColumnRenamed("b_file", BULK_FILE) \
+            .drop("b_partition", "b_low", "b_high")
+        configured = self.config.get(WriteConfig.WRITE_PARALLELISM)
+        # A range partitioning never splits one planned file over tasks; with one task per file, most tasks
+        # write exactly one.
+        ordered = tagged.repartitionByRange(configured if configured > 0 else len(plan), BULK_FILE) \
+            .sortWithinPartitions(BULK_FILE, PARTITION_PATH, RECORD_KEY)
+        ctx = BulkInsertContext(merge_ctx)
         stats_rows = ordered.mapInArrow(lambda it: bulk_insert_partition(ctx, it), WRITE_STATS_DDL).collect()
         return commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
-
-    def _bulk_insert_parallelism(self, rows: DataFrame, sizing: SizingConfig) -> int:
-        configured = self.config.get(WriteConfig.WRITE_PARALLELISM)
-        if configured > 0:
-            return configured
-        # Counted with the validation when no combining changed the batch since.
-        total = self._upsert_count if self._upsert_count is not None else rows.count()
-        # Tasks aim below the file size: range partitioning is approximate, and a task just over it would
-        # write a second, nearly empty file.
-        return max(1, math.ceil(total / (sizing.records_per_new_file * BULK_INSERT_TASK_FILL)))

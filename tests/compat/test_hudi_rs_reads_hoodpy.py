@@ -11,7 +11,9 @@ records, after each commit, what the model, hoodpy and hudi-rs see; the tests th
 * time travel as of every completed instant: hoodpy == hudi-rs == the model recorded at that instant;
 * incremental ranges (consecutive instants, first..last, before-all..last): hoodpy == hudi-rs == model;
 * the timelines and the file slices (now and as of each instant) agree; hudi-rs decodes every column type;
-* every parquet file hoodpy wrote carries Hudi's footer (bloom filter holding each key, min/max key).
+* every parquet file hoodpy wrote carries Hudi's footer (bloom filter holding each key, min/max key) and,
+  written with default options, hoodpy's default codec zstd;
+* a table whose commits used every codec hoodpy writes (gzip, snappy, lz4, uncompressed, zstd) reads the same.
 """
 
 from __future__ import annotations
@@ -302,9 +304,33 @@ def test_base_file_footers(built: Built):
         keys = pf.read(columns=[RECORD_KEY]).column(RECORD_KEY).to_pylist()
         assert meta.get(FOOTER_BLOOM_TYPE_KEY) == BLOOM_TYPE_DYNAMIC_V0.encode(), f.name
         assert FOOTER_BLOOM_FILTER_KEY in meta, f.name
+        # Written with default options: every column chunk is zstd (hoodpy's default codec).
+        assert {pf.metadata.row_group(g).column(c).compression for g in range(pf.metadata.num_row_groups)
+                for c in range(pf.metadata.num_columns)} == {"ZSTD"}, f.name
         if not keys:
             continue
         assert meta.get(FOOTER_MIN_RECORD_KEY) == min(keys).encode(), f.name
         assert meta.get(FOOTER_MAX_RECORD_KEY) == max(keys).encode(), f.name
         bloom = BloomFilter.deserialize(meta[FOOTER_BLOOM_FILTER_KEY])
         assert all(bloom.might_contain_many(keys)), f.name
+
+
+MIXED_CODECS = ("gzip", "snappy", "lz4", "uncompressed", None)  # None: the default (zstd)
+
+
+def test_hudi_rs_reads_a_table_of_mixed_codecs(spark, tmp_path):
+    path = str(tmp_path / "codecs")
+    table = HoodieTable.create(spark, path, table_name="compat_codecs", record_key_fields=["id"],
+                               partition_fields=["region"], precombine_field="ts", hive_style_partitioning=True)
+    for n, codec in enumerate(MIXED_CODECS):
+        options = {} if codec is None else {"hoodie.parquet.compression.codec": codec}
+        # bulk_insert opens new file groups, so each codec's files stay in the table.
+        table.bulk_insert(to_df(spark, [make_row(n * 10 + i, ts=n) for i in range(4)]), options=options)
+    written = {}
+    for f in Path(path).rglob("*.parquet"):
+        if ".hoodie" not in f.parts:
+            written.setdefault(pq.ParquetFile(f).metadata.row_group(0).column(0).compression, []).append(f)
+    assert set(written) == {"GZIP", "SNAPPY", "LZ4", "UNCOMPRESSED", "ZSTD"}
+    ours = hudi_rs.df_rows(table.read())
+    assert len(ours) == 4 * len(MIXED_CODECS)
+    assert hudi_rs.snapshot(path) == ours

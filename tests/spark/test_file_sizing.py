@@ -1,9 +1,12 @@
 """File sizing: small inserts are bin-packed into small file groups instead of one file per batch;
 small.file.limit=0 turns packing off; files at the limit stop receiving inserts; a large insert is cut
-into new file groups of max.file.size / record size estimate records."""
+into new file groups of max.file.size / record size estimate records; a load into an empty table (bulk_insert,
+insert, upsert) writes files within 25% of max.file.size but one remainder per partition, its record size
+measured on a sample; an explicit estimate is used as set, and later commits size by the measured average."""
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 
 import pytest
@@ -91,3 +94,65 @@ def test_large_insert_is_cut_by_max_file_size_over_record_estimate(spark, tmp_pa
     assert sum(counts) == 100
     # Records are spread over the planned file groups by a hash of the key, as Hudi does: near 25 each.
     assert all(10 <= c <= 40 for c in counts), counts
+
+
+# A fresh load is sized by bytes: a sample of the batch encoded as its files would be, plus each file's bloom
+# filter (Hudi's default one: ~431 KB up to 60k keys, a large share of this small target).
+TARGET = 1024 * 1024
+FRESH = {"hoodie.parquet.max.file.size": str(TARGET), "hoodie.parquet.small.file.limit": str(TARGET // 2)}
+FRESH_ROWS = 100_000
+
+
+def _fresh_batch(spark, n=FRESH_ROWS):
+    from pyspark.sql import functions as F
+
+    # Hex digests: values that compress like real text, not to nothing.
+    return spark.range(n).select(F.col("id").cast("int").alias("id"), F.lit(1).cast("long").alias("ts"),
+                                 F.sha2(F.col("id").cast("string"), 256).alias("v"),
+                                 (F.col("id") % 2).cast("string").alias("p"))
+
+
+def _sizes_by_partition(t) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for bf in t.file_system_view().latest_base_files():
+        out.setdefault(bf.partition_path, []).append(bf.size)
+    return out
+
+
+@pytest.mark.parametrize("operation", ["bulk_insert", "insert", "upsert"])
+def test_fresh_load_files_are_within_a_quarter_of_the_target(spark, tmp_path, operation):
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name=f"fresh_{operation}", record_key_fields=["id"],
+                           partition_fields=["p"], precombine_field="ts", options=FRESH)
+    result = getattr(t, operation)(_fresh_batch(spark))
+    assert result.num_inserts == FRESH_ROWS
+    sizes = _sizes_by_partition(t)
+    assert set(sizes) == {"0", "1"}
+    for partition, files in sizes.items():
+        # 50k rows of ~40 bytes + a 431 KB bloom filter per 1 MB file: several files, one remainder at most.
+        off = [s for s in files if not 0.75 * TARGET <= s <= 1.25 * TARGET]
+        assert len(files) >= 3 and len(off) <= 1, (partition, sorted(files))
+        assert all(s <= 1.25 * TARGET for s in files), (partition, sorted(files))
+    assert len(rows(t.read(), "id")) == FRESH_ROWS
+
+
+def test_an_explicit_record_size_estimate_is_used_as_hudi_uses_it(spark, tmp_path):
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="explicit_t", record_key_fields=["id"],
+                           options={**FRESH, "hoodie.copyonwrite.record.size.estimate": "1024"})
+    t.bulk_insert(_fresh_batch(spark, 5000).drop("p"))
+    counts = sorted(read_base_file(t, p).num_rows for p in latest_files(t).values())
+    # 1 MB / 1024 bytes: 1024 records a file (the sample is the whole batch here, so the cuts are exact).
+    assert counts == [904, 1024, 1024, 1024, 1024]
+
+
+def test_a_later_commit_sizes_by_the_average_the_table_measured(spark, tmp_path):
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="later_t", record_key_fields=["id"],
+                           options=FRESH)
+    first = t.bulk_insert(_fresh_batch(spark, 60_000).drop("p"))
+    average = first.total_bytes_written / first.num_writes
+    more = _fresh_batch(spark, 120_000).drop("p").filter("id >= 60000")
+    second = t.insert(more, options={"hoodie.parquet.small.file.limit": "0"})
+    new = [s for s in second.metadata.write_stats]
+    # New file groups of max.file.size / measured average records each (Hudi's rule), one remainder.
+    per_file = int(TARGET // math.ceil(average))
+    assert sum(s.num_writes for s in new) == 60_000
+    assert sorted(s.num_writes for s in new)[1:] == pytest.approx([per_file] * (len(new) - 1), rel=0.05)

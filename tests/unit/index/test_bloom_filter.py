@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 from hoodpy.errors import HoodieError, InvalidConfigError, InvalidRecordError
 from hoodpy.index.bloom_filter import (
+    serialized_sizes,
     BLOOM_TYPE_DYNAMIC_V0,
     FOOTER_BLOOM_FILTER_KEY,
     FOOTER_BLOOM_TYPE_KEY,
@@ -499,3 +500,15 @@ def test_resume_refuses_a_filter_of_another_count_or_sizing() -> None:
     assert BloomFilter.resume(text, 4, 2, 0.1, 4) is None
     assert BloomFilter.resume(text, 3, 3, 0.1, 4) is None  # other sizing
     assert BloomFilter.resume("not base64!", 3, 2, 0.1, 4) is None
+
+
+@pytest.mark.parametrize(("num_entries", "fpp", "max_entries"), [(60000, 1e-9, 100000), (100, 1e-9, 100000),
+                                                                 (10, 0.01, 35), (5, 0.1, 0)])
+def test_serialized_sizes_predict_the_footer_text_length(num_entries, fpp, max_entries) -> None:
+    sizes = serialized_sizes(num_entries, fpp, max_entries)
+    assert sizes[-1][0] is None and all(a[0] < b[0] for a, b in zip(sizes, sizes[1:-1]))
+    for n in (1, num_entries, num_entries + 1, 3 * num_entries, 20 * num_entries + 3):
+        bloom = BloomFilter.create(num_entries, fpp, max_entries)
+        bloom.add_all([f"k{i}" for i in range(n)])
+        expected = next(size for most, size in sizes if most is None or n <= most)
+        assert len(bloom.serialize()) == expected, n

@@ -1,34 +1,67 @@
-"""bulk_insert's per-task file cutting (hoodpy.write.bulk_insert), without Spark."""
+"""bulk_insert's file planning and per-task file writing (hoodpy.write.bulk_insert), without Spark."""
 
 from __future__ import annotations
+
+import random
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
-from hoodpy.write.bulk_insert import BulkInsertContext, bulk_insert_partition
+from hoodpy.write.bulk_insert import BULK_FILE, BulkInsertContext, bulk_insert_partition, plan_files
 from hoodpy.write.merge import MergeContext
 
 
-def _write(tmp_path, rows_per_partition: dict[str, int], records_per_file: int) -> dict[str, list[int]]:
-    keys, parts = [], []
-    for partition, n in rows_per_partition.items():
-        keys += [f"{partition}-{i:04d}" for i in range(n)]
-        parts += [partition] * n
-    batch = pa.RecordBatch.from_pydict({RECORD_KEY: keys, PARTITION_PATH: parts, "v": list(range(len(keys)))})
+def _keys(partition: str, n: int) -> list[str]:
+    return [f"{partition}-{i:05d}" for i in range(n)]
+
+
+def _assign(plan, partition: str, key: str) -> int:
+    (hit,) = [f.index for f in plan if f.partition_path == partition and (f.low is None or key >= f.low)
+              and (f.high is None or key < f.high)]
+    return hit
+
+
+def test_plan_cuts_full_files_and_one_remainder_per_partition_at_sample_bounds() -> None:
+    counts = {"a": 2350, "b": 40, "c": 1000}
+    rng = random.Random(3)
+    every = {p: _keys(p, n) for p, n in counts.items()}
+    sampled = [(p, k) for p, keys in every.items() for k in keys if rng.random() < 0.2]
+    sample = pa.table({PARTITION_PATH: [p for p, _ in sampled], RECORD_KEY: [k for _, k in sampled]})
+    plan = plan_files(counts, sample, records_per_file=500)
+    assert [f.index for f in plan] == list(range(len(plan)))
+    sizes: dict[str, list[int]] = {}
+    for p, keys in every.items():
+        per_file: dict[int, int] = {}
+        for k in keys:  # every key falls in exactly one planned range of its partition
+            i = _assign(plan, p, k)
+            per_file[i] = per_file.get(i, 0) + 1
+        sizes[p] = [per_file[i] for i in sorted(per_file)]
+    assert len(sizes["a"]) == 5 and all(400 <= n <= 600 for n in sizes["a"][:4]), sizes  # 4 x 500 + 350
+    assert sizes["b"] == [40]
+    assert len(sizes["c"]) == 2 and all(400 <= n <= 600 for n in sizes["c"]), sizes
+
+
+def test_a_partition_the_sample_missed_gets_one_unbounded_file() -> None:
+    plan = plan_files({"a": 10, "z": 5000}, pa.table({PARTITION_PATH: ["a"], RECORD_KEY: ["a-1"]}), 100)
+    assert [(f.partition_path, f.low, f.high) for f in plan] == [("a", None, None), ("z", None, None)]
+
+
+def test_a_task_writes_one_file_per_planned_file_and_partition(tmp_path) -> None:
+    # Sorted as the write sorts: planned file, partition path, record key (null: no planned file).
+    rows = [(None, "b", "b-9"), (0, "a", "a-1"), (0, "a", "a-2"), (1, "a", "a-3"), (2, "b", "b-1")]
+    batch = pa.RecordBatch.from_pydict({BULK_FILE: pa.array([r[0] for r in rows], pa.int32()),
+                                        PARTITION_PATH: [r[1] for r in rows], RECORD_KEY: [r[2] for r in rows],
+                                        "v": list(range(len(rows)))})
     ctx = BulkInsertContext(MergeContext(base_uri=str(tmp_path), instant_time="20240101000000000",
-                                         data_schema=pa.schema([("v", pa.int64())])), records_per_file)
+                                         data_schema=pa.schema([("v", pa.int64())])))
     stats = pa.Table.from_batches(list(bulk_insert_partition(ctx, iter([batch])))).to_pylist()
-    out: dict[str, list[int]] = {}
+    written = []
     for s in stats:
-        assert pq.read_metadata(tmp_path / s["path"]).num_rows == s["num_writes"]
-        out.setdefault(s["partition_path"], []).append(s["num_writes"])
-    return out
-
-
-def test_a_task_over_the_file_size_splits_evenly_not_into_a_remainder(tmp_path) -> None:
-    assert _write(tmp_path, {"a": 23, "b": 11, "c": 10, "d": 1}, records_per_file=10) == {
-        "a": [8, 8, 7], "b": [6, 5], "c": [10], "d": [1]}
+        keys = pq.read_table(tmp_path / s["path"], columns=[RECORD_KEY]).column(RECORD_KEY).to_pylist()
+        assert s["num_writes"] == len(keys)
+        written.append((s["partition_path"], keys))
+    assert written == [("b", ["b-9"]), ("a", ["a-1", "a-2"]), ("a", ["a-3"]), ("b", ["b-1"])]
 
 
 def test_a_null_key_the_validation_did_not_see_fails_the_task(tmp_path) -> None:
@@ -41,7 +74,7 @@ def test_a_null_key_the_validation_did_not_see_fails_the_task(tmp_path) -> None:
     batch = pa.RecordBatch.from_pydict({RECORD_KEY: ["k1", ""], PARTITION_PATH: ["", ""], INVALID_KEY: [False, True],
                                         "v": [1, 2]})
     ctx = BulkInsertContext(MergeContext(base_uri=str(tmp_path), instant_time="20240101000000000",
-                                         data_schema=pa.schema([("v", pa.int64())])), 10)
+                                         data_schema=pa.schema([("v", pa.int64())])))
     with pytest.raises(InvalidRecordError, match="1 record"):
         list(bulk_insert_partition(ctx, iter([batch])))
     assert not list(tmp_path.rglob("*.parquet"))

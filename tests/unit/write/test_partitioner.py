@@ -33,3 +33,28 @@ def test_hash_ranges_cover_the_space_per_partition_in_proportion():
         assert all(a[1] == b[0] for a, b in zip(mine, mine[1:]))
     a_sizes = [hi - lo for p, _, lo, hi in ranges if p == "a"]
     assert abs(a_sizes[0] / HASH_SPACE - 100 / 150) < 0.01
+
+
+def test_new_files_leave_room_for_the_bloom_filter_as_it_grows():
+    # 10 bytes a record; the filter takes 300 bytes up to 50 records, then 600.
+    steps = ((50, 300), (None, 600))
+    assert SizingConfig(1000, 0, 10, file_overhead=steps).records_per_new_file == 50  # 50*10 + 300 <= 1000
+    assert SizingConfig(1000, 0, 10).records_per_new_file == 100  # a measured average includes the filter
+    assert SizingConfig(2000, 0, 10, file_overhead=steps).records_per_new_file == 140  # 140*10 + 600
+    # A filter larger than the target cannot be met: the records alone are sized to it.
+    assert SizingConfig(250, 0, 10, file_overhead=steps).records_per_new_file == 25
+
+
+def test_average_record_size_needs_a_representative_commit():
+    from types import SimpleNamespace
+
+    from hoodpy.write.partitioner import average_record_size
+
+    def stat(size, n):
+        return SimpleNamespace(total_write_bytes=size, num_writes=n)
+
+    commits = {"1": [stat(5000, 100)], "2": [stat(100, 10)]}
+    timeline = SimpleNamespace(completed_commits=lambda: ["1", "2"],
+                               commit_metadata=lambda i: SimpleNamespace(write_stats=commits[i]))
+    assert average_record_size(timeline, small_file_limit=1000, threshold=1.0) == 50  # "2" wrote too little
+    assert average_record_size(timeline, small_file_limit=10000, threshold=1.0) is None
