@@ -34,6 +34,16 @@ class UnsupportedTableVersionError(HoodieError):
         )
 
 
+class UnsupportedServiceError(UnsupportedTableVersionError):
+    """A table service hoodpy runs on table version 6 only, asked of a table of another version."""
+
+    def __init__(self, base_path: str, service: str, version: str):
+        HoodieError.__init__(
+            self, f"{service} is not supported on table version {version} (Hudi 1.x timeline layout 2) "
+                  f"at {base_path!r}: hoodpy runs it on table version 6 tables only; the table is unchanged")
+        self.base_path, self.found, self.supported = base_path, f"table version {version}", "table version 6"
+
+
 class InvalidConfigError(HoodieError):
     def __init__(self, key: str, value: object, reason: str):
         self.key, self.value, self.reason = key, value, reason

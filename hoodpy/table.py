@@ -155,7 +155,7 @@ class HoodieTable:
         """The data schema (no meta columns) of the newest commit at or before ``as_of``."""
         timeline = timeline or self.timeline
         for instant in reversed(timeline.completed_commits()):
-            if as_of is not None and instant.timestamp > as_of:
+            if not timeline.visible_as_of(instant.timestamp, as_of):
                 continue
             text = timeline.commit_metadata(instant).schema
             if text:

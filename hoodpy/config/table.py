@@ -34,8 +34,9 @@ class TableConfig:
     )
     PRECOMBINE_FIELD = ConfigKey(
         "hoodie.table.precombine.field", None,
-        doc="Ordering field: among records with one key, the largest value wins.",
-        aliases=("hoodie.datasource.write.precombine.field",),
+        doc="Ordering field: among records with one key, the largest value wins (table version 9 names it "
+            "hoodie.table.ordering.fields).",
+        aliases=("hoodie.table.ordering.fields", "hoodie.datasource.write.precombine.field"),
     )
     KEY_GENERATOR_CLASS = ConfigKey(
         "hoodie.table.keygenerator.class", None,
@@ -64,17 +65,39 @@ class TableConfig:
     )
     CREATE_SCHEMA = ConfigKey("hoodie.table.create.schema", None, doc="Avro schema at creation.")
     CHECKSUM = ConfigKey("hoodie.table.checksum", None, parse_int, doc="CRC32 of '<db>.<table>'.")
+    INITIAL_VERSION = ConfigKey(
+        "hoodie.table.initial.version", None,
+        doc="Table version the table was created with (table versions 8 and 9 record it).")
+    TIMELINE_PATH = ConfigKey(
+        "hoodie.timeline.path", "timeline",
+        doc="Folder under .hoodie/ of the active timeline in timeline layout 2 (table versions 8 and 9); hoodpy "
+            "reads and writes the default only.")
+    TIMELINE_HISTORY_PATH = ConfigKey(
+        "hoodie.timeline.history.path", "history",
+        doc="Folder under the timeline folder of the LSM archived timeline (table versions 8 and 9).")
+
+
+# (table version, timeline layout) pairs hoodpy reads and writes: Hudi 0.14 (6) and Hudi 1.0 / 1.1 (8 / 9).
+SUPPORTED_VERSIONS = {6: 1, 8: 2, 9: 2}
+_SUPPORTED_TEXT = "table version 6 (timeline layout 1) or 8 / 9 (timeline layout 2)"
 
 
 def check_supported(base_uri: str, props: Mapping[str, str]) -> None:
     """Raise UnsupportedTableVersionError unless ``hoodie.properties`` describes a table hoodpy handles:
-    table version 6, timeline layout 1, copy-on-write."""
+    table version 6 with timeline layout 1, or 8 / 9 with layout 2 in ``.hoodie/timeline``; copy-on-write."""
     version = props.get(TableConfig.VERSION.key, "")
     layout = props.get(TableConfig.TIMELINE_LAYOUT_VERSION.key, "1")
-    if version != str(SUPPORTED_TABLE_VERSION) or layout != str(SUPPORTED_TIMELINE_LAYOUT):
-        raise UnsupportedTableVersionError(
-            base_uri, f"table version {version or '?'} / timeline layout {layout}",
-            f"table version {SUPPORTED_TABLE_VERSION} / timeline layout {SUPPORTED_TIMELINE_LAYOUT}")
+    found = f"table version {version or '?'} / timeline layout {layout}"
+    if not version.isdigit() or SUPPORTED_VERSIONS.get(int(version)) != (int(layout) if layout.isdigit() else None):
+        if version.isdigit() and int(version) > max(SUPPORTED_VERSIONS):
+            found += f" (newer than the newest version hoodpy knows, {max(SUPPORTED_VERSIONS)})"
+        elif version.isdigit() and int(version) < SUPPORTED_TABLE_VERSION:
+            found += " (written by a Hudi older than 0.14; upgrade it to version 6 with Java Hudi first)"
+        raise UnsupportedTableVersionError(base_uri, found, _SUPPORTED_TEXT)
+    timeline_path = props.get(TableConfig.TIMELINE_PATH.key, TableConfig.TIMELINE_PATH.default)
+    if int(layout) == 2 and timeline_path != TableConfig.TIMELINE_PATH.default:
+        raise UnsupportedTableVersionError(base_uri, f"its timeline in .hoodie/{timeline_path}",
+                                           f"a timeline in .hoodie/{TableConfig.TIMELINE_PATH.default}")
     table_type = props.get(TableConfig.TYPE.key, "COPY_ON_WRITE")
     if table_type != "COPY_ON_WRITE":
         raise UnsupportedTableVersionError(base_uri, f"table type {table_type}", "COPY_ON_WRITE")

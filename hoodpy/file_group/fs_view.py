@@ -2,7 +2,8 @@
 
 A base file counts when its instant is a completed write on the active timeline, or older than the
 earliest active instant (archived, hence committed). File groups replaced by a completed replacecommit
-at or before the view's instant are left out. Files of pending or failed writes are invisible.
+at or before the view's instant are left out. Files of pending or failed writes are invisible. "At or
+before" is by completion time (table versions 8 and 9 record it; in version 6 it is the instant time).
 """
 
 from __future__ import annotations
@@ -46,14 +47,14 @@ class FileSystemView:
         earliest = timeline.earliest_instant_time()
         replaced = set()
         for instant in timeline.completed_replacecommits():
-            if as_of is None or instant.timestamp <= as_of:
+            if as_of is None or instant.completed_at <= as_of:
                 replaced |= timeline.commit_metadata(instant).replaced_file_ids()
         self.replaced_file_ids = replaced
         groups: dict[tuple[str, str], FileGroup] = {}
         for bf in base_files:
             t = bf.instant_time
             committed = timeline.is_completed_write(t) or (earliest is not None and t < earliest)
-            if not committed or (as_of is not None and t > as_of):
+            if not committed or not timeline.visible_as_of(t, as_of):
                 continue
             key = (bf.partition_path, bf.file_id)
             if key in replaced:

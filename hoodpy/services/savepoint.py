@@ -81,6 +81,7 @@ class SavepointService:
     """``HoodieTable.savepoints``: create, list, delete and restore savepoints of one table."""
 
     def __init__(self, context: ServiceContext):
+        context.require_table_version_6("savepoint")
         self.context = context
 
     @classmethod
