@@ -10,14 +10,20 @@ both.) Tables without meta fields are compared on the columns hudi-rs returns.
 
 from __future__ import annotations
 
+import shutil
 import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import hudi_rs
 from java_samples import SAMPLES_DIR
+from hoodpy.config.properties import parse_properties
 from hoodpy.table import HoodieTable
+from sql_ext import disable, enable
 
 pytestmark = [pytest.mark.compat, pytest.mark.spark]
 
@@ -45,6 +51,13 @@ def unzip_v1x(name: str, dest: Path) -> str:
 @pytest.fixture(scope="module")
 def samples_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("v1x_samples")
+
+
+@pytest.fixture(scope="module")
+def hoodpy_spark(spark):
+    enable(spark)
+    yield spark
+    disable(spark)
 
 
 @pytest.fixture(scope="module", params=READABLE)
@@ -76,3 +89,94 @@ def test_time_travel_and_incremental_match_hudi_rs(spark, sample):
     for start, end in zip(completions, completions[1:]):
         theirs = hudi_rs.incremental(sample, start, end)
         assert ours_like_theirs(table.read_incremental(start, end), theirs) == theirs, (start, end)
+
+
+# -- writes into a copy, through SQL ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class WriteCase:
+    name: str
+    key: str  # the record key column the statements pick rows by (first key field)
+    new_key: str  # SQL expression of the inserted row's key, from the copied row
+    update_column: str  # an updated non-key column ...
+    update_sql: str  # ... its new value as SQL (from the old row)
+    update: Callable[[Any], Any]  # ... and in Python
+
+
+WRITE_CASES = [
+    WriteCase("v8_complexkeygen_hivestyle", "id", "id + 1000", "intField", "intField + 7", lambda v: v + 7),
+    WriteCase("v8_nonpartitioned", "id", "id + 1000", "intField", "intField + 7", lambda v: v + 7),
+    # These two carry a metadata table, which hudi-rs lists files with (see the test).
+    WriteCase("v9_txns_simple_meta", "txn_id", "concat(txn_id, '-new')", "txn_type", "'UPDATED'",
+              lambda v: "UPDATED"),
+    WriteCase("v9_txns_complex_nometa", "txn_id", "concat(txn_id, '-new')", "txn_type", "'UPDATED'",
+              lambda v: "UPDATED"),
+    WriteCase("v9_txns_simple_overwrite", "txn_id", "concat(txn_id, '-new')", "txn_type", "'UPDATED'",
+              lambda v: "UPDATED"),
+]
+
+
+def _sql_literal(value: Any) -> str:
+    return f"'{value}'" if isinstance(value, str) else str(value)
+
+
+def _data_rows(rows: list[dict[str, Any]], columns: list[str]) -> list[tuple]:
+    return sorted((tuple(r[c] for c in columns) for r in rows), key=repr)
+
+
+@pytest.mark.parametrize("case", WRITE_CASES, ids=lambda c: c.name)
+def test_sql_insert_update_delete_keep_the_version(hoodpy_spark, samples_dir, tmp_path, case):
+    spark = hoodpy_spark
+    path = str(tmp_path / case.name)
+    shutil.copytree(unzip_v1x(case.name, samples_dir), path)
+    props_file = Path(path, ".hoodie", "hoodie.properties")
+    version = parse_properties(props_file.read_text())["hoodie.table.version"]
+    before = hudi_rs.snapshot(path)
+    columns = [c for c in before[0] if c not in hudi_rs.META]
+    old_instants = hudi_rs.completed_instants(path)
+    keys = sorted({r[case.key] for r in before})
+    copied, updated, deleted = keys[0], keys[1], keys[2]
+    name = f"v1x_{case.name}"
+    spark.sql(f"CREATE TABLE {name} USING hoodpy LOCATION '{path}'")
+    try:
+        select = ", ".join(f"{case.new_key} AS {c}" if c == case.key else c for c in columns)
+        spark.sql(f"INSERT INTO {name} SELECT {select} FROM {name} WHERE {case.key} = {_sql_literal(copied)}")
+        spark.sql(f"UPDATE {name} SET {case.update_column} = {case.update_sql} "
+                  f"WHERE {case.key} = {_sql_literal(updated)}")
+        spark.sql(f"DELETE FROM {name} WHERE {case.key} = {_sql_literal(deleted)}")
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+    expected = []
+    for r in before:
+        r = {c: r[c] for c in columns}
+        if r[case.key] == copied:
+            new = dict(r)
+            new[case.key] = r[case.key] + 1000 if isinstance(copied, int) else f"{r[case.key]}-new"
+            expected.append(new)
+        if r[case.key] == updated:
+            r[case.update_column] = case.update(r[case.update_column])
+        if r[case.key] != deleted:
+            expected.append(r)
+    ours = HoodieTable.for_path(hoodpy_spark, path).read()
+    assert _data_rows(hudi_rs.df_rows(ours), columns) == _data_rows(expected, columns)
+    if parse_properties(props_file.read_text()).get("hoodie.table.metadata.partitions"):
+        # hudi-rs lists files through the metadata table, which hoodpy's commits leave stale until a write
+        # removes it (issue 17, done apart from the table-version work).
+        pytest.xfail("the write left the metadata table in place: hudi-rs reads a stale file listing")
+    after = hudi_rs.snapshot(path)
+    assert _data_rows(after, columns) == _data_rows(expected, columns)
+    assert ours_like_theirs(ours, after) == after
+
+    # Three new instants in timeline layout 2, the table's version unchanged, history intact.
+    props = parse_properties(props_file.read_text())
+    assert props["hoodie.table.version"] == version and props["hoodie.timeline.layout.version"] == "2"
+    instants = hudi_rs.completed_instants(path)
+    assert instants[:len(old_instants)] == old_instants and len(instants) == len(old_instants) + 3
+    timeline = Path(path, ".hoodie", "timeline")
+    for t in instants[len(old_instants):]:
+        [completed] = [f for f in timeline.iterdir() if f.name.startswith(f"{t}_")]
+        assert completed.read_bytes().startswith(b"Obj\x01")  # Avro commit metadata, as Hudi 1.x writes
+        assert {f"{t}.commit.requested", f"{t}.inflight"} <= {f.name for f in timeline.iterdir()}
+        assert not Path(path, ".hoodie", f"{t}.commit").exists()
+    assert hudi_rs.snapshot(path, as_of=old_instants[-1]) == hudi_rs.snapshot(
+        unzip_v1x(case.name, samples_dir), as_of=old_instants[-1])
