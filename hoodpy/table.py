@@ -22,6 +22,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from hoodpy.config import HoodieConfig
 from hoodpy.config.properties import load_table_properties, save_table_properties, table_checksum
 from hoodpy.config.table import SUPPORTED_TABLE_VERSION, SUPPORTED_TIMELINE_LAYOUT, TableConfig, check_supported
+from hoodpy.config.table_version import WRITE_TABLE_VERSION, versioned_properties
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import (
     InvalidConfigError,
@@ -44,7 +45,8 @@ from hoodpy.services.archive import archive_after_commit
 from hoodpy.services.clean.service import clean_after_commit, validate_after_commit_services
 from hoodpy.services.clustering.service import cluster_after_commit, resume_pending_clustering
 from hoodpy.storage import Storage, open_storage
-from hoodpy.timeline.timeline import Timeline
+from hoodpy.timeline.instant import timeline_folder
+from hoodpy.timeline.timeline import Timeline, layout_of
 from hoodpy.write.operation import WriteOperation
 from hoodpy.write.writer import CommitResult, Writer
 
@@ -107,8 +109,12 @@ class HoodieTable:
             props[TableConfig.CREATE_SCHEMA.key] = avro_schema_to_json(
                 to_create_schema_form(avro_schema_from_arrow(arrow, table_name)))
         props[TableConfig.CHECKSUM.key] = str(table_checksum(database_name, table_name))
+        requested = HoodieConfig.of(props, options)
+        props = versioned_properties(props, requested.get(WRITE_TABLE_VERSION),
+                                     requested.get(WriteConfig.RECORD_MERGE_MODE))
         KeyGenerator.from_config(HoodieConfig.of(props))  # validates before anything is written
-        for folder in (".hoodie/.temp", ".hoodie/.aux", ".hoodie/archived", ".hoodie/.schema"):
+        for folder in (".hoodie/.temp", ".hoodie/.aux", ".hoodie/archived", ".hoodie/.schema",
+                       timeline_folder(layout_of(props))):
             storage.mkdirs(folder)
         save_table_properties(storage, props)
         return cls(spark, storage, props, options)

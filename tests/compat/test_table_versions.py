@@ -22,6 +22,7 @@ import pytest
 import hudi_rs
 from java_samples import SAMPLES_DIR
 from hoodpy.config.properties import parse_properties
+from hoodpy.errors import InvalidConfigError
 from hoodpy.table import HoodieTable
 from sql_ext import disable, enable
 
@@ -180,3 +181,46 @@ def test_sql_insert_update_delete_keep_the_version(hoodpy_spark, samples_dir, tm
         assert not Path(path, ".hoodie", f"{t}.commit").exists()
     assert hudi_rs.snapshot(path, as_of=old_instants[-1]) == hudi_rs.snapshot(
         unzip_v1x(case.name, samples_dir), as_of=old_instants[-1])
+
+
+# -- tables hoodpy creates at version 8 --------------------------------------------------------------------
+def test_a_table_created_at_version_8_is_read_by_hudi_rs(hoodpy_spark, tmp_path):
+    spark, path = hoodpy_spark, str(tmp_path / "t8")
+    spark.sql(f"""CREATE TABLE v8_created (id INT, name STRING, ts BIGINT, region STRING) USING hoodpy
+                  PARTITIONED BY (region) LOCATION '{path}'
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', 'hoodie.write.table.version' = '8')""")
+    try:
+        spark.sql("INSERT INTO v8_created VALUES (1, 'a', 1, 'eu'), (2, 'b', 1, 'us'), (3, 'c', 1, 'us')")
+        spark.sql("UPDATE v8_created SET name = 'bb', ts = 2 WHERE id = 2")
+        spark.sql("DELETE FROM v8_created WHERE id = 3")
+    finally:
+        spark.sql("DROP TABLE IF EXISTS v8_created")
+    props = parse_properties(Path(path, ".hoodie", "hoodie.properties").read_text())
+    assert {k: props.get(k) for k in ("hoodie.table.version", "hoodie.timeline.layout.version",
+                                      "hoodie.table.initial.version", "hoodie.timeline.path",
+                                      "hoodie.record.merge.mode", "hoodie.table.keygenerator.type")} == {
+        "hoodie.table.version": "8", "hoodie.timeline.layout.version": "2", "hoodie.table.initial.version": "8",
+        "hoodie.timeline.path": "timeline", "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
+        "hoodie.table.keygenerator.type": "SIMPLE"}
+    rows = hudi_rs.snapshot(path)
+    assert [(r["id"], r["name"], r["ts"], r["region"]) for r in rows] == [(1, "a", 1, "eu"), (2, "bb", 2, "us")]
+    commits = hudi_rs.completed_instants(path)
+    assert len(commits) == 3
+    timeline = sorted(f.name for f in Path(path, ".hoodie", "timeline").iterdir() if f.is_file())
+    assert len(timeline) == 9 and all(any(n.startswith(f"{t}") for n in timeline) for t in commits)
+    assert not [f for f in Path(path, ".hoodie").iterdir() if f.name[:1].isdigit()]  # nothing in layout 1
+    # hudi-rs time travel and incremental on the table hoodpy wrote agree with hoodpy's.
+    table = HoodieTable.for_path(spark, path)
+    completions = [i.completion_time for i in table.timeline.completed_commits()]
+    for at in completions:
+        assert hudi_rs.df_rows(table.read(as_of=at)) == hudi_rs.snapshot(path, as_of=at), at
+    assert hudi_rs.df_rows(table.read_incremental(completions[0], completions[1])) == hudi_rs.incremental(
+        path, completions[0], completions[1])
+
+
+def test_an_unknown_write_table_version_is_refused_before_anything_is_written(hoodpy_spark, tmp_path):
+    path = tmp_path / "t7"
+    with pytest.raises(InvalidConfigError, match="hoodie.write.table.version: hoodpy creates tables of version 6 or 8"):
+        hoodpy_spark.sql(f"""CREATE TABLE v7_created (id INT, ts BIGINT) USING hoodpy LOCATION '{path}'
+                            TBLPROPERTIES (primaryKey = 'id', 'hoodie.write.table.version' = '7')""")
+    assert not path.exists() or not any(path.iterdir())
