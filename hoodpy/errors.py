@@ -35,13 +35,13 @@ class UnsupportedTableVersionError(HoodieError):
 
 
 class UnsupportedServiceError(UnsupportedTableVersionError):
-    """A table service hoodpy runs on table version 6 only, asked of a table of another version."""
+    """Something hoodpy does on some table versions only (a table service, a write), asked of another."""
 
-    def __init__(self, base_path: str, service: str, version: str):
+    def __init__(self, base_path: str, what: str, version: str, supported: str = "table version 6"):
         HoodieError.__init__(
-            self, f"{service} is not supported on table version {version} (Hudi 1.x timeline layout 2) "
-                  f"at {base_path!r}: hoodpy runs it on table version 6 tables only; the table is unchanged")
-        self.base_path, self.found, self.supported = base_path, f"table version {version}", "table version 6"
+            self, f"{what} is not supported on table version {version} at {base_path!r}: hoodpy does it on "
+                  f"{supported} only; the table is unchanged")
+        self.base_path, self.found, self.supported = base_path, f"table version {version}", supported
 
 
 class InvalidConfigError(HoodieError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from hoodpy.config import ConfigKey, parse_bool, parse_csv, parse_enum, parse_int
-from hoodpy.errors import UnsupportedTableVersionError
+from hoodpy.errors import UnsupportedServiceError, UnsupportedTableVersionError
 
 SUPPORTED_TABLE_VERSION = 6
 SUPPORTED_TIMELINE_LAYOUT = 1
@@ -77,9 +77,11 @@ class TableConfig:
         doc="Folder under the timeline folder of the LSM archived timeline (table versions 8 and 9).")
 
 
-# (table version, timeline layout) pairs hoodpy reads and writes: Hudi 0.14 (6) and Hudi 1.0 / 1.1 (8 / 9).
-SUPPORTED_VERSIONS = {6: 1, 8: 2, 9: 2}
-_SUPPORTED_TEXT = "table version 6 (timeline layout 1) or 8 / 9 (timeline layout 2)"
+# (table version, timeline layout) pairs hoodpy reads: Hudi 0.12 / 0.13 (5, read only: its timeline and
+# commit metadata are version 6's), 0.14 (6) and Hudi 1.0 / 1.1 (8 / 9).
+SUPPORTED_VERSIONS = {5: 1, 6: 1, 8: 2, 9: 2}
+READ_ONLY_VERSIONS = (5,)
+_SUPPORTED_TEXT = "table version 5 (read only) or 6 (timeline layout 1), or 8 / 9 (timeline layout 2)"
 
 
 def check_supported(base_uri: str, props: Mapping[str, str]) -> None:
@@ -91,8 +93,8 @@ def check_supported(base_uri: str, props: Mapping[str, str]) -> None:
     if not version.isdigit() or SUPPORTED_VERSIONS.get(int(version)) != (int(layout) if layout.isdigit() else None):
         if version.isdigit() and int(version) > max(SUPPORTED_VERSIONS):
             found += f" (newer than the newest version hoodpy knows, {max(SUPPORTED_VERSIONS)})"
-        elif version.isdigit() and int(version) < SUPPORTED_TABLE_VERSION:
-            found += " (written by a Hudi older than 0.14; upgrade it to version 6 with Java Hudi first)"
+        elif version.isdigit() and int(version) < min(SUPPORTED_VERSIONS):
+            found += " (written by a Hudi older than 0.12; upgrade it with Java Hudi first)"
         raise UnsupportedTableVersionError(base_uri, found, _SUPPORTED_TEXT)
     timeline_path = props.get(TableConfig.TIMELINE_PATH.key, TableConfig.TIMELINE_PATH.default)
     if int(layout) == 2 and timeline_path != TableConfig.TIMELINE_PATH.default:
@@ -101,3 +103,10 @@ def check_supported(base_uri: str, props: Mapping[str, str]) -> None:
     table_type = props.get(TableConfig.TYPE.key, "COPY_ON_WRITE")
     if table_type != "COPY_ON_WRITE":
         raise UnsupportedTableVersionError(base_uri, f"table type {table_type}", "COPY_ON_WRITE")
+
+
+def check_writable(base_uri: str, version: int) -> None:
+    """Raise UnsupportedServiceError for a table version hoodpy reads but does not write into."""
+    if version in READ_ONLY_VERSIONS:
+        raise UnsupportedServiceError(base_uri, "Writing", str(version),
+                                      "table versions 6, 8 and 9 (upgrade the table with Java Hudi to write)")

@@ -99,8 +99,8 @@ class ServiceContext:
         services other than rollback write layout-1 plans and metadata only."""
         props = load_table_properties(self.storage)
         if layout_of(props) != LAYOUT_1:
-            raise UnsupportedServiceError(self.storage.base_uri, service,
-                                          (props or {}).get(TableConfig.VERSION.key, "?"))
+            raise UnsupportedServiceError(self.storage.base_uri, service.capitalize(),
+                                          f"{(props or {}).get(TableConfig.VERSION.key, '?')} (Hudi 1.x timeline layout 2)")
 
 
 def instant_time_of_plan(plan: Any) -> str:
