@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 import hudi_rs
-from java_samples import SAMPLES_DIR
+from java_samples import SAMPLES_DIR, unzip_sample
 from hoodpy.config.properties import parse_properties
-from hoodpy.errors import InvalidConfigError
+from hoodpy.errors import InvalidConfigError, UnsupportedServiceError, UnsupportedTableVersionError
 from hoodpy.table import HoodieTable
 from sql_ext import disable, enable
 
@@ -224,3 +224,34 @@ def test_an_unknown_write_table_version_is_refused_before_anything_is_written(ho
         hoodpy_spark.sql(f"""CREATE TABLE v7_created (id INT, ts BIGINT) USING hoodpy LOCATION '{path}'
                             TBLPROPERTIES (primaryKey = 'id', 'hoodie.write.table.version' = '7')""")
     assert not path.exists() or not any(path.iterdir())
+
+
+# -- versions hoodpy reads only, and versions it does not know -----------------------------------------------
+def _with_version(src: Path, dest: Path, version: str) -> str:
+    shutil.copytree(src, dest)
+    props = dest / ".hoodie" / "hoodie.properties"
+    props.write_text(props.read_text().replace("hoodie.table.version=6", f"hoodie.table.version={version}"))
+    return str(dest)
+
+
+def _tree(path: str) -> dict[str, bytes]:
+    return {str(p.relative_to(path)): p.read_bytes() for p in Path(path).rglob("*") if p.is_file()}
+
+
+def test_version_5_reads_and_refuses_writes(spark, samples_dir, tmp_path):
+    # Hudi 0.12 / 0.13 (table version 5) wrote the timeline and commit metadata version 6 has.
+    path = _with_version(unzip_sample("v6_nonpartitioned", samples_dir), tmp_path / "v5", "5")
+    table = HoodieTable.for_path(spark, path)
+    assert hudi_rs.df_rows(table.read()) == hudi_rs.snapshot(str(unzip_sample("v6_nonpartitioned", samples_dir)))
+    before = _tree(path)
+    with pytest.raises(UnsupportedServiceError, match="Writing is not supported on table version 5"):
+        table.upsert(table.read().drop(*hudi_rs.META))
+    assert _tree(path) == before
+
+
+def test_a_version_above_9_is_refused_naming_it(spark, samples_dir, tmp_path):
+    path = _with_version(unzip_sample("v6_nonpartitioned", samples_dir), tmp_path / "v10", "10")
+    before = _tree(path)
+    with pytest.raises(UnsupportedTableVersionError, match="table version 10 / timeline layout 1 \\(newer than"):
+        HoodieTable.for_path(spark, path)
+    assert _tree(path) == before
