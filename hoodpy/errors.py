@@ -44,6 +44,10 @@ class UnsupportedServiceError(UnsupportedTableVersionError):
         self.base_path, self.found, self.supported = base_path, f"table version {version}", supported
 
 
+class TableVersionChangeError(HoodieError):
+    """An upgrade or downgrade of the table version hoodpy cannot do; the table is unchanged."""
+
+
 class InvalidConfigError(HoodieError):
     def __init__(self, key: str, value: object, reason: str):
         self.key, self.value, self.reason = key, value, reason

@@ -10,6 +10,9 @@ both.) Tables without meta fields are compared on the columns hudi-rs returns.
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+import os
 import shutil
 import zipfile
 from collections.abc import Callable
@@ -22,8 +25,11 @@ import pytest
 import hudi_rs
 from java_samples import SAMPLES_DIR, unzip_sample
 from hoodpy.config.properties import parse_properties
-from hoodpy.errors import InvalidConfigError, UnsupportedServiceError, UnsupportedTableVersionError
+from hoodpy.errors import (
+    InvalidConfigError, TableVersionChangeError, UnsupportedServiceError, UnsupportedTableVersionError,
+)
 from hoodpy.table import HoodieTable
+from hoodpy.timeline.instant import parse_instant_time
 from sql_ext import disable, enable
 
 pytestmark = [pytest.mark.compat, pytest.mark.spark]
@@ -254,4 +260,70 @@ def test_a_version_above_9_is_refused_naming_it(spark, samples_dir, tmp_path):
     before = _tree(path)
     with pytest.raises(UnsupportedTableVersionError, match="table version 10 / timeline layout 1 \\(newer than"):
         HoodieTable.for_path(spark, path)
+    assert _tree(path) == before
+
+
+# -- upgrade_table / downgrade_table -------------------------------------------------------------------------
+def _instant_files(path: str, folder: str = ".hoodie") -> list[str]:
+    return sorted(f.name for f in Path(path, folder).iterdir() if f.is_file() and f.name[:1].isdigit())
+
+
+def test_upgrade_to_8_and_downgrade_to_6_keep_the_rows(hoodpy_spark, samples_dir, tmp_path):
+    spark = hoodpy_spark
+    path = str(tmp_path / "up")
+    shutil.copytree(unzip_sample("v6_complexkeygen_hivestyle", samples_dir), path)  # Java 0.14, JSON metadata
+    # The upgrade takes completion times from the files' modification times (as Hudi does); unzipping lost
+    # them, so give each instant file the time it was written at: one second after its instant time.
+    for f in Path(path, ".hoodie").iterdir():
+        if f.name[:1].isdigit():
+            written = parse_instant_time(f.name[:17]) + dt.timedelta(seconds=1)
+            os.utime(f, (written.timestamp(), written.timestamp()))
+    before = hudi_rs.snapshot(path)
+    old = [i.timestamp for i in HoodieTable.for_path(spark, path).timeline.completed_commits()]
+    as_of_first = hudi_rs.snapshot(path, as_of=old[0])
+    spark.sql(f"CREATE TABLE upgraded USING hoodpy LOCATION '{path}'")
+    try:
+        assert spark.sql("CALL upgrade_table(table => 'upgraded', to_version => 'EIGHT')").collect() == [(True,)]
+        props = parse_properties(Path(path, ".hoodie", "hoodie.properties").read_text())
+        assert (props["hoodie.table.version"], props["hoodie.timeline.layout.version"],
+                props["hoodie.table.initial.version"], props["hoodie.table.keygenerator.type"]) == (
+            "8", "2", "SIX", "COMPLEX")
+        assert _instant_files(path) == []
+        moved = _instant_files(path, ".hoodie/timeline")
+        completed = [n for n in moved if "_" in n.split(".")[0]]
+        assert [n.split("_")[0] for n in completed] == old
+        assert all(Path(path, ".hoodie/timeline", n).read_bytes().startswith(b"Obj\x01") for n in completed)
+        assert hudi_rs.snapshot(path) == before
+        table = HoodieTable.for_path(spark, path)
+        first = table.timeline.completed_commits()[0]
+        assert first.completion_time == f"{int(first.timestamp[:14]) + 1}{first.timestamp[14:]}"
+        assert hudi_rs.df_rows(table.read(as_of=first.completion_time)) == as_of_first
+        spark.sql("UPDATE upgraded SET intField = intField + 1 WHERE id = 1")
+        after_update = hudi_rs.snapshot(path)
+        assert len(hudi_rs.completed_instants(path)) == len(old) + 1
+
+        assert spark.sql("CALL downgrade_table(table => 'upgraded', to_version => 'SIX')").collect() == [(True,)]
+        props = parse_properties(Path(path, ".hoodie", "hoodie.properties").read_text())
+        assert (props["hoodie.table.version"], props["hoodie.timeline.layout.version"]) == ("6", "1")
+        assert not {"hoodie.table.initial.version", "hoodie.record.merge.mode",
+                    "hoodie.table.keygenerator.type"} & set(props)
+        assert not Path(path, ".hoodie", "timeline").exists()
+        commits = [n for n in _instant_files(path) if n.endswith(".commit")]
+        assert len(commits) == len(old) + 1 and all(json.loads(Path(path, ".hoodie", n).read_text()) for n in commits)
+        assert hudi_rs.snapshot(path) == after_update
+        assert hudi_rs.df_rows(HoodieTable.for_path(spark, path).read()) == after_update
+    finally:
+        spark.sql("DROP TABLE IF EXISTS upgraded")
+
+
+def test_upgrade_refuses_what_it_cannot_convert(hoodpy_spark, samples_dir, tmp_path):
+    spark = hoodpy_spark
+    path = str(tmp_path / "refused")
+    shutil.copytree(unzip_sample("v6_nonpartitioned", samples_dir), path)
+    Path(path, ".hoodie", "29990101000000000.clean.requested").write_bytes(b"")  # a pending table service
+    before = _tree(path)
+    with pytest.raises(TableVersionChangeError, match="between table versions 6 \\(SIX\\) and 8 \\(EIGHT\\) only"):
+        spark.sql(f"CALL upgrade_table(path => '{path}', to_version => 'NINE')")
+    with pytest.raises(TableVersionChangeError, match="has pending instants .*29990101000000000__clean"):
+        spark.sql(f"CALL upgrade_table(path => '{path}', to_version => 'EIGHT')")
     assert _tree(path) == before
