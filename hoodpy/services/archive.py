@@ -107,7 +107,7 @@ def _avro_commit_metadata(data: bytes, *, replace: bool) -> dict[str, Any] | Non
 
 def meta_entry(storage: Storage, instant: Instant, mtime_ns: int | None) -> dict[str, Any]:
     """The HoodieArchivedMetaEntry of one instant state file (Hudi's MetadataConversionUtils)."""
-    data = storage.read_bytes(f"{METAFOLDER}/{instant.file_name}")
+    data = storage.read_bytes(instant.path)
     entry: dict[str, Any] = {"commitTime": instant.timestamp, "actionType": instant.action.value,
                              "actionState": instant.state.value, "version": 1,
                              "stateTransitionTime": format_instant_millis(mtime_ns)}

@@ -3,7 +3,6 @@ others refuse the table, naming its version, before touching it."""
 
 import pytest
 
-from hoodpy.config.properties import save_table_properties
 from hoodpy.errors import UnsupportedServiceError
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.file_group.naming import new_file_id
@@ -13,31 +12,14 @@ from hoodpy.services.clustering.service import ClusteringService
 from hoodpy.services.restore import RestoreService
 from hoodpy.services.rollback import RollbackService, read_rollback_metadata
 from hoodpy.services.savepoint import SavepointService
-from hoodpy.storage import Storage
-from hoodpy.timeline import transitions
 from hoodpy.timeline.instant import LAYOUT_2, Action, State
-from hoodpy.timeline.metadata import CommitMetadata, OperationType, WriteStat
 from hoodpy.timeline.timeline import Timeline
+from timeline_fixtures import write_commit as _write
 
 
 @pytest.fixture
-def storage(tmp_path):
-    s = Storage(str(tmp_path))
-    s.mkdirs(".hoodie/timeline/history")
-    save_table_properties(s, {"hoodie.table.name": "t", "hoodie.table.version": "8",
-                              "hoodie.timeline.layout.version": "2", "hoodie.timeline.path": "timeline"})
-    return s
-
-
-def _write(storage, t, fid, *, complete=True, partition="p"):
-    inflight = transitions.transition_to_inflight(storage, transitions.create_requested(storage, t, Action.COMMIT))
-    path = f"{partition}/{fid}_0-1-1_{t}.parquet"
-    storage.write_bytes(path, b"data")
-    if complete:
-        meta = CommitMetadata(OperationType.UPSERT)
-        meta.add_write_stat(WriteStat(fid, path, partition, num_writes=1))
-        inflight = transitions.complete(storage, inflight, meta.to_bytes(LAYOUT_2))
-    return inflight, path
+def storage(v8_storage):
+    return v8_storage
 
 
 def _names(storage):

@@ -5,9 +5,7 @@ import io
 import fastavro
 import pytest
 
-from hoodpy.config.properties import save_table_properties
 from hoodpy.errors import IllegalInstantTransitionError
-from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.instant import LAYOUT_2, Action, Instant, State, parse_instant_file_name
 from hoodpy.timeline.metadata import CommitMetadata, OperationType, WriteStat
@@ -15,12 +13,8 @@ from hoodpy.timeline.timeline import Timeline
 
 
 @pytest.fixture
-def storage(tmp_path):
-    s = Storage(str(tmp_path))
-    s.mkdirs(".hoodie/timeline/history")
-    save_table_properties(s, {"hoodie.table.name": "t", "hoodie.table.version": "8",
-                              "hoodie.timeline.layout.version": "2", "hoodie.timeline.path": "timeline"})
-    return s
+def storage(v8_storage):
+    return v8_storage
 
 
 def _write(storage, name, data=b""):
