@@ -35,14 +35,18 @@ from sql_ext import disable, enable
 pytestmark = [pytest.mark.compat, pytest.mark.spark]
 
 COW_DIR = "hudi-rs/sample_table/cow"
-# Readable today. The TimestampBasedKeyGenerator fixtures (v9_timebasedkeygen_epochmillis / _unixtimestamp)
-# declare their long partition column as a string in the table schema, which the parquet files do not
-# match; they wait for the key generator work (see the module docstring of the report).
+# The TimestampBasedKeyGenerator fixtures with a numeric partition column record that column as a string in
+# the table schema (Hudi 1.1 does) while their parquet files hold int64; hudi-rs casts on read, hoodpy's
+# reader does not yet (Spark: PARQUET_COLUMN_DATA_TYPE_MISMATCH). Strict xfail: this fails once it does.
+_NUMERIC_TIMESTAMP_PARTITION = pytest.mark.xfail(
+    strict=True, reason="partition column stored as int64, declared string: hoodpy's reader does not cast")
 READABLE = [
     "v8_complexkeygen_hivestyle", "v8_nonpartitioned", "v8_simplekeygen_hivestyle_no_metafields",
     "v9_timebasedkeygen_nonhivestyle", "v9_txns_complex_meta", "v9_txns_complex_nometa",
     "v9_txns_nonpart_meta", "v9_txns_nonpart_nometa", "v9_txns_simple_meta", "v9_txns_simple_nometa",
     "v9_txns_simple_overwrite",
+    pytest.param("v9_timebasedkeygen_epochmillis", marks=_NUMERIC_TIMESTAMP_PARTITION),
+    pytest.param("v9_timebasedkeygen_unixtimestamp", marks=_NUMERIC_TIMESTAMP_PARTITION),
 ]
 
 
@@ -327,3 +331,18 @@ def test_upgrade_refuses_what_it_cannot_convert(hoodpy_spark, samples_dir, tmp_p
     with pytest.raises(TableVersionChangeError, match="has pending instants .*29990101000000000__clean"):
         spark.sql(f"CALL upgrade_table(path => '{path}', to_version => 'EIGHT')")
     assert _tree(path) == before
+
+
+def test_the_empty_version_8_table_reads_empty_and_takes_a_first_insert(hoodpy_spark, samples_dir, tmp_path):
+    spark, path = hoodpy_spark, str(tmp_path / "v8_empty")
+    shutil.copytree(unzip_v1x("v8_empty", samples_dir), path)
+    df = HoodieTable.for_path(spark, path).read()
+    assert df.columns == [*hudi_rs.META, "id", "name", "isActive"] and df.count() == 0
+    spark.sql(f"CREATE TABLE v8_empty USING hoodpy LOCATION '{path}'")
+    try:
+        spark.sql("INSERT INTO v8_empty VALUES (1, 'a', true), (2, 'b', false)")
+    finally:
+        spark.sql("DROP TABLE IF EXISTS v8_empty")
+    assert [(r["id"], r["name"], r["isActive"]) for r in hudi_rs.snapshot(path)] == [(1, "a", True), (2, "b", False)]
+    assert parse_properties(Path(path, ".hoodie", "hoodie.properties").read_text())["hoodie.table.version"] == "8"
+    assert len(hudi_rs.completed_instants(path)) == 1
