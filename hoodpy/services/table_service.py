@@ -96,11 +96,12 @@ class ServiceContext:
 
     def require_table_version_6(self, service: str) -> None:
         """Raise UnsupportedServiceError unless the table has timeline layout 1 (table version 6): the
-        services other than rollback write layout-1 plans and metadata only."""
-        props = load_table_properties(self.storage)
+        services other than rollback and clean write layout-1 instants and plans only."""
+        props = load_table_properties(self.storage) or {}
         if layout_of(props) != LAYOUT_1:
+            version = props.get(TableConfig.VERSION.key, "?")
             raise UnsupportedServiceError(self.storage.base_uri, service.capitalize(),
-                                          f"{(props or {}).get(TableConfig.VERSION.key, '?')} (Hudi 1.x timeline layout 2)")
+                                          f"{version} (Hudi 1.x timeline layout 2)")
 
 
 def instant_time_of_plan(plan: Any) -> str:

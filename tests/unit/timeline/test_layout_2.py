@@ -105,3 +105,14 @@ def test_commit_metadata_round_trips_through_avro():
     assert back.to_json_bytes() == m.to_json_bytes()
     assert back.replaced_file_ids() == {("p", "f0")}
     assert CommitMetadata.from_bytes(m.to_json_bytes()).to_json_bytes() == m.to_json_bytes()
+
+
+def test_state_transition_times_are_listed_from_the_layout_2_folder(storage):
+    from hoodpy.inspect.instant_times import completed_time, state_file_times
+
+    _write(storage, "20250101000000000_20250101000009000.commit", _metadata("a").to_avro_bytes())
+    _write(storage, "20250101000000000.commit.requested")
+    times = state_file_times(storage)
+    assert set(times[("20250101000000000", "commit")]) == {"COMPLETED", "REQUESTED"}
+    [instant] = Timeline.load(storage).completed_commits()
+    assert completed_time(times, instant) is not None
