@@ -105,7 +105,7 @@ def check_supported(base_uri: str, props: Mapping[str, str]) -> None:
         raise UnsupportedTableVersionError(base_uri, f"table type {table_type}", "COPY_ON_WRITE")
 
 
-def check_writable(base_uri: str, version: int) -> None:
+def check_version_writable(base_uri: str, version: int) -> None:
     """Raise UnsupportedServiceError for a table version hoodpy reads but does not write into."""
     if version in READ_ONLY_VERSIONS:
         raise UnsupportedServiceError(base_uri, "Writing", str(version),

@@ -18,7 +18,7 @@ from hoodpy.arrow_rows import WRITE_STATS_DDL
 from hoodpy.config import HoodieConfig, declared_keys
 from hoodpy.config.index import IndexConfig
 from hoodpy.config.storage import StorageConfig
-from hoodpy.config.table import TableConfig, check_writable
+from hoodpy.config.table import TableConfig, check_version_writable
 from hoodpy.config.write import COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING, WriteConfig
 from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
@@ -125,7 +125,8 @@ class Writer:
         self.spark = table.spark
         self.storage = table.storage
         self.config: HoodieConfig = table.config.with_options(options)
-        check_writable(self.storage.base_uri, self.config.get(TableConfig.VERSION))  # before anything is written
+        # Before anything is written: version 5 tables are read only.
+        check_version_writable(self.storage.base_uri, self.config.get(TableConfig.VERSION))
         self.keygen = table.keygen
         self.ordering_field: str | None = self.config.get(TableConfig.PRECOMBINE_FIELD)
         # A delete whose batch lacks the partition fields: keys are looked up in every partition.

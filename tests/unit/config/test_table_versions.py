@@ -2,7 +2,7 @@
 
 import pytest
 
-from hoodpy.config.table import check_supported, check_writable
+from hoodpy.config.table import check_supported, check_version_writable
 from hoodpy.config.table_version import versioned_properties
 from hoodpy.errors import InvalidConfigError, UnsupportedServiceError, UnsupportedTableVersionError
 
@@ -39,9 +39,9 @@ def test_a_custom_timeline_path_is_refused():
 
 def test_version_5_is_read_only():
     with pytest.raises(UnsupportedServiceError, match="Writing is not supported on table version 5 at '/t'"):
-        check_writable("/t", 5)
+        check_version_writable("/t", 5)
     for version in (6, 8, 9):
-        check_writable("/t", version)
+        check_version_writable("/t", version)
 
 
 def test_version_8_properties_of_a_new_table():
