@@ -15,8 +15,12 @@ per workload into ``--out``. Workloads (``--workloads``, comma separated):
 - ``clean``: 10 upsert rounds, then hoodpy cleaning vs delta-rs vacuum (needs HoodieTable.cleaning).
 - ``read``: a TPC-H Q1-style aggregate through hoodpy's snapshot read vs spark.read.parquet over the same files.
 
-Every engine writes snappy parquet (hoodpy: ``hoodie.parquet.compression.codec=snappy``; Hudi's gzip default
-would measure the codec, not the table format). Other settings are each engine's defaults.
+hoodpy runs with a new user's defaults first (``hoodpy_*``) and, where ``--tuned`` names options, with them
+beside (``hoodpy_*_tuned``, on its own table built with those options). delta-rs runs on two layouts: its own
+defaults (``delta_*``, files of delta-rs's target size) and the **matched layout** (``delta_*_matched``: a
+table written with ``target_file_size`` chosen so that it holds as many files as hoodpy's table of the same
+rows), so that an upsert rewrites comparable bytes per touched file in both. Every result entry records the
+layout it ran on (``layout``: files and average bytes of the table before the operation).
 
     .venv/bin/python benchmarks/run.py --sf 1 --out benchmarks/results/sf1
 """
@@ -45,7 +49,7 @@ import lineitem  # noqa: E402
 from measure import measure  # noqa: E402
 from spark_local import spark_session  # noqa: E402
 
-HOODPY_OPTIONS = {"hoodie.parquet.compression.codec": "snappy"}
+HOODPY_OPTIONS: dict[str, str] = {}  # a new user's defaults; --tuned adds a second hoodpy variant
 KEY = list(lineitem.RECORD_KEY)
 VARIANTS = {"unpartitioned": (), "partitioned": lineitem.PARTITION_FIELDS}
 MERGE_PREDICATE = "t.l_orderkey = s.l_orderkey AND t.l_linenumber = s.l_linenumber"
@@ -97,6 +101,7 @@ class Bench:
                 "python": platform.python_version(),
                 "pyspark": pyspark.__version__, "deltalake": deltalake.__version__, "pyarrow": pa.__version__,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "hoodpy_options": HOODPY_OPTIONS,
+                "hoodpy_tuned_options": self.args.tuned,
                 "load_avg_at_start": os.getloadavg()}
 
     def save(self) -> None:
@@ -121,17 +126,27 @@ class Bench:
         return summarize(runs)
 
     # -- engines ------------------------------------------------------------------------------------
-    def hoodpy_create(self, path: Path, partition_fields):
+    def hoodpy_options(self, tuned: bool = False) -> dict[str, str]:
+        return {**HOODPY_OPTIONS, **(self.args.tuned if tuned else {})}
+
+    def hoodpy_create(self, path: Path, partition_fields, tuned: bool = False):
         from hoodpy.table import HoodieTable
 
         return HoodieTable.create(self.spark, str(path), table_name="lineitem", record_key_fields=KEY,
                                   partition_fields=list(partition_fields), hive_style_partitioning=True,
-                                  options=HOODPY_OPTIONS)
+                                  options=self.hoodpy_options(tuned))
 
-    def hoodpy_open(self, path: Path):
+    def hoodpy_open(self, path: Path, tuned: bool = False):
         from hoodpy.table import HoodieTable
 
-        return HoodieTable.for_path(self.spark, str(path), options=HOODPY_OPTIONS)
+        return HoodieTable.for_path(self.spark, str(path), options=self.hoodpy_options(tuned))
+
+    def matched_target_size(self, sf: float, variant: str) -> int:
+        """delta-rs's first ``target_file_size`` guess for hoodpy's layout: hoodpy's rows per file times
+        delta-rs's own bytes per row (the codecs differ, so equal bytes would not be equal files)."""
+        h_files, _ = dir_bytes(self.golden(sf, variant, "hoodpy"))
+        _, d_bytes = dir_bytes(self.golden(sf, variant, "delta"))
+        return max(1, d_bytes // max(1, h_files))
 
     def golden(self, sf: float, variant: str, engine: str) -> Path:
         """A loaded table per (scale factor, variant, engine), built once and copied for each mutation."""
@@ -142,17 +157,37 @@ class Bench:
         src = lineitem.generate(self.data, sf)
         parts = VARIANTS[variant]
         log(f"building golden {engine} {variant} sf{sf:g}")
-        if engine == "hoodpy":
-            self.hoodpy_create(path, parts).bulk_insert(self.spark.read.parquet(str(src)))
+        if engine in ("hoodpy", "hoodpy-tuned"):
+            self.hoodpy_create(path, parts, tuned=engine == "hoodpy-tuned").bulk_insert(
+                self.spark.read.parquet(str(src)))
         elif engine == "delta":
             from deltalake import write_deltalake
 
             write_deltalake(str(path), pq.read_table(src), partition_by=list(parts) or None)
+        elif engine == "delta-matched":
+            self.write_delta_matched(path, src, sf, variant)
         else:
             w = self.spark.read.parquet(str(src)).write.mode("overwrite")
             (w.partitionBy(*parts) if parts else w).parquet(str(path))
         (path / ".done").touch()
         return path
+
+    def write_delta_matched(self, path: Path, src: Path, sf: float, variant: str) -> None:
+        """A delta-rs table with as many files as hoodpy's: delta-rs rolls files near, not at, its target,
+        so the target is rescaled by the file count it gave, up to three writes."""
+        from deltalake import write_deltalake
+
+        want = dir_bytes(self.golden(sf, variant, "hoodpy"))[0]
+        size = self.matched_target_size(sf, variant)
+        data = pq.read_table(src)
+        for attempt in range(3):
+            fresh(path)
+            write_deltalake(str(path), data, partition_by=list(VARIANTS[variant]) or None, target_file_size=size)
+            got = dir_bytes(path)[0]
+            log(f"delta matched layout: {got} files for hoodpy's {want} (target_file_size {size})")
+            if got == want or attempt == 2:
+                break
+            size = max(1, size * got // want)
 
     def copy_of(self, golden: Path, name: str) -> Path:
         dest = fresh(self.work / "scratch" / name)
@@ -170,9 +205,9 @@ class Bench:
             target = self.work / "load"
             res = {}
 
-            def hoodpy(op):
+            def hoodpy(op, tuned=False):
                 def run(path):
-                    table = self.hoodpy_create(path, parts)
+                    table = self.hoodpy_create(path, parts, tuned)
                     r = getattr(table, op)(self.spark.read.parquet(str(src)))
                     return {"files": r.files_added, "bytes_written": r.total_bytes_written}
                 return run
@@ -188,10 +223,17 @@ class Bench:
                 n, b = dir_bytes(path)
                 return {"files": n, "bytes_written": b}
 
-            for name, fn in (("hoodpy_bulk_insert", hoodpy("bulk_insert")), ("hoodpy_insert", hoodpy("insert")),
-                             ("delta_write_deltalake", delta), ("spark_parquet_write", spark_parquet)):
+            engines = [("hoodpy_bulk_insert", hoodpy("bulk_insert")), ("hoodpy_insert", hoodpy("insert"))]
+            if self.args.tuned:
+                engines += [("hoodpy_bulk_insert_tuned", hoodpy("bulk_insert", True)),
+                            ("hoodpy_insert_tuned", hoodpy("insert", True))]
+            engines += [("delta_write_deltalake", delta), ("spark_parquet_write", spark_parquet)]
+            for name, fn in engines:
                 log(f"load {variant} {name}")
-                res[name] = self.repeat(fn, setup=lambda: fresh(target / name))
+                res[name] = self.repeat(fn, setup=lambda name=name: fresh(target / name))
+            base = res["spark_parquet_write"]["median_s"]
+            res["ratios"] = {f"{n} / spark_parquet_write": round(res[n]["median_s"] / base, 3)
+                             for n, _ in engines if n.startswith("hoodpy")}
             out["scenarios"][variant] = res
             self.results["workloads"]["load"] = out
             self.save()
@@ -214,12 +256,15 @@ class Bench:
         batch_keys = pq.read_table(batch, columns=KEY)
         updated_keys = self.existing_keys(lineitem.generate(self.data, sf), batch_keys)
         res: dict = {"batch_rows": batch_keys.num_rows, "batch_updates": updated_keys.num_rows}
+        ratios = res.setdefault("ratios", {})
 
-        def hoodpy_setup():
-            return self.copy_of(self.golden(sf, variant, "hoodpy"), "hoodpy")
+        def hoodpy_setup(tuned: bool):
+            golden = "hoodpy-tuned" if tuned else "hoodpy"
+            return lambda: (self.copy_of(self.golden(sf, variant, golden), golden), tuned)
 
-        def hoodpy_run(path):
-            table = self.hoodpy_open(path)
+        def hoodpy_run(state):
+            path, tuned = state
+            table = self.hoodpy_open(path, tuned)
             before = {(bf.partition_path, bf.file_id): bf for bf in table.file_system_view().latest_base_files()}
             r = table.upsert(self.spark.read.parquet(str(batch)))
             return lambda: hoodpy_figures(path, before, r)
@@ -236,7 +281,8 @@ class Bench:
             out = self.amplification(
                 rewritten_bytes=sum(bf.size for bf in rewritten), files_rewritten=len(rewritten),
                 needed=[bf.size for bf in needed], files_total=len(before), files_new=r.files_added,
-                bytes_written=r.total_bytes_written, executor_merge_task_seconds=merge_ms / 1000)
+                bytes_written=r.total_bytes_written, executor_merge_task_seconds=merge_ms / 1000,
+                layout=self.layout_of([bf.size for bf in before.values()]))
             out["files_taking_inserts"] = len(packed)
             out["untouched_files_rewritten"] = len(rewritten) - len(needed)
             return out
@@ -257,11 +303,12 @@ class Bench:
                 return self.amplification(
                     rewritten_bytes=sum(removed.values()), files_rewritten=len(removed),
                     needed=[s for p, s in before.items() if p in with_updates], files_total=len(before),
-                    files_new=len(added), bytes_written=sum(added.values()))
+                    files_new=len(added), bytes_written=sum(added.values()),
+                    layout=self.layout_of(list(before.values())))
             return run
 
-        def delta_setup():
-            return self.copy_of(self.golden(sf, variant, "delta"), "delta")
+        def delta_setup(golden: str):
+            return lambda: self.copy_of(self.golden(sf, variant, golden), golden)
 
         def spark_setup():
             return self.golden(sf, variant, "spark"), fresh(self.work / "scratch" / "spark-out")
@@ -282,18 +329,32 @@ class Bench:
             with_updates = self.files_with_keys([str(p) for p in Path(src).rglob("*.parquet")], updated_keys)
             needed = [Path(p).stat().st_size for p in with_updates]
             return self.amplification(rewritten_bytes=b_old, files_rewritten=n_old, needed=needed,
-                                      files_total=n_old, files_new=n, bytes_written=b)
+                                      files_total=n_old, files_new=n, bytes_written=b,
+                                      layout={"files": n_old, "avg_file_bytes": b_old // max(1, n_old)})
 
-        runs = {"hoodpy_upsert": (hoodpy_setup, hoodpy_run),
-                "delta_merge_streamed_exec_false": (delta_setup, delta_run(False)),
-                "delta_merge_default": (delta_setup, delta_run(True)),
+        runs = {"hoodpy_upsert": (hoodpy_setup(False), hoodpy_run),
+                "hoodpy_upsert_tuned": (hoodpy_setup(True), hoodpy_run),
+                "delta_merge_streamed_exec_false": (delta_setup("delta"), delta_run(False)),
+                "delta_merge_default": (delta_setup("delta"), delta_run(True)),
+                "delta_merge_streamed_exec_false_matched": (delta_setup("delta-matched"), delta_run(False)),
+                "delta_merge_default_matched": (delta_setup("delta-matched"), delta_run(True)),
                 "spark_full_rewrite": (spark_setup, spark_rewrite)}
+        if not self.args.tuned:
+            engines = tuple(e for e in engines if not e.endswith("_tuned"))
         for name in engines:
             setup, fn = runs[name]
             log(f"upsert sf{sf:g} {variant} {batch.name} {name}")
             res[name] = self.repeat(fn, setup=setup)
             self.save()
+        for hoodpy in ("hoodpy_upsert", "hoodpy_upsert_tuned"):
+            for delta in ("delta_merge_default_matched", "delta_merge_default"):
+                if hoodpy in res and delta in res:
+                    ratios[f"{hoodpy} / {delta}"] = round(res[hoodpy]["median_s"] / res[delta]["median_s"], 3)
         return res
+
+    @staticmethod
+    def layout_of(sizes: list[int]) -> dict:
+        return {"files": len(sizes), "avg_file_bytes": int(sum(sizes) / len(sizes)) if sizes else 0}
 
     @staticmethod
     def amplification(*, rewritten_bytes: int, needed: list[int], **rest) -> dict:
@@ -378,13 +439,13 @@ class Bench:
         self.results["workloads"]["scaling"] = out
         for sf in self.args.scaling:
             batch = self.batch_file(sf, True, updates, inserts, "w3", newest=newest)
-            out["scenarios"][f"sf{sf:g}"] = self.upsert_engines(sf, "unpartitioned", batch,
-                                                               ("hoodpy_upsert", "delta_merge_default"))
+            out["scenarios"][f"sf{sf:g}"] = self.upsert_engines(
+                sf, "unpartitioned", batch,
+                ("hoodpy_upsert", "hoodpy_upsert_tuned", "delta_merge_default_matched", "delta_merge_default"))
             self.save()
 
     # -- workload 4: clustering -----------------------------------------------------------------------
     def w_clustering(self) -> None:
-        from deltalake import DeltaTable
 
         from hoodpy.read.data_skipping import prune_by_column_stats
 
@@ -401,8 +462,20 @@ class Bench:
         p0 = lo_p + (hi_p - lo_p) // 2
         preds = {"l_shipdate 5% range": [("l_shipdate", ">=", d0), ("l_shipdate", "<", d0 + span_d)],
                  "l_partkey 5% range": [("l_partkey", ">=", p0), ("l_partkey", "<", p0 + (hi_p - lo_p) // 20)]}
+        # Files scanned depend on where a range falls against file boundaries (one at the middle of each
+        # column is likely): also count them for 5% ranges starting at ten positions across each column.
+        positions = {
+            "l_shipdate": [[("l_shipdate", ">=", lo_d + k * span_d * 1.9), ("l_shipdate", "<", lo_d + k * span_d * 1.9
+                                                                            + span_d)] for k in range(10)],
+            "l_partkey": [[("l_partkey", ">=", lo_p + k * (hi_p - lo_p) * 95 // 1000),
+                           ("l_partkey", "<", lo_p + k * (hi_p - lo_p) * 95 // 1000 + (hi_p - lo_p) // 20)]
+                          for k in range(10)]}
         out: dict = {"target_files": n_files, "layouts": {}}
         self.results["workloads"]["clustering"] = out
+
+        def positions_scanned(count) -> dict:
+            each = {col: [count(f) for f in ranges] for col, ranges in positions.items()}
+            return {col: {"mean": round(sum(v) / len(v), 2), "each": v} for col, v in each.items()}
 
         def spark_filter(filters):
             from pyspark.sql import functions as F
@@ -413,9 +486,10 @@ class Bench:
             return cond
 
         # Curves over the values' own bits (DIRECT, Hudi's default) and over sampled quantiles (SAMPLE).
-        for name, layout, method in (("linear", "linear", "DIRECT"), ("z-order", "z-order", "DIRECT"),
-                                     ("hilbert", "hilbert", "DIRECT"), ("z-order sample", "z-order", "SAMPLE"),
-                                     ("hilbert sample", "hilbert", "SAMPLE")):
+        # Defaults first (hoodpy's curve build method is SAMPLE), then Hudi's default DIRECT.
+        for name, layout, method in (("linear", "linear", None), ("z-order", "z-order", None),
+                                     ("hilbert", "hilbert", None), ("z-order DIRECT", "z-order", "DIRECT"),
+                                     ("hilbert DIRECT", "hilbert", "DIRECT")):
             def setup():
                 return self.copy_of(self.golden(sf, "unpartitioned", "hoodpy"), "cluster")
 
@@ -424,7 +498,7 @@ class Bench:
                 opts = {"hoodie.clustering.plan.strategy.target.file.max.bytes": target,
                         "hoodie.clustering.plan.strategy.max.bytes.per.group": total_bytes * 2,
                         "hoodie.clustering.plan.strategy.small.file.limit": total_bytes * 2,
-                        "hoodie.layout.optimize.curve.build.method": method}
+                        **({"hoodie.layout.optimize.curve.build.method": method} if method else {})}
                 r = t.clustering.run(sort_columns=["l_shipdate", "l_partkey"], layout=layout, options=opts)
                 return {"result": str(r)[:200]}
             log(f"clustering {name}")
@@ -438,32 +512,49 @@ class Bench:
                     "rows": self.spark.read.parquet(*[t.storage.uri(bf.path) for bf in kept])
                     .filter(spark_filter(filters)).count() if kept else 0})
                 entry["queries"][query] = {"files_scanned": len(kept), "files_total": len(files), **q}
+            entry["files_scanned_over_positions"] = positions_scanned(
+                lambda filters: len(prune_by_column_stats(t.storage, files, filters)))
             out["layouts"][name] = entry
             self.save()
 
-        # delta-rs: the same table as delta, split into the same number of files, z-ordered.
-        log("clustering delta z_order")
+        # delta-rs: the same rows z-ordered into the same number of files, from its default layout and from
+        # the matched one (as many input files as hoodpy's table).
+        for golden, name in (("delta", "delta_z_order"), ("delta-matched", "delta_z_order_matched")):
+            out["layouts"][name] = self.delta_z_order(sf, golden, target, preds, positions_scanned)
+            self.save()
+
+    def delta_z_order(self, sf: float, golden: str, target: int, preds: dict, positions_scanned) -> dict:
+        from deltalake import DeltaTable
+
+        log(f"clustering {golden} z_order")
+        path = self.work / "scratch" / f"{golden}-cluster"
 
         def d_setup():
-            return self.copy_of(self.golden(sf, "unpartitioned", "delta"), "delta-cluster")
+            return self.copy_of(self.golden(sf, "unpartitioned", golden), f"{golden}-cluster")
 
         def d_run(path):
             m = DeltaTable(str(path)).optimize.z_order(["l_shipdate", "l_partkey"], target_size=target)
             return {"files_added": m.get("numFilesAdded"), "files_removed": m.get("numFilesRemoved")}
-        entry = {"clustering": self.repeat(d_run, setup=d_setup), "queries": {}}
-        path = self.work / "scratch" / "delta-cluster"
+        before = dir_bytes(self.golden(sf, "unpartitioned", golden))
+        entry = {"layout": {"files": before[0], "avg_file_bytes": before[1] // max(1, before[0])},
+                 "clustering": self.repeat(d_run, setup=d_setup), "queries": {}}
         dataset = DeltaTable(str(path)).to_pyarrow_dataset()
-        for name, filters in preds.items():
+
+        def expression(filters):
             expr = None
             for col, op, v in filters:
                 e = ds.field(col) >= pa.scalar(v) if op == ">=" else ds.field(col) < pa.scalar(v)
                 expr = e if expr is None else expr & e
+            return expr
+        entry["files_scanned_over_positions"] = positions_scanned(
+            lambda filters: len(list(dataset.get_fragments(filter=expression(filters)))))
+        for name, filters in preds.items():
+            expr = expression(filters)
             frags = list(dataset.get_fragments(filter=expr))
             q = self.repeat(lambda _, expr=expr: {"rows": dataset.to_table(filter=expr, columns=["l_orderkey"]).num_rows})
             entry["queries"][name] = {"files_scanned": len(frags), "files_total": len(list(dataset.get_fragments())),
                                       **q}
-        out["layouts"]["delta_z_order"] = entry
-        self.save()
+        return entry
 
     # -- workload 5: cleaning -------------------------------------------------------------------------
     def w_clean(self) -> None:
@@ -613,8 +704,11 @@ def main() -> None:
     p.add_argument("--sf", type=float, default=1.0)
     p.add_argument("--workloads", default="load,upsert,scaling,clustering,clean,read")
     p.add_argument("--variants", default="unpartitioned,partitioned")
-    p.add_argument("--upsert-engines", default="hoodpy_upsert,delta_merge_streamed_exec_false,delta_merge_default,"
-                                               "spark_full_rewrite")
+    p.add_argument("--upsert-engines", default="hoodpy_upsert,hoodpy_upsert_tuned,delta_merge_default_matched,"
+                                               "delta_merge_streamed_exec_false_matched,delta_merge_default,"
+                                               "delta_merge_streamed_exec_false,spark_full_rewrite")
+    p.add_argument("--tuned", default="", help="hoodie.* options of the tuned hoodpy variant, k=v,k=v "
+                                               "(none: hoodpy runs with defaults only)")
     p.add_argument("--scaling", default="0.25,1,2,4", help="scale factors for the scaling workload")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--warmup", type=int, default=1, help="untimed runs of each engine before its timed ones")
@@ -627,6 +721,7 @@ def main() -> None:
     args.variants = [v for v in args.variants.split(",") if v]
     args.upsert_engines = [e for e in args.upsert_engines.split(",") if e]
     args.scaling = [float(s) for s in args.scaling.split(",") if s]
+    args.tuned = dict(kv.split("=", 1) for kv in args.tuned.split(",") if kv)
     bench = Bench(args)
     for w in [w for w in args.workloads.split(",") if w]:
         started = time.perf_counter()

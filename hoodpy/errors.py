@@ -14,6 +14,10 @@ class HoodieError(Exception):
     """Base class of every error hoodpy raises on purpose."""
 
 
+class HoodieConfigWarning(UserWarning):
+    """A ``hoodie.*`` option or table property hoodpy does not honour (it was ignored)."""
+
+
 class TableNotFoundError(HoodieError):
     def __init__(self, base_path: str, reason: str = "no .hoodie/hoodie.properties found"):
         self.base_path = base_path
@@ -46,6 +50,16 @@ class UnsupportedServiceError(UnsupportedTableVersionError):
 
 class TableVersionChangeError(HoodieError):
     """An upgrade or downgrade of the table version hoodpy cannot do; the table is unchanged."""
+
+
+class UnsupportedTableTypeError(HoodieError):
+    """An operation hoodpy does not do on this table type yet (writes into merge-on-read tables)."""
+
+    def __init__(self, base_path: str, table_type: str, operation: str):
+        self.base_path, self.table_type, self.operation = base_path, table_type, operation
+        super().__init__(
+            f"Table at {base_path!r} is a {table_type} table: hoodpy reads it but cannot {operation} it yet "
+            f"(only COPY_ON_WRITE tables take writes, table services and rollbacks)")
 
 
 class InvalidConfigError(HoodieError):

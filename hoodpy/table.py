@@ -1,4 +1,5 @@
-"""HoodieTable: the public façade over one Hudi copy-on-write table (table version 6).
+"""HoodieTable: the public façade over one Hudi table (table version 6): copy-on-write tables are read and
+written; merge-on-read tables are read (snapshot, read-optimized, time travel, incremental) and refuse writes.
 
 Example:
     >>> t = HoodieTable.create(spark, "/lake/trips", table_name="trips",
@@ -20,9 +21,18 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StringType, StructField, StructType
 
 from hoodpy.config import HoodieConfig
+from hoodpy.config.read import ReadConfig
 from hoodpy.config.properties import load_table_properties, save_table_properties, table_checksum
-from hoodpy.config.table import SUPPORTED_TABLE_VERSION, SUPPORTED_TIMELINE_LAYOUT, TableConfig, check_supported
-from hoodpy.config.table_version import WRITE_TABLE_VERSION, versioned_properties
+from hoodpy.config.registry import check_options, check_table_properties
+from hoodpy.config.table import (
+    COPY_ON_WRITE,
+    SUPPORTED_TABLE_VERSION,
+    SUPPORTED_TIMELINE_LAYOUT,
+    TableConfig,
+    check_supported,
+    check_writable,
+)
+from hoodpy.config.table_version import versioned_properties
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import (
     InvalidConfigError,
@@ -30,7 +40,8 @@ from hoodpy.errors import (
     TableNotFoundError,
 )
 from hoodpy.file_group.fs_view import FileSystemView
-from hoodpy.keygen import KeyGenerator, infer_key_generator_class
+from hoodpy.keygen import KeyGenerator, split_partition_types, table_defining_properties
+from hoodpy.keygen import key_generator_class as resolve_key_generator_class
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.read.query import Filter, incremental, snapshot
 from hoodpy.schema import (
@@ -61,6 +72,8 @@ class HoodieTable:
         self.storage = storage
         self.properties = properties
         self.options = dict(options or {})
+        check_table_properties(properties, properties.get(TableConfig.NAME.key, storage.base_uri))
+        check_options(self.options)
         self.config = HoodieConfig.of(properties, self.options)
         self.keygen = KeyGenerator.from_config(self.config)
 
@@ -70,23 +83,32 @@ class HoodieTable:
                partition_fields: Sequence[str] = (), precombine_field: str | None = None,
                hive_style_partitioning: bool = False, database_name: str = "default",
                key_generator_class: str | None = None, schema: StructType | None = None,
-               options: Mapping[str, Any] | None = None) -> HoodieTable:
-        """Create an empty table: writes ``.hoodie/hoodie.properties``; data arrives with the first write."""
+               options: Mapping[str, Any] | None = None,
+               table_properties: Mapping[str, Any] | None = None) -> HoodieTable:
+        """Create an empty table: writes ``.hoodie/hoodie.properties``; data arrives with the first write.
+
+        ``table_properties`` may carry what else defines the table's keys and files: the key generator type,
+        ``hoodie.keygen.timebased.*``, CustomKeyGenerator's ``field:TYPE`` partition fields
+        (``hoodie.datasource.write.partitionpath.field``), url-encoded partitions and
+        ``hoodie.populate.meta.fields``; they are recorded in hoodie.properties."""
         storage = open_storage(spark, path, options)
         if storage.exists(".hoodie/hoodie.properties"):
             raise TableAlreadyExistsError(storage.base_uri)
         keys = tuple(record_key_fields) if not isinstance(record_key_fields, str) else (record_key_fields,)
         parts = tuple(partition_fields) if not isinstance(partition_fields, str) else (partition_fields,)
+        defining = table_defining_properties(parts, table_properties)
+        parts = split_partition_types(parts)[0]
         if not keys:
             raise InvalidConfigError(TableConfig.RECORD_KEY_FIELDS.key, keys, "at least one field is required")
         props: dict[str, str] = {
             TableConfig.NAME.key: table_name,
             TableConfig.DATABASE_NAME.key: database_name,
-            TableConfig.TYPE.key: "COPY_ON_WRITE",
+            TableConfig.TYPE.key: COPY_ON_WRITE,
             TableConfig.VERSION.key: str(SUPPORTED_TABLE_VERSION),
             TableConfig.TIMELINE_LAYOUT_VERSION.key: str(SUPPORTED_TIMELINE_LAYOUT),
             TableConfig.RECORD_KEY_FIELDS.key: ",".join(keys),
-            TableConfig.KEY_GENERATOR_CLASS.key: key_generator_class or infer_key_generator_class(keys, parts),
+            TableConfig.KEY_GENERATOR_CLASS.key: key_generator_class or resolve_key_generator_class(
+                HoodieConfig.of(table_properties), keys, parts),
             TableConfig.HIVE_STYLE_PARTITIONING.key: str(bool(hive_style_partitioning)).lower(),
             TableConfig.URL_ENCODE_PARTITIONING.key: "false",
             TableConfig.DROP_PARTITION_COLUMNS.key: "false",
@@ -94,6 +116,7 @@ class HoodieTable:
             TableConfig.BASE_FILE_FORMAT.key: "PARQUET",
             TableConfig.POPULATE_META_FIELDS.key: "true",
             TableConfig.TIMELINE_TIMEZONE.key: "UTC",
+            **defining,
         }
         if parts:
             props[TableConfig.PARTITION_FIELDS.key] = ",".join(parts)
@@ -109,10 +132,10 @@ class HoodieTable:
             props[TableConfig.CREATE_SCHEMA.key] = avro_schema_to_json(
                 to_create_schema_form(avro_schema_from_arrow(arrow, table_name)))
         props[TableConfig.CHECKSUM.key] = str(table_checksum(database_name, table_name))
-        requested = HoodieConfig.of(props, options)
-        props = versioned_properties(props, requested.get(WRITE_TABLE_VERSION),
-                                     requested.get(WriteConfig.RECORD_MERGE_MODE))
-        KeyGenerator.from_config(HoodieConfig.of(props))  # validates before anything is written
+        keygen = KeyGenerator.from_config(HoodieConfig.of(props))  # validates before anything is written
+        requested = HoodieConfig.of(props, table_properties, options)
+        props = versioned_properties(props, requested.get(TableConfig.WRITE_TABLE_VERSION),
+                                     requested.get(WriteConfig.RECORD_MERGE_MODE), keygen.kind)
         for folder in (".hoodie/.temp", ".hoodie/.aux", ".hoodie/archived", ".hoodie/.schema",
                        timeline_folder(layout_of(props))):
             storage.mkdirs(folder)
@@ -170,11 +193,17 @@ class HoodieTable:
         return arrow_schema_from_avro(parse_avro_schema(create)) if create else None
 
     def spark_schema(self, as_of: str | None = None, timeline: Timeline | None = None) -> StructType:
-        """Meta columns followed by the data columns, as reads return them."""
+        """Meta columns followed by the data columns, as reads return them; no meta columns for a table
+        with virtual keys (as Hudi's schema resolver and hudi-rs read one)."""
         arrow = self.arrow_schema(timeline, as_of=as_of)
-        meta = [StructField(c, StringType(), True) for c in META_COLUMNS]
+        meta = [StructField(c, StringType(), True) for c in META_COLUMNS] if self.populates_meta_fields else []
         data = from_arrow_schema(arrow, prefer_timestamp_ntz=True).fields if arrow is not None else []
         return StructType(meta + list(data))
+
+    @property
+    def populates_meta_fields(self) -> bool:
+        """False for a table with virtual keys (``hoodie.populate.meta.fields=false``)."""
+        return self.config.get(TableConfig.POPULATE_META_FIELDS)
 
     @property
     def clustering(self):
@@ -207,6 +236,8 @@ class HoodieTable:
     def write(self, df: DataFrame, operation: str | WriteOperation | None = None, *,
               options: Mapping[str, Any] | None = None) -> CommitResult:
         """Write ``df`` with ``operation`` (default: ``hoodie.datasource.write.operation``, i.e. upsert)."""
+        check_writable(self.base_path, self.properties.get(TableConfig.TYPE.key, COPY_ON_WRITE))
+        check_options(options)
         config = self.config.with_options(options)
         op = WriteOperation(operation if isinstance(operation, WriteOperation)
                             else (str(operation).lower() if operation else config.get(WriteConfig.OPERATION)))
@@ -270,12 +301,22 @@ class HoodieTable:
         return service.run(target=target)
 
     # -- reads -------------------------------------------------------------------------------
-    def read(self, *, as_of: str | None = None, filters: Sequence[Filter] = ()) -> DataFrame:
-        """Snapshot (or time travel ``as_of`` an instant) with partition and key-range pruning."""
-        return snapshot(self, as_of=as_of, filters=filters)
+    def read(self, *, as_of: str | None = None, filters: Sequence[Filter] = (), query_type: str | None = None,
+             ) -> DataFrame:
+        """Snapshot (or time travel ``as_of`` an instant) with partition and key-range pruning.
+
+        ``query_type``: ``snapshot`` (merge-on-read slices merged with their log files) or ``read_optimized``
+        (base files only); default: the ``hoodie.datasource.query.type`` option, else snapshot.
+        """
+        query = query_type or self.config.raw(ReadConfig.QUERY_TYPE)
+        return snapshot(self, as_of=as_of, filters=filters, query=query)
 
     def read_incremental(self, start: str, end: str | None = None) -> DataFrame:
         """Records committed after ``start`` up to and including ``end``."""
+        if not self.populates_meta_fields:
+            raise InvalidConfigError(TableConfig.POPULATE_META_FIELDS.key, "false",
+                                     "incremental reads need the commit time of each row, which a table with "
+                                     "virtual keys does not keep (Hudi refuses them too)")
         return incremental(self, start, end)
 
     def __repr__(self) -> str:

@@ -27,7 +27,6 @@ from sqlglot import exp
 from hoodpy.config import HoodieConfig, parse_bool, parse_csv
 from hoodpy.config.sql import TableOptions
 from hoodpy.config.table import TableConfig
-from hoodpy.config.table_version import WRITE_TABLE_VERSION
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import InvalidConfigError
 from hoodpy.meta_fields import META_COLUMNS
@@ -207,8 +206,7 @@ def create_table(layer: SqlLayer, tree: exp.Create, text: str) -> DataFrame:
             hive_style_partitioning=parse_bool(hive_style) if hive_style is not None else True,
             database_name=name.database, key_generator_class=config.get(TableConfig.KEY_GENERATOR_CLASS),
             schema=data_schema if data_schema.fields else None,
-            options={k.key: config.raw(k) for k in (WRITE_TABLE_VERSION, WriteConfig.RECORD_MERGE_MODE)
-                     if config.is_set(k)},
+            table_properties={k: v for k, v in options.items() if k.startswith("hoodie.")},
         )
         created = True
 

@@ -13,12 +13,17 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLES_DIR = Path(os.environ.get("HOODPY_HUDI_SAMPLES", REPO.parent / "shared" / "hudi-samples"))
 
 
+MOR_V6 = "hudi-rs/sample_table/mor/parquet"  # merge-on-read, table version 6, parquet log blocks
+LOG_FILES = SAMPLES_DIR / "hudi-rs" / "core" / "log_files"  # single log files, one per block type
+
+
 def unzip_sample(name: str, dest: Path) -> Path:
-    """Unzip one sample table into ``dest``; returns the table's base path."""
+    """Unzip one sample table (its zip's path under the samples folder, without ``.zip``) into ``dest``;
+    returns the table's base path."""
     zip_path = SAMPLES_DIR / f"{name}.zip"
     if not zip_path.exists():
         pytest.skip(f"sample {zip_path} not available")
     with zipfile.ZipFile(zip_path) as z:
         members = [m for m in z.namelist() if not m.startswith("__MACOSX") and ".DS_Store" not in m]
         z.extractall(dest, members)
-    return dest / name
+    return dest / Path(name).name

@@ -73,8 +73,22 @@ class ConfigKey:
     aliases: tuple[str, ...] = ()
     required: bool = False
 
+    def __post_init__(self) -> None:
+        for name in self.names():
+            _DECLARED.setdefault(name, self)
+
     def names(self) -> tuple[str, ...]:
         return (self.key, *self.aliases)
+
+
+# Every key and alias declared by a ConfigKey, wherever it was declared: the keys hoodpy honours
+# (hoodpy.config.registry checks options against them).
+_DECLARED: dict[str, ConfigKey] = {}
+
+
+def declared_key(name: str) -> ConfigKey | None:
+    """The ConfigKey declaring ``name`` (its key or an alias), if any module imported so far declares it."""
+    return _DECLARED.get(name)
 
 
 @dataclass

@@ -140,9 +140,10 @@ class ClusteringConfig:
         doc="LINEAR (sort by the columns), ZORDER or HILBERT (order along a space-filling curve).",
     )
     CURVE_BUILD_METHOD = ConfigKey(
-        "hoodie.layout.optimize.curve.build.method", DIRECT, parse_enum(DIRECT, SAMPLE),
-        doc="DIRECT: curve over the values' own bits; SAMPLE: over each column's sampled quantiles, so "
-        "every column spreads over its own range.",
+        "hoodie.layout.optimize.curve.build.method", SAMPLE, parse_enum(DIRECT, SAMPLE),
+        doc="DIRECT (Hudi's default): curve over the values' own bits, so a column with a narrow range next to "
+        "a wide one adds nothing to the order; SAMPLE (hoodpy's default): over each column's sampled quantiles, "
+        "so every sort column spreads over its own range and range queries on each prune files.",
     )
     BUILD_CURVE_SAMPLE_SIZE = ConfigKey(
         "hoodie.layout.optimize.build.curve.sample.size", 200000, parse_int,

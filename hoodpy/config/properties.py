@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from hoodpy.config.table import TableConfig
 
 PROPERTIES_FILE = ".hoodie/hoodie.properties"
+BACKUP_FILE = ".hoodie/hoodie.properties.backup"  # Java's copy while it rewrites hoodie.properties
 
 _ESCAPES = {"\\": "\\\\", ":": "\\:", "=": "\\=", "#": "\\#", "!": "\\!",
             "\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f"}
@@ -110,11 +111,19 @@ def table_checksum(database_name: str | None, table_name: str) -> int:
 
 
 def load_table_properties(storage) -> dict[str, str] | None:
-    """The table's properties, or None when there is no hoodie.properties."""
-    if not storage.exists(PROPERTIES_FILE):
-        return None
-    return parse_properties(storage.read_bytes(PROPERTIES_FILE).decode("utf-8"))
+    """The table's properties, or None when there is no hoodie.properties.
+
+    Java Hudi updates hoodie.properties by writing hoodie.properties.backup, deleting hoodie.properties and
+    writing it anew; a Java writer that died in between leaves only the backup, which Java readers then read,
+    and so does hoodpy.
+    """
+    for rel in (PROPERTIES_FILE, BACKUP_FILE):
+        if storage.exists(rel):
+            return parse_properties(storage.read_bytes(rel).decode("utf-8"))
+    return None
 
 
 def save_table_properties(storage, props: Mapping[str, str]) -> None:
+    """Replace hoodie.properties in one atomic write (readers see the old file or the new one, never none, so
+    hoodpy needs no backup file)."""
     storage.write_atomic(PROPERTIES_FILE, format_properties(props).encode("utf-8"))

@@ -5,18 +5,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from hoodpy.config import ConfigKey, parse_bool, parse_csv, parse_enum, parse_int
-from hoodpy.errors import UnsupportedServiceError, UnsupportedTableVersionError
+from hoodpy.errors import UnsupportedServiceError, UnsupportedTableTypeError, UnsupportedTableVersionError
 
 SUPPORTED_TABLE_VERSION = 6
 SUPPORTED_TIMELINE_LAYOUT = 1
+WRITABLE_VERSIONS = (6, 8)  # versions of the tables hoodpy creates
+INITIAL_VERSION_KEY = "hoodie.table.initial.version"  # informational (see config.registry)
+
+
+def _parse_write_version(value: object) -> int:
+    version = parse_int(value)
+    if version not in WRITABLE_VERSIONS:
+        raise ValueError(f"hoodpy creates tables of version {' or '.join(map(str, WRITABLE_VERSIONS))}")
+    return version
+COPY_ON_WRITE, MERGE_ON_READ = "COPY_ON_WRITE", "MERGE_ON_READ"
 
 
 class TableConfig:
     NAME = ConfigKey("hoodie.table.name", None, doc="Table name.", required=True)
     DATABASE_NAME = ConfigKey("hoodie.database.name", "default", doc="Database the table belongs to.")
     TYPE = ConfigKey(
-        "hoodie.table.type", "COPY_ON_WRITE", parse_enum("COPY_ON_WRITE", "MERGE_ON_READ"),
-        doc="Table type; hoodpy writes COPY_ON_WRITE only.",
+        "hoodie.table.type", COPY_ON_WRITE, parse_enum(COPY_ON_WRITE, MERGE_ON_READ),
+        doc="Table type; hoodpy reads both and writes COPY_ON_WRITE only.",
     )
     VERSION = ConfigKey("hoodie.table.version", 6, parse_int, doc="On-disk table version.")
     TIMELINE_LAYOUT_VERSION = ConfigKey(
@@ -65,9 +75,10 @@ class TableConfig:
     )
     CREATE_SCHEMA = ConfigKey("hoodie.table.create.schema", None, doc="Avro schema at creation.")
     CHECKSUM = ConfigKey("hoodie.table.checksum", None, parse_int, doc="CRC32 of '<db>.<table>'.")
-    INITIAL_VERSION = ConfigKey(
-        "hoodie.table.initial.version", None,
-        doc="Table version the table was created with (table versions 8 and 9 record it).")
+    WRITE_TABLE_VERSION = ConfigKey(
+        "hoodie.write.table.version", 6, lambda v: _parse_write_version(v),
+        doc="Table version of a table hoodpy creates: 6 (Hudi 0.14, the default) or 8 (Hudi 1.0, timeline "
+            "layout 2). Writes into an existing table keep its version.")
     TIMELINE_PATH = ConfigKey(
         "hoodie.timeline.path", "timeline",
         doc="Folder under .hoodie/ of the active timeline in timeline layout 2 (table versions 8 and 9); hoodpy "
@@ -85,8 +96,9 @@ _SUPPORTED_TEXT = "table version 5 (read only) or 6 (timeline layout 1), or 8 / 
 
 
 def check_supported(base_uri: str, props: Mapping[str, str]) -> None:
-    """Raise UnsupportedTableVersionError unless ``hoodie.properties`` describes a table hoodpy handles:
-    table version 6 with timeline layout 1, or 8 / 9 with layout 2 in ``.hoodie/timeline``; copy-on-write."""
+    """Raise UnsupportedTableVersionError unless ``hoodie.properties`` describes a table hoodpy reads:
+    table version 6 with timeline layout 1 (copy-on-write or merge-on-read), or 8 / 9 with layout 2 in
+    ``.hoodie/timeline`` (copy-on-write)."""
     version = props.get(TableConfig.VERSION.key, "")
     layout = props.get(TableConfig.TIMELINE_LAYOUT_VERSION.key, "1")
     found = f"table version {version or '?'} / timeline layout {layout}"
@@ -100,9 +112,20 @@ def check_supported(base_uri: str, props: Mapping[str, str]) -> None:
     if int(layout) == 2 and timeline_path != TableConfig.TIMELINE_PATH.default:
         raise UnsupportedTableVersionError(base_uri, f"its timeline in .hoodie/{timeline_path}",
                                            f"a timeline in .hoodie/{TableConfig.TIMELINE_PATH.default}")
-    table_type = props.get(TableConfig.TYPE.key, "COPY_ON_WRITE")
-    if table_type != "COPY_ON_WRITE":
-        raise UnsupportedTableVersionError(base_uri, f"table type {table_type}", "COPY_ON_WRITE")
+    table_type = props.get(TableConfig.TYPE.key, COPY_ON_WRITE)
+    if table_type not in (COPY_ON_WRITE, MERGE_ON_READ):
+        raise UnsupportedTableVersionError(base_uri, f"table type {table_type}", f"{COPY_ON_WRITE} / {MERGE_ON_READ}")
+    if table_type == MERGE_ON_READ and int(layout) == 2:
+        # Hudi 1.x attaches log files to slices by completion time: not built for merge-on-read yet.
+        raise UnsupportedTableVersionError(base_uri, f"table type {table_type} at {found}",
+                                           f"{MERGE_ON_READ} at table version 6 (versions 8 and 9: {COPY_ON_WRITE})")
+
+
+def check_writable(base_uri: str, table_type: str, operation: str = "write to") -> None:
+    """Raise UnsupportedTableTypeError unless hoodpy writes tables of ``table_type`` (copy-on-write only:
+    merge-on-read writes, compaction and log-aware services are not built yet)."""
+    if table_type != COPY_ON_WRITE:
+        raise UnsupportedTableTypeError(base_uri, table_type, operation)
 
 
 def check_version_writable(base_uri: str, version: int) -> None:
@@ -110,3 +133,4 @@ def check_version_writable(base_uri: str, version: int) -> None:
     if version in READ_ONLY_VERSIONS:
         raise UnsupportedServiceError(base_uri, "Writing", str(version),
                                       "table versions 6, 8 and 9 (upgrade the table with Java Hudi to write)")
+

@@ -1,25 +1,23 @@
-"""Base files, file slices and file groups of a copy-on-write table."""
+"""Base files, log files, file slices and file groups."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from hoodpy.file_group.naming import BaseFileName, join_partition
+from hoodpy.file_group.naming import BaseFileName, LogFileName, join_partition
 
 
 @dataclass(frozen=True)
-class BaseFile:
+class _GroupFile:
+    """A file of a file group in a partition: what base files and log files share."""
+
     partition_path: str
-    name: BaseFileName
+    name: BaseFileName | LogFileName
     size: int
 
     @property
     def file_id(self) -> str:
         return self.name.file_id
-
-    @property
-    def instant_time(self) -> str:
-        return self.name.instant_time
 
     @property
     def file_name(self) -> str:
@@ -32,22 +30,36 @@ class BaseFile:
 
 
 @dataclass(frozen=True)
-class FileSlice:
-    """A version of a file group. Copy-on-write slices are a base file only (no log files)."""
+class BaseFile(_GroupFile):
+    name: BaseFileName
 
-    base_file: BaseFile
+    @property
+    def instant_time(self) -> str:
+        return self.name.instant_time
+
+
+@dataclass(frozen=True)
+class LogFile(_GroupFile):
+    """A merge-on-read log file: blocks appended to the file slice with base instant ``base_instant_time``."""
+
+    name: LogFileName
 
     @property
     def base_instant_time(self) -> str:
-        return self.base_file.instant_time
+        return self.name.base_instant_time
 
-    @property
-    def file_id(self) -> str:
-        return self.base_file.file_id
 
-    @property
-    def partition_path(self) -> str:
-        return self.base_file.partition_path
+@dataclass(frozen=True)
+class FileSlice:
+    """A version of a file group: a base file and the log files written on top of it, ordered by version
+    then write token. Copy-on-write slices have no log files; a merge-on-read slice may have no base file
+    (a file group written straight to logs)."""
+
+    partition_path: str
+    file_id: str
+    base_instant_time: str
+    base_file: BaseFile | None = None
+    log_files: tuple[LogFile, ...] = ()
 
 
 @dataclass
@@ -56,9 +68,28 @@ class FileGroup:
     file_id: str
     slices: list[FileSlice] = field(default_factory=list)  # oldest first
 
-    def add(self, base_file: BaseFile) -> None:
-        self.slices.append(FileSlice(base_file))
+    def _slice(self, base_instant_time: str) -> FileSlice:
+        for s in self.slices:
+            if s.base_instant_time == base_instant_time:
+                return s
+        return FileSlice(self.partition_path, self.file_id, base_instant_time)
+
+    def _put(self, new: FileSlice) -> None:
+        self.slices = [s for s in self.slices if s.base_instant_time != new.base_instant_time] + [new]
         self.slices.sort(key=lambda s: s.base_instant_time)
+
+    def add(self, base_file: BaseFile) -> None:
+        self._put(replace(self._slice(base_file.instant_time), base_file=base_file))
+
+    def add_log(self, log_file: LogFile, *, pending_compaction: bool = False) -> None:
+        """Add a log file to the slice of its base instant; ``pending_compaction``: its base instant is a
+        compaction not yet completed, so (as Java reads it) the log extends the slice before it instead."""
+        current = self._slice(log_file.base_instant_time)
+        if pending_compaction:
+            earlier = [s for s in self.slices if s.base_instant_time < log_file.base_instant_time]
+            current = earlier[-1] if earlier else current
+        logs = sorted((*current.log_files, log_file), key=lambda f: f.name.order)
+        self._put(replace(current, log_files=tuple(logs)))
 
     def latest_slice(self) -> FileSlice | None:
         return self.slices[-1] if self.slices else None

@@ -1,18 +1,24 @@
-"""The file-system view: which base files make up the table as of an instant.
+"""The file-system view: which base files and log files make up the table as of an instant.
 
-A base file counts when its instant is a completed write on the active timeline, or older than the
-earliest active instant (archived, hence committed). File groups replaced by a completed replacecommit
-at or before the view's instant are left out. Files of pending or failed writes are invisible. "At or
-before" is by completion time (table versions 8 and 9 record it; in version 6 it is the instant time).
+A base file counts when its instant is a committed write: completed on the active timeline, or older than
+the earliest active instant (archived). A log file counts when its file slice's base instant does: which of
+its blocks count is decided when it is read (each block names the instant that wrote it). While a compaction
+is pending, writers already append to the slice it will create (logs named after the compaction instant):
+those logs extend the slice before it, as Java's view merges them. File groups
+replaced by a completed replacecommit at or before the view's instant are left out. Files of pending or
+failed writes are invisible. "At or before" is by completion time (table versions 8 and 9 record it; in
+version 6 it is the instant time).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hoodpy.file_group.file_group import BaseFile, FileGroup, FileSlice
-from hoodpy.file_group.naming import BASE_FILE_EXTENSION, parse_base_file_name
+from hoodpy.file_group.file_group import BaseFile, FileGroup, FileSlice, LogFile
+from hoodpy.file_group.naming import BASE_FILE_EXTENSION, parse_base_file_name, parse_log_file_name
 from hoodpy.storage import Storage
+from hoodpy.storage.storage import FileInfo
+from hoodpy.timeline.instant import Action
 from hoodpy.timeline.timeline import METAFOLDER, Timeline
 
 
@@ -20,13 +26,13 @@ def _partition_of(rel_path: str) -> str:
     return rel_path.rsplit("/", 1)[0] if "/" in rel_path else ""
 
 
-def list_base_files(storage: Storage, partitions: Iterable[str] | None = None) -> list[BaseFile]:
-    """Every base file in the table (or in the given partitions), committed or not."""
+def _list(storage: Storage, partitions: Iterable[str] | None) -> list[FileInfo]:
     if partitions is None:
-        listing = [f for f in storage.list_files("", recursive=True)
-                   if not f.path.startswith(METAFOLDER + "/")]
-    else:
-        listing = [f for p in set(partitions) for f in storage.list_files(p)]
+        return [f for f in storage.list_files("", recursive=True) if not f.path.startswith(METAFOLDER + "/")]
+    return [f for p in set(partitions) for f in storage.list_files(p)]
+
+
+def _base_files(listing: Iterable[FileInfo]) -> list[BaseFile]:
     out = []
     for f in listing:
         name = f.path.rsplit("/", 1)[-1]
@@ -38,34 +44,63 @@ def list_base_files(storage: Storage, partitions: Iterable[str] | None = None) -
     return out
 
 
+def _log_files(listing: Iterable[FileInfo]) -> list[LogFile]:
+    out = []
+    for f in listing:
+        parsed = parse_log_file_name(f.path.rsplit("/", 1)[-1])
+        if parsed is not None:
+            out.append(LogFile(_partition_of(f.path), parsed, f.size))
+    return out
+
+
+def list_base_files(storage: Storage, partitions: Iterable[str] | None = None) -> list[BaseFile]:
+    """Every base file in the table (or in the given partitions), committed or not."""
+    return _base_files(_list(storage, partitions))
+
+
 class FileSystemView:
     """File groups of a table as of an instant (None: the latest completed state)."""
 
-    def __init__(self, timeline: Timeline, base_files: Iterable[BaseFile], as_of: str | None = None):
+    def __init__(self, timeline: Timeline, base_files: Iterable[BaseFile], as_of: str | None = None,
+                 log_files: Iterable[LogFile] = ()):
         self.timeline = timeline
         self.as_of = as_of
-        earliest = timeline.earliest_instant_time()
         replaced = set()
         for instant in timeline.completed_replacecommits():
             if as_of is None or instant.completed_at <= as_of:
                 replaced |= timeline.commit_metadata(instant).replaced_file_ids()
         self.replaced_file_ids = replaced
+        committed = timeline.committed(as_of)
         groups: dict[tuple[str, str], FileGroup] = {}
-        for bf in base_files:
-            t = bf.instant_time
-            committed = timeline.is_completed_write(t) or (earliest is not None and t < earliest)
-            if not committed or not timeline.visible_as_of(t, as_of):
-                continue
-            key = (bf.partition_path, bf.file_id)
+
+        def group(f: BaseFile | LogFile) -> FileGroup | None:
+            key = (f.partition_path, f.file_id)
             if key in replaced:
-                continue
-            groups.setdefault(key, FileGroup(bf.partition_path, bf.file_id)).add(bf)
+                return None
+            return groups.setdefault(key, FileGroup(f.partition_path, f.file_id))
+
+        for bf in base_files:
+            if bf.instant_time in committed and (g := group(bf)) is not None:
+                g.add(bf)
+        # A compaction completes as a commit of the same time; its requested / inflight files stay.
+        compacting = {i.timestamp for i in timeline.pending([Action.COMPACTION])
+                      if not timeline.is_completed_write(i.timestamp)}
+        deferred = []
+        for lf in log_files:
+            if lf.base_instant_time in compacting:
+                deferred.append(lf)  # after every committed slice is in place
+            elif lf.base_instant_time in committed and (g := group(lf)) is not None:
+                g.add_log(lf)
+        for lf in deferred:
+            if (g := group(lf)) is not None:
+                g.add_log(lf, pending_compaction=True)
         self._groups = groups
 
     @classmethod
     def load(cls, storage: Storage, timeline: Timeline, *, as_of: str | None = None,
              partitions: Iterable[str] | None = None) -> FileSystemView:
-        return cls(timeline, list_base_files(storage, partitions), as_of)
+        listing = _list(storage, partitions)
+        return cls(timeline, _base_files(listing), as_of, _log_files(listing))
 
     def file_groups(self) -> list[FileGroup]:
         return list(self._groups.values())
@@ -88,8 +123,8 @@ class FileSystemView:
         return out
 
     def latest_base_files(self, partitions: Iterable[str] | None = None) -> list[BaseFile]:
-        return [s.base_file for s in self.latest_file_slices(partitions)]
+        """The base files of the latest slices (a slice of log files only has none)."""
+        return [s.base_file for s in self.latest_file_slices(partitions) if s.base_file is not None]
 
     def is_replaced(self, partition_path: str, file_id: str) -> bool:
         return (partition_path, file_id) in self.replaced_file_ids
-

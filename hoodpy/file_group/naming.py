@@ -1,4 +1,5 @@
-"""Base file names: ``<fileId>_<writeToken>_<instantTime>.parquet``."""
+"""File names in a file group: base files ``<fileId>_<writeToken>_<instantTime>.parquet`` and log files
+``.<fileId>_<baseInstantTime>.log.<version>_<writeToken>`` (merge-on-read)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ BASE_FILE_EXTENSION = ".parquet"
 PARTITION_METAFILE = ".hoodie_partition_metadata"
 
 _BASE_FILE_RE = re.compile(r"^(?P<file_id>[^_]+)_(?P<write_token>[^_]+)_(?P<instant>\d{14}(\d{3})?)\.parquet$")
+# Java's FSUtils.LOG_FILE_PATTERN for data log files; CDC log files (a suffix after the token) are not data.
+_LOG_FILE_RE = re.compile(
+    r"^\.(?P<file_id>[^_]+)_(?P<instant>\d{14}(\d{3})?)\.log\.(?P<version>\d+)_(?P<write_token>\d+-\d+-\d+)$")
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,33 @@ def parse_base_file_name(name: str) -> BaseFileName | None:
     if not m:
         return None
     return BaseFileName(m.group("file_id"), m.group("write_token"), m.group("instant"))
+
+
+@dataclass(frozen=True)
+class LogFileName:
+    file_id: str
+    base_instant_time: str  # the instant of the file slice the log belongs to, not the write's
+    version: int
+    write_token: str
+
+    @property
+    def name(self) -> str:
+        return f".{self.file_id}_{self.base_instant_time}.log.{self.version}_{self.write_token}"
+
+    @property
+    def order(self) -> tuple[str, int, str]:
+        """Position among a slice's log files, as Java's HoodieLogFile comparator orders them: by base instant
+        (a slice read during a pending compaction also holds the next slice's logs), version, then write
+        token (compared as text)."""
+        return self.base_instant_time, self.version, self.write_token
+
+
+def parse_log_file_name(name: str) -> LogFileName | None:
+    """The parts of a data log file name, or None when the name is not one."""
+    m = _LOG_FILE_RE.match(name)
+    if not m:
+        return None
+    return LogFileName(m.group("file_id"), m.group("instant"), int(m.group("version")), m.group("write_token"))
 
 
 def new_file_id() -> str:

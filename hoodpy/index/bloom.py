@@ -18,6 +18,8 @@ from hoodpy.config.index import IndexConfig
 from hoodpy.file_group.file_group import BaseFile
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, LOCATED_DDL
 from hoodpy.index.bloom_filter import FOOTER_BLOOM_FILTER_KEY, FOOTER_MAX_RECORD_KEY, FOOTER_MIN_RECORD_KEY, BloomFilter
+from hoodpy.keygen import KeyGenerator, virtual_keys
+from hoodpy.keygen.stored import stored_record_keys
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 
@@ -39,7 +41,7 @@ def key_ranges(storage: Storage, base_files: list[BaseFile]) -> list[tuple[str |
         return list(pool.map(lambda bf: _key_range(storage.base_uri, bf.path), base_files))
 
 
-def _check_file(base_uri: str):
+def _check_file(base_uri: str, virtual: KeyGenerator | None):
     def check(candidates: pa.Table) -> pa.Table:
         storage = Storage(base_uri)
         path = candidates.column("f_path")[0].as_py()
@@ -51,8 +53,7 @@ def _check_file(base_uri: str):
                 bloom = BloomFilter.deserialize(text.decode())
                 keys = keys.filter(pa.array(bloom.might_contain_many(keys.to_pylist()), pa.bool_()))
             if len(keys):
-                stored = pf.read(columns=[RECORD_KEY]).column(RECORD_KEY).combine_chunks()
-                keys = keys.filter(pc.is_in(keys, value_set=stored))
+                keys = keys.filter(pc.is_in(keys, value_set=stored_record_keys(pf, virtual)))
         n = len(keys)
         return pa.table({
             RECORD_KEY: keys.cast(pa.string()),
@@ -66,6 +67,7 @@ class BloomIndex:
     def __init__(self, config: HoodieConfig, *, is_global: bool):
         self.is_global = is_global
         self.prune_by_ranges = config.get(IndexConfig.BLOOM_PRUNE_BY_RANGES)
+        self.virtual_keys = virtual_keys(config)
 
     def locate(self, spark: SparkSession, records: DataFrame, storage: Storage,
                base_files: list[BaseFile]) -> DataFrame:
@@ -86,7 +88,8 @@ class BloomIndex:
             cond = cond & (F.col("f_min").isNull() | in_range)
         candidates = keys.join(F.broadcast(files), cond, "inner").select(
             RECORD_KEY, "f_partition", "f_file_id", "f_path")
-        return candidates.groupBy("f_path").applyInArrow(_check_file(storage.base_uri), LOCATED_DDL)
+        return candidates.groupBy("f_path").applyInArrow(_check_file(storage.base_uri, self.virtual_keys),
+                                                          LOCATED_DDL)
 
 
 # A bloom probe hashes a key 30 times (~1.2 us); reading and matching a file's key column costs ~0.2 us per
@@ -95,7 +98,8 @@ class BloomIndex:
 _BLOOM_WORTHWHILE_FRACTION = 6
 
 
-def _check_candidates(storage: Storage, bf: BaseFile, candidates: pa.Array) -> pa.Table:
+def _check_candidates(storage: Storage, bf: BaseFile, candidates: pa.Array, virtual: KeyGenerator | None,
+                      ) -> pa.Table:
     """The ``candidates`` (unique keys) that ``bf`` holds: footer bloom filter first (unless the candidates are
     dense), then its key column."""
     with storage.fs.open_input_file(storage.full_path(bf.path)) as f:
@@ -105,8 +109,7 @@ def _check_candidates(storage: Storage, bf: BaseFile, candidates: pa.Array) -> p
             bloom = BloomFilter.deserialize(text.decode())
             candidates = candidates.filter(pa.array(bloom.might_contain_many(candidates), pa.bool_()))
         if len(candidates):
-            stored = pf.read(columns=[RECORD_KEY]).column(RECORD_KEY).combine_chunks()
-            candidates = candidates.filter(pc.is_in(candidates, value_set=stored))
+            candidates = candidates.filter(pc.is_in(candidates, value_set=stored_record_keys(pf, virtual)))
     n = len(candidates)
     return pa.table({
         RECORD_KEY: candidates.cast(pa.string()),
@@ -116,7 +119,7 @@ def _check_candidates(storage: Storage, bf: BaseFile, candidates: pa.Array) -> p
 
 
 def locate_on_driver(storage: Storage, keys: pa.Table, base_files: list[BaseFile], *, is_global: bool,
-                     prune_by_ranges: bool = True) -> pa.Table:
+                     prune_by_ranges: bool = True, virtual: KeyGenerator | None = None) -> pa.Table:
     """:meth:`BloomIndex.locate` for a batch whose keys the driver holds (``RECORD_KEY``, ``PARTITION_PATH``).
 
     Same answer, no Spark job: footer key ranges pick each file's candidate keys by binary search over the
@@ -152,5 +155,5 @@ def locate_on_driver(storage: Storage, keys: pa.Table, base_files: list[BaseFile
     if not work:
         return empty
     with ThreadPoolExecutor(max_workers=min(8, len(work))) as pool:
-        found = list(pool.map(lambda item: _check_candidates(storage, *item), work))
+        found = list(pool.map(lambda item: _check_candidates(storage, *item, virtual), work))
     return pa.concat_tables([empty, *found])

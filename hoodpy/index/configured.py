@@ -8,6 +8,7 @@ from hoodpy.config.index import BLOOM, GLOBAL_BLOOM, IndexConfig
 from hoodpy.index.base import Index
 from hoodpy.index.bloom import BloomIndex
 from hoodpy.index.simple import SimpleIndex
+from hoodpy.keygen import virtual_keys
 
 
 def index_for(config: HoodieConfig, *, force_global: bool = False) -> Index:
@@ -16,4 +17,4 @@ def index_for(config: HoodieConfig, *, force_global: bool = False) -> Index:
     is_global = force_global or IndexConfig.is_global(index_type)
     if index_type in (BLOOM, GLOBAL_BLOOM):
         return BloomIndex(config, is_global=is_global)
-    return SimpleIndex(is_global=is_global)
+    return SimpleIndex(is_global=is_global, virtual=virtual_keys(config))

@@ -31,10 +31,11 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from hoodpy.config.table import COPY_ON_WRITE, TableConfig
 from hoodpy.file_group.file_group import BaseFile
 from hoodpy.file_group.fs_view import FileSystemView, list_base_files
 from hoodpy.read.file_scan import read_parquet_files
-from hoodpy.read.query import Filter, bind_filters, select_files
+from hoodpy.read.query import Filter, bind_filters, select_files, snapshot
 from hoodpy.services.clean.retention import check_retained
 from hoodpy.timeline.instant import timeline_folder, validate_instant_time
 from hoodpy.timeline.timeline import Timeline, layout_of
@@ -110,6 +111,9 @@ class SnapshotCache:
         """The rows of the files ``filters`` may match as of ``as_of`` (unfiltered: the caller's query
         applies its WHERE), as :func:`hoodpy.read.query.snapshot` with ``apply_filters=False`` reads them.
         ``state``: one :meth:`state` the caller already took (it saves a listing)."""
+        if table.properties.get(TableConfig.TYPE.key, COPY_ON_WRITE) != COPY_ON_WRITE:
+            # Log files are not part of the cached listing: merge-on-read reads plan afresh.
+            return snapshot(table, as_of=as_of, filters=filters, apply_filters=False)
         if as_of is not None:
             validate_instant_time(as_of)
         state = state or self.state(table)

@@ -80,10 +80,7 @@ def _scan_files(base_uri: str, paths: list[str], tasks: int, arrow_schema: pa.Sc
         for batch in batches:
             for task in batch.column(0).to_pylist():
                 for rel in paths[task::tasks]:
-                    with storage.fs.open_input_file(storage.full_path(rel)) as f:
-                        pf = pq.ParquetFile(f)
-                        columns = [n for n in arrow_schema.names if n in pf.schema_arrow.names]
-                        table = align(pf.read(columns=columns), arrow_schema)
+                    table = read_base_file(storage, rel, arrow_schema)
                     if file_name_column:
                         name = rel.rsplit("/", 1)[-1]
                         table = table.append_column(pa.field(file_name_column, pa.string(), False),
@@ -91,3 +88,11 @@ def _scan_files(base_uri: str, paths: list[str], tasks: int, arrow_schema: pa.Sc
                     yield from table.to_batches()
 
     return scan
+
+
+def read_base_file(storage: Storage, rel: str, arrow_schema: pa.Schema) -> pa.Table:
+    """One base file's rows with pyarrow, conformed to ``arrow_schema`` (columns it lacks are null)."""
+    with storage.fs.open_input_file(storage.full_path(rel)) as f:
+        pf = pq.ParquetFile(f)
+        columns = [n for n in arrow_schema.names if n in pf.schema_arrow.names]
+        return align(pf.read(columns=columns), arrow_schema)

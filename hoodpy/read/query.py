@@ -1,8 +1,10 @@
-"""Reads as native Spark DataFrames over the chosen base files: snapshot, as of an instant, incremental.
+"""Reads as native Spark DataFrames over the chosen file slices: snapshot, as of an instant, incremental;
+read-optimized (base files only) for merge-on-read tables.
 
 The file-system view picks the files; partition values, footer key ranges and column statistics prune them
 (filters as :mod:`hoodpy.read.filters` binds them); Spark's own parquet reader does the rest (vectorized
-reads, column pruning, row-group statistics).
+reads, column pruning, row-group statistics). A merge-on-read slice with log files is merged in Spark tasks
+(:mod:`hoodpy.read.slice_scan`); only partition values prune it, since its logs may add or change any key.
 """
 
 from __future__ import annotations
@@ -17,7 +19,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from hoodpy.file_group.file_group import BaseFile
+from hoodpy.config import HoodieConfig
+from hoodpy.config.read import INCREMENTAL, READ_OPTIMIZED, ReadConfig
+from hoodpy.config.write import event_time_ordering_field
+from hoodpy.errors import InvalidConfigError
+from hoodpy.file_group.file_group import BaseFile, FileSlice
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.bloom import key_ranges
 from hoodpy.keygen import KeyGenerator
@@ -25,12 +31,23 @@ from hoodpy.meta_fields import COMMIT_TIME
 from hoodpy.read.data_skipping import prune_by_column_stats
 from hoodpy.read.file_scan import read_parquet_files
 from hoodpy.read.filters import Filter, bind_filters, check_filters, filter_column
+from hoodpy.read.slice_scan import read_file_slices
 from hoodpy.storage import Storage
 from hoodpy.timeline.instant import validate_instant_time
-from hoodpy.timeline.timeline import Timeline
+from hoodpy.timeline.timeline import CommittedInstants, Timeline
 
-__all__ = ["Filter", "ReadableTable", "bind_filters", "check_filters", "filter_column", "incremental",
-           "read_base_files", "select_files", "snapshot"]
+__all__ = ["Filter", "ReadableTable", "bind_filters", "check_filters", "filter_column",
+           "incremental", "query_type", "select_files", "snapshot"]
+
+
+def query_type(value: str | None) -> str:
+    """``snapshot`` (None too) or ``read_optimized`` (Hudi's hoodie.datasource.query.type values);
+    incremental reads have their own call."""
+    normal = HoodieConfig.of({ReadConfig.QUERY_TYPE.key: value}).get(ReadConfig.QUERY_TYPE)
+    if normal == INCREMENTAL:
+        raise InvalidConfigError(ReadConfig.QUERY_TYPE.key, value,
+                                 "an incremental read takes start and end instants: use read_incremental")
+    return normal
 
 
 class ReadableTable(Protocol):
@@ -40,6 +57,7 @@ class ReadableTable(Protocol):
     spark: SparkSession
     storage: Storage
     keygen: KeyGenerator
+    config: HoodieConfig
 
     @property
     def timeline(self) -> Timeline: ...
@@ -92,10 +110,10 @@ def _typed(text: str | None, sample: Any) -> Any:
     return type(sample)(text)
 
 
-def prune_partitions(table: ReadableTable, files: list[BaseFile], filters: list[Filter]) -> list[BaseFile]:
-    """The files whose partition values may pass ``filters`` (bound); a value that cannot be compared
-    keeps the file."""
-    part_filters = [f for f in filters if f[0] in table.keygen.partition_fields]
+def prune_partitions(table: ReadableTable, files: list, filters: list[Filter]) -> list:
+    """The files (base files or file slices) whose partition values may pass ``filters`` (bound); a value
+    that cannot be compared keeps the file."""
+    part_filters = [f for f in filters if f[0] in table.keygen.value_partition_fields]
     if not part_filters:
         return files
     keep = []
@@ -178,32 +196,45 @@ def select_files(table: ReadableTable, files: list[BaseFile], filters: list[Filt
     return prune_by_column_stats(table.storage, files, filters, schema)
 
 
-def read_base_files(table: ReadableTable, files: list[BaseFile], schema_instant: str | None = None) -> DataFrame:
-    schema = table.spark_schema(as_of=schema_instant)
-    return read_parquet_files(table.spark, table.storage, [bf.path for bf in files], schema)
+def _read_slices(table: ReadableTable, slices: list[FileSlice], schema: StructType,
+                 committed: CommittedInstants) -> DataFrame:
+    ordering = event_time_ordering_field(table.config)
+    return read_file_slices(table.spark, table.storage, slices, schema, committed, ordering)
 
 
 def snapshot(table: ReadableTable, *, as_of: str | None = None, filters: Sequence[Filter] = (),
-             apply_filters: bool = True) -> DataFrame:
+             apply_filters: bool = True, query: str | None = None) -> DataFrame:
     """The files ``filters`` may match, read; with ``apply_filters`` False the rows are not filtered (the
     SQL layer's caller applies its whole WHERE anyway). Filter values are bound to their columns' types
-    (:mod:`hoodpy.read.filters`), so pruning and Spark's filter agree under either ANSI setting."""
+    (:mod:`hoodpy.read.filters`), so pruning and Spark's filter agree under either ANSI setting.
+    ``query``: ``snapshot`` (base files merged with their log files) or ``read_optimized`` (base files
+    only)."""
+    read_optimized = query_type(query) == READ_OPTIMIZED
     if as_of is not None:
         validate_instant_time(as_of)
     view = table.file_system_view(as_of=as_of)
     schema = table.spark_schema(as_of=as_of, timeline=view.timeline)
     bound = bind_filters(filters, schema)  # before any listing of footers: bad values fail first
-    files = select_files(table, view.latest_base_files(), bound, table.arrow_schema(view.timeline, as_of))
-    df = read_parquet_files(table.spark, table.storage, [bf.path for bf in files], schema)
+    slices = view.latest_file_slices()
+    plain = [s.base_file for s in slices if s.base_file is not None and (read_optimized or not s.log_files)]
+    files = select_files(table, plain, bound, table.arrow_schema(view.timeline, as_of))
+    with_logs = [] if read_optimized else prune_partitions(table, [s for s in slices if s.log_files], bound)
+    if with_logs:
+        chosen = set(files)
+        plain_slices = [s for s in slices if not s.log_files and s.base_file in chosen]
+        df = _read_slices(table, [*with_logs, *plain_slices], schema, view.timeline.committed(as_of))
+    else:
+        df = read_parquet_files(table.spark, table.storage, [bf.path for bf in files], schema)
     for f in bound if apply_filters else ():
         df = df.filter(filter_column(f))
     return df
 
 
 def incremental(table: ReadableTable, start: str, end: str | None = None) -> DataFrame:
-    """Records written by commits that completed in (start, end]: the latest versions of the touched file
-    groups as of ``end``, filtered by commit time. Completion is by completion time in table versions 8 and
-    9 (as Hudi 1.x selects incremental windows), by instant time in version 6."""
+    """Records written by commits and deltacommits that completed in (start, end]: the latest slices of the
+    touched file groups as of ``end`` (merged with their log files), filtered by commit time. Completion is
+    by completion time in table versions 8 and 9 (as Hudi 1.x selects incremental windows), by instant time
+    in version 6."""
     validate_instant_time(start)
     if end is not None:
         validate_instant_time(end)
@@ -215,8 +246,8 @@ def incremental(table: ReadableTable, start: str, end: str | None = None) -> Dat
     # A start before the active timeline (archived commits): every file group, the commit-time filter decides.
     active = timeline.completed_commits()
     archived = not active or start < active[0].timestamp
-    files = [bf for bf in view.latest_base_files() if archived or (bf.partition_path, bf.file_id) in touched]
-    df = read_base_files(table, files, end)
+    slices = [s for s in view.latest_file_slices() if archived or (s.partition_path, s.file_id) in touched]
+    df = _read_slices(table, slices, table.spark_schema(as_of=end), view.timeline.committed(end))
     commit_time = F.col(COMMIT_TIME)
     in_window = commit_time.isin([i.timestamp for i in commits])
     if archived:  # rows of archived commits: no completion time is known, their instant time decides

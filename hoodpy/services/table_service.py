@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from hoodpy.config import HoodieConfig
+from hoodpy.config.registry import check_options
 from hoodpy.config.properties import load_table_properties
 from hoodpy.config.table import TableConfig
 from hoodpy.errors import UnsupportedServiceError
@@ -52,7 +53,10 @@ ResultT = TypeVar("ResultT")
 
 
 def _layer(options: Options) -> Mapping[str, Any] | None:
-    return options.options if isinstance(options, HoodieConfig) else options
+    if isinstance(options, HoodieConfig):
+        return options.options  # a table's config: its options were checked when they were given
+    check_options(options)
+    return options
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from hoodpy.config.properties import load_table_properties, save_table_properties
-from hoodpy.config.table import TableConfig
-from hoodpy.config.table_version import (
-    KEY_GENERATOR_TYPE, MERGE_MODE_PROPERTY, versioned_properties,
-)
+from hoodpy.config.keygen import KeyGeneratorConfig
+from hoodpy.config.table import INITIAL_VERSION_KEY, TableConfig
+from hoodpy.config.table_version import MERGE_MODE_PROPERTY, versioned_properties
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import HoodieError, TableVersionChangeError
 from hoodpy.services.rollback import rollback_failed_writes
@@ -143,11 +142,12 @@ def _convert_commit_metadata(data: bytes, to_version: int) -> bytes:
 def _properties(props: dict[str, str], context: ServiceContext, to_version: int) -> dict[str, str]:
     if to_version == 8:
         mode = context.config.get(WriteConfig.RECORD_MERGE_MODE)
-        out = versioned_properties(props, 8, mode)
-        out[TableConfig.INITIAL_VERSION.key] = "SIX"  # as Hudi's upgrade records it (an enum name)
+        keygen = getattr(context.table, "keygen", None)  # a HoodieTable's; a bare storage has none
+        out = versioned_properties(props, 8, mode, keygen.kind if keygen is not None else None)
+        out[INITIAL_VERSION_KEY] = "SIX"  # as Hudi's upgrade records it (an enum name)
         return out
     out = {k: v for k, v in props.items() if k not in (
-        TableConfig.INITIAL_VERSION.key, MERGE_MODE_PROPERTY, KEY_GENERATOR_TYPE.key, BOOTSTRAP_INDEX_TYPE,
+        INITIAL_VERSION_KEY, MERGE_MODE_PROPERTY, KeyGeneratorConfig.TYPE.key, BOOTSTRAP_INDEX_TYPE,
         TableConfig.TIMELINE_PATH.key, TableConfig.TIMELINE_HISTORY_PATH.key)}
     out[TableConfig.VERSION.key] = "6"
     out[TableConfig.TIMELINE_LAYOUT_VERSION.key] = "1"

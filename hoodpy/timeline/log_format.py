@@ -1,4 +1,4 @@
-"""Hudi's log-file block format, as far as the archived timeline needs it: Avro data blocks.
+"""Hudi's log-file block format: the one block parser of the archived timeline and of merge-on-read log files.
 
 Each block, all integers big-endian (Java's DataOutputStream), as HoodieLogFormatWriter.appendBlocks writes:
 
@@ -14,10 +14,16 @@ long  content length
       record int length and the record's Avro binary encoding under the header's SCHEMA
 ...   footer: same layout as the header (archival writes none: int 0)
 long  bytes of the block written before this field, magic included (the reverse pointer; readers
-      check it equals the leading length + 6 - 8)
+      check it equals the leading length + 6)
 ====  ======================================================================================
 
 Archive files are named ``.commits_.archive.<version>_<writeToken>`` under ``.hoodie/archived``.
+
+A block is corrupt, as Java's HoodieLogFileReader.isBlockCorrupted decides, when its length runs past the end
+of the file, its trailing reverse pointer is not that length + 6, or the bytes after it are neither another
+magic nor the end of the file (a half-written block, usually the tail of a crashed append). Such a block spans
+up to the next magic (or the end) and comes out as a :class:`CorruptBlock`: data files skip it as Hudi's
+merged reader does; the archive reader refuses it.
 """
 
 from __future__ import annotations
@@ -31,8 +37,11 @@ from hoodpy.errors import InvalidInstantError
 
 MAGIC = b"#HUDI#"
 LOG_FORMAT_VERSION = 1
-AVRO_DATA_BLOCK = 3
+# HoodieLogBlockType ordinals (append-only in Java).
+COMMAND_BLOCK, DELETE_BLOCK, CORRUPT_BLOCK, AVRO_DATA_BLOCK, HFILE_DATA_BLOCK, PARQUET_DATA_BLOCK, CDC_DATA_BLOCK = \
+    range(7)
 AVRO_DATA_BLOCK_VERSION = 2
+# HeaderMetadataType ordinals.
 INSTANT_TIME, TARGET_INSTANT_TIME, SCHEMA, COMMAND_BLOCK_TYPE = range(4)
 ARCHIVE_FILE_PREFIX = ".commits_.archive."
 UNKNOWN_WRITE_TOKEN = "1-0-1"
@@ -45,6 +54,18 @@ class LogBlock:
     header: dict[int, str]
     footer: dict[int, str]
     content: bytes
+
+    @property
+    def instant_time(self) -> str | None:
+        return self.header.get(INSTANT_TIME)
+
+
+@dataclass(frozen=True)
+class CorruptBlock:
+    """Bytes ``[offset, offset + length)`` that do not frame a whole block."""
+
+    offset: int
+    length: int
 
 
 def _metadata_bytes(metadata: dict[int, str]) -> bytes:
@@ -103,24 +124,67 @@ class _Reader:
         return {self.int(): self.take(self.int()).decode("utf-8") for _ in range(self.int())}
 
 
-def read_blocks(data: bytes, source: str = "log file") -> Iterator[LogBlock]:
-    r = _Reader(data, source)
-    while r.pos < len(data):
-        start = r.pos
-        if r.take(len(MAGIC)) != MAGIC:
-            raise InvalidInstantError(f"Log file {source} has no block magic at byte {start}")
-        r.long()
-        version = r.int()
-        if version != LOG_FORMAT_VERSION:
-            raise InvalidInstantError(f"Log file {source}: unsupported log format version {version}")
+def _corrupt(data: bytes, start: int, size_end: int, size: int) -> bool:
+    """isBlockCorrupted: the block must end inside the file, with the reverse pointer Java writes and a magic
+    (or the end of the file) right after it."""
+    end = size_end + size
+    if size < 8 or end > len(data):
+        return True
+    if struct.unpack(">q", data[end - 8:end])[0] != end - start - 8:
+        return True
+    return end != len(data) and data[end:end + len(MAGIC)] != MAGIC
+
+
+def scan_blocks(data: bytes, source: str = "log file") -> Iterator[LogBlock | CorruptBlock]:
+    """The blocks of a log file in order; a stretch that does not frame a whole block is a CorruptBlock.
+
+    A file whose first bytes are not the magic is no log file: InvalidInstantError (Java's
+    CorruptedLogFileException)."""
+    pos = 0
+    while pos < len(data):
+        start = pos  # at a magic, except perhaps at the start of the file
+        if start == 0 and len(data) >= len(MAGIC) and data[:len(MAGIC)] != MAGIC:
+            raise InvalidInstantError(f"Log file {source} has no block magic at byte 0")
+        size_end = start + len(MAGIC) + 8
+        size = struct.unpack(">q", data[start + len(MAGIC):size_end])[0] if size_end <= len(data) else -1
+        block = None
+        if not _corrupt(data, start, size_end, size):
+            block = _parse_block(data[size_end:size_end + size - 8], source, start)
+        if block is None:
+            following = data.find(MAGIC, start + len(MAGIC))
+            pos = following if following >= 0 else len(data)
+            yield CorruptBlock(start, pos - start)
+            continue
+        pos = size_end + size
+        yield block
+
+
+def _parse_block(body: bytes, source: str, start: int) -> LogBlock | None:
+    """Version, type, header, content and footer of one framed block; None when they do not fit its frame."""
+    version = struct.unpack(">i", body[:4])[0] if len(body) >= 4 else None
+    if version is not None and version != LOG_FORMAT_VERSION:  # a whole block of another format: not skippable
+        raise InvalidInstantError(f"Log file {source}: unsupported log format version {version} in the block "
+                                  f"at byte {start} (hoodpy reads version {LOG_FORMAT_VERSION})")
+    r = _Reader(body, "log block")
+    try:
+        r.int()
         block_type = r.int()
         header = r.metadata()
         content = r.take(r.long())
         footer = r.metadata()
-        written = r.pos - start
-        if r.long() != written:
-            raise InvalidInstantError(f"Log file {source}: corrupt block at byte {start}")
-        yield LogBlock(block_type, header, footer, content)
+    except (InvalidInstantError, UnicodeDecodeError, struct.error):
+        return None
+    if r.pos != len(body):
+        return None
+    return LogBlock(block_type, header, footer, content)
+
+
+def read_blocks(data: bytes, source: str = "log file") -> Iterator[LogBlock]:
+    """The blocks of an archive file; a corrupt block is an error here (the archived timeline must be whole)."""
+    for block in scan_blocks(data, source):
+        if isinstance(block, CorruptBlock):
+            raise InvalidInstantError(f"Log file {source}: corrupt block at byte {block.offset}")
+        yield block
 
 
 def avro_records(block: LogBlock) -> list[bytes]:

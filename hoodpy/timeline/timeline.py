@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import cached_property
 
 from hoodpy.config.properties import load_table_properties
@@ -29,6 +30,24 @@ def layout_of(props: Mapping[str, str] | None) -> int:
 
 def read_layout(storage: Storage) -> int:
     return layout_of(load_table_properties(storage))
+
+
+@dataclass(frozen=True)
+class CommittedInstants:
+    """Which instant times count as committed writes as of an instant: completed on the active timeline (by
+    then: ``completed`` holds those whose completion time is at or before it), or older than its earliest
+    instant (archived; their instant time decides). Picklable, so Spark tasks filter log blocks with it."""
+
+    completed: frozenset[str]
+    earliest_active: str | None
+    as_of: str | None = None
+
+    def __contains__(self, instant_time: object) -> bool:
+        # An instant completes after it starts: one later than as_of cannot have completed by then.
+        if not isinstance(instant_time, str) or (self.as_of is not None and instant_time > self.as_of):
+            return False
+        return instant_time in self.completed or (
+            self.earliest_active is not None and instant_time < self.earliest_active)
 
 
 class Timeline:
@@ -95,6 +114,12 @@ class Timeline:
 
     def is_completed_write(self, instant_time: str) -> bool:
         return instant_time in self._completed_write_times
+
+    def committed(self, as_of: str | None = None) -> CommittedInstants:
+        """The committed write times, as of ``as_of`` (by completion time) when given."""
+        completed = self._completed_write_times if as_of is None else frozenset(
+            i.timestamp for i in self.completed_commits() if i.completed_at <= as_of)
+        return CommittedInstants(completed, self.earliest_instant_time(), as_of)
 
     def last_completed_commit(self) -> Instant | None:
         commits = self.completed_commits()

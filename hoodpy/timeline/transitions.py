@@ -2,7 +2,8 @@
 
 The completed file is published whole and only once (put-if-absent where the storage has it, see
 ``Storage.publish``) so a reader either sees a whole, valid completed instant or none; requested and
-inflight files are invisible to readers anyway.
+inflight files are invisible to readers anyway. Before it is published, a metadata table hoodpy does not
+maintain is removed (:mod:`hoodpy.timeline.metadata_table`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from hoodpy.errors import IllegalInstantTransitionError
 from hoodpy.storage import Storage
 from hoodpy.timeline.instant import LAYOUT_2, Action, Instant, State, new_instant_time, timeline_folder
+from hoodpy.timeline.metadata_table import remove_stale_metadata_table
 from hoodpy.timeline.timeline import read_layout
 
 
@@ -76,6 +78,8 @@ def complete(storage: Storage, inflight: Instant, data: bytes) -> Instant:
         completed = inflight.with_state(State.COMPLETED, new_instant_time(after=inflight.timestamp))
     else:
         completed = inflight.with_state(State.COMPLETED)
+    # A metadata table another writer left would be stale once this instant is visible (see metadata_table).
+    remove_stale_metadata_table(storage)
     # Put-if-absent (local link, S3 If-None-Match): of two processes completing one instant, one wins.
     if not storage.publish(_rel(completed), data):
         raise IllegalInstantTransitionError(inflight, "the instant is already completed")

@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
+from hoodpy.config.table import TableConfig, check_writable
 from hoodpy.storage import Storage
 from hoodpy.timeline.instant import Instant
 from hoodpy.timeline.metadata import CommitMetadata
@@ -22,6 +23,8 @@ T = TypeVar("T")
 
 class WriteTransaction:
     def __init__(self, storage: Storage, config: HoodieConfig):
+        # Every write, table service and rollback starts here: refuse table types hoodpy cannot change.
+        check_writable(storage.base_uri, config.get(TableConfig.TYPE))
         self.storage = storage
         self.config = config
         self.optimistic = ConcurrencyConfig.is_optimistic(config)

@@ -23,7 +23,8 @@ from hoodpy.index.bloom_filter import (
     FOOTER_MIN_RECORD_KEY,
     BloomFilter,
 )
-from hoodpy.meta_fields import META_COLUMNS, RECORD_KEY
+from hoodpy.keygen import KeyGenerator, virtual_keys
+from hoodpy.meta_fields import COMMIT_SEQNO, COMMIT_TIME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 
 
@@ -36,6 +37,10 @@ class BaseFileOptions:
     bloom_num_entries: int = 60000
     bloom_fpp: float = 1e-9
     bloom_max_entries: int = 100000
+    # The key generator of a table with virtual keys (hoodie.populate.meta.fields=false): its files keep
+    # the meta columns null but for the file name, and their footers no bloom filter or key range, as
+    # Java Hudi writes them; readers compute keys with it. None: keys are stored.
+    virtual_keys: KeyGenerator | None = None
 
     @classmethod
     def from_config(cls, config: HoodieConfig) -> BaseFileOptions:
@@ -45,6 +50,7 @@ class BaseFileOptions:
             bloom_num_entries=config.get(IndexConfig.BLOOM_NUM_ENTRIES),
             bloom_fpp=config.get(IndexConfig.BLOOM_FPP),
             bloom_max_entries=config.get(IndexConfig.BLOOM_MAX_ENTRIES),
+            virtual_keys=virtual_keys(config),
         )
 
 
@@ -79,7 +85,12 @@ def write_base_file(storage: Storage, rel_path: str, table: pa.Table, options: B
     """Write ``table`` (meta columns first) to ``rel_path``; returns the file size in bytes. ``bloom``, when
     given, already holds the table's record keys in order."""
     assert tuple(table.schema.names[: len(META_COLUMNS)]) == META_COLUMNS, table.schema.names[:5]
-    footer = footer_metadata(table.column(RECORD_KEY).combine_chunks(), options, bloom)
+    if options.virtual_keys is not None:
+        footer: dict[bytes, bytes] = {}
+        for name in (COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH):
+            table = table.set_column(table.schema.get_field_index(name), name, pa.nulls(table.num_rows, pa.string()))
+    else:
+        footer = footer_metadata(table.column(RECORD_KEY).combine_chunks(), options, bloom)
     table = table.replace_schema_metadata(None)
     full = storage.full_path(rel_path)
     storage.fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
@@ -89,7 +100,8 @@ def write_base_file(storage: Storage, rel_path: str, table: pa.Table, options: B
                               use_dictionary=dictionary_columns(table)) as writer:
             writer.write_table(table, row_group_size=rows_per_group)
             # With store_schema=False pyarrow drops the schema's metadata: add the footer entries explicitly.
-            writer.add_key_value_metadata(footer)
+            if footer:
+                writer.add_key_value_metadata(footer)
     return storage.fs.get_file_info(full).size
 
 

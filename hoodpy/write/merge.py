@@ -83,6 +83,9 @@ def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
         stored = pq.read_table(storage.full_path(existing.path), filesystem=storage.fs)
         footer = stored.schema.metadata or {}  # the file's key-value metadata: Hudi's footer entries
         old = align(stored, full_schema)
+        if ctx.options.virtual_keys is not None:  # the file holds no keys: compute them, as Hudi's readers do
+            old = old.set_column(old.schema.get_field_index(RECORD_KEY), RECORD_KEY,
+                                 ctx.options.virtual_keys.record_keys_of(old))
     else:
         old = full_schema.empty_table()
     n_old = old.num_rows

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType, StructType
+from pyspark.sql.types import (
+    BooleanType,
+    DataType,
+    DateType,
+    StringType,
+    StructType,
+    TimestampType,
+)
 
 from hoodpy.errors import InvalidRecordError
 from hoodpy.keygen import (
     DEFAULT_PARTITION_PATH,
     EMPTY_RECORDKEY_PLACEHOLDER,
+    ESCAPED_CHARS,
     NULL_RECORDKEY_PLACEHOLDER,
+    TIMESTAMP,
     KeyGenerator,
 )
 from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
@@ -46,15 +56,44 @@ def record_key_column(keygen: KeyGenerator) -> tuple[Column, Column]:
     return F.concat_ws(",", *encoded), all_blank
 
 
-def partition_path_column(keygen: KeyGenerator) -> Column:
+def escaped(value: Column) -> Column:
+    """Hudi's escapePathName (partition path url-encoding) as a Spark expression."""
+    for c in ESCAPED_CHARS:
+        value = F.replace(value, F.lit(c), F.lit(f"%{ord(c):02X}"))
+    return value
+
+
+def timestamp_segment_column(keygen: KeyGenerator, name: str, dtype: DataType) -> Column:
+    """A TIMESTAMP partition field's path segment: :meth:`KeyGenerator.timestamp_segments` in a vectorized
+    UDF. Timestamps and dates enter as the numbers Hudi's Avro records hold (epoch micros, epoch days; a
+    timestamp without time zone arrives as its wall clock, Avro's local-timestamp-micros)."""
+    value = F.col(name)
+    if isinstance(dtype, TimestampType):
+        value = F.unix_micros(value)
+    elif isinstance(dtype, DateType):
+        value = F.unix_date(value)
+
+    @F.pandas_udf(StringType())
+    def segments(values: pd.Series) -> pd.Series:
+        return keygen.timestamp_segments(name, pa.Array.from_pandas(values)).to_pandas()
+
+    return segments(value)
+
+
+def partition_path_column(keygen: KeyGenerator, schema: StructType | None = None) -> Column:
     if not keygen.is_partitioned:
         return F.lit("")
+    keygen.check_writable()  # on the driver, naming the missing key
     segments = []
-    for name in keygen.partition_fields:
+    for name, kind in zip(keygen.partition_fields, keygen.partition_types, strict=True):
+        if kind == TIMESTAMP:
+            dtype = schema[name].dataType if schema is not None and name in schema.fieldNames() else StringType()
+            segments.append(timestamp_segment_column(keygen, name, dtype))
+            continue
         value = F.col(name).cast("string")
         value = F.when(_blank(value), F.lit(DEFAULT_PARTITION_PATH)).otherwise(value)
         if keygen.url_encode_partitioning:
-            value = F.url_encode(value)
+            value = escaped(value)
         segments.append(F.concat(F.lit(f"{name}="), value) if keygen.hive_style_partitioning else value)
     return F.concat_ws("/", *segments)
 
@@ -88,7 +127,7 @@ def keyed_records(df: DataFrame, keygen: KeyGenerator, *, deletes: bool = False,
             F.lit(OP_UPSERT))
     else:
         op = F.lit(OP_UPSERT)
-    partition = partition_path_column(keygen) if with_partition else F.lit(None).cast("string")
+    partition = partition_path_column(keygen, data.schema) if with_partition else F.lit(None).cast("string")
     out = data.select(
         key.alias(RECORD_KEY), partition.alias(PARTITION_PATH), op.cast("int").alias(OP),
         invalid.alias(INVALID_KEY), *[F.col(c) for c in data.columns if c != IS_DELETED_COLUMN],

@@ -19,15 +19,15 @@ from hoodpy.config import HoodieConfig, declared_keys
 from hoodpy.config.index import IndexConfig
 from hoodpy.config.storage import StorageConfig
 from hoodpy.config.table import TableConfig, check_version_writable
-from hoodpy.config.write import COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING, WriteConfig
+from hoodpy.config.write import WriteConfig, event_time_ordering_field
 from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
-from hoodpy.errors import ClusteringUpdateError, InvalidRecordError, WriteConflictError
+from hoodpy.errors import ClusteringUpdateError, InvalidConfigError, InvalidRecordError, WriteConflictError
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, tag
 from hoodpy.index.bloom import locate_on_driver
 from hoodpy.index.configured import index_for
-from hoodpy.keygen import KeyGenerator
+from hoodpy.keygen import KeyGenerator, virtual_keys
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json, evolve_schema
 from hoodpy.services.rollback import rollback_failed_writes
@@ -127,6 +127,11 @@ class Writer:
         self.config: HoodieConfig = table.config.with_options(options)
         # Before anything is written: version 5 tables are read only.
         check_version_writable(self.storage.base_uri, self.config.get(TableConfig.VERSION))
+        populate = TableConfig.POPULATE_META_FIELDS
+        if self.config.get(populate) != table.config.get(populate):
+            # Files with and without keys in one table would not read back: the table decides, once.
+            raise InvalidConfigError(populate.key, self.config.raw(populate),
+                                     f"the table has {populate.key}={str(table.config.get(populate)).lower()}")
         self.keygen = table.keygen
         self.ordering_field: str | None = self.config.get(TableConfig.PRECOMBINE_FIELD)
         # A delete whose batch lacks the partition fields: keys are looked up in every partition.
@@ -271,7 +276,7 @@ class Writer:
             instant_time=inflight.timestamp,
             data_schema=target,
             match_keys=operation.uses_index,
-            ordering_field=self.ordering_field if self._event_time_ordering() else None,
+            ordering_field=event_time_ordering_field(self.config),
             options=BaseFileOptions.from_config(self.config),
         )
         if self._combines(operation):
@@ -314,12 +319,6 @@ class Writer:
             lambda t: merge_file_group(merge_ctx, t), WRITE_STATS_DDL).collect()
         stats = commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
         return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced)
-
-    def _event_time_ordering(self) -> bool:
-        mode = self.config.get(WriteConfig.RECORD_MERGE_MODE)
-        if mode is None:
-            mode = EVENT_TIME_ORDERING if self.ordering_field else COMMIT_TIME_ORDERING
-        return mode == EVENT_TIME_ORDERING and self.ordering_field is not None
 
     def _sizing(self, timeline: Timeline) -> SizingConfig:
         c = self.config
@@ -379,7 +378,8 @@ class Writer:
         latest = view.latest_base_files(self._partitions)
         located = locate_on_driver(self.storage, keys.select([RECORD_KEY, PARTITION_PATH]), latest,
                                    is_global=False,
-                                   prune_by_ranges=self.config.get(IndexConfig.BLOOM_PRUNE_BY_RANGES))
+                                   prune_by_ranges=self.config.get(IndexConfig.BLOOM_PRUNE_BY_RANGES),
+                                   virtual=virtual_keys(self.config))
         joined = keys.join(located, keys=[RECORD_KEY, PARTITION_PATH], right_keys=[RECORD_KEY, LOC_PARTITION],
                            join_type="left outer")
         found = pc.is_valid(joined.column(LOC_FILE_ID))

@@ -25,9 +25,12 @@ Row = dict[str, Any]
 
 
 # -- hudi-rs --------------------------------------------------------------------------------------------
-def table(path: str):
+def table(path: str, options: Mapping[str, str] | None = None):
     """A freshly built hudi-rs table (it caches the timeline, so build one per read)."""
-    return HudiTableBuilder.from_base_uri(str(path)).build()
+    builder = HudiTableBuilder.from_base_uri(str(path))
+    for key, value in (options or {}).items():
+        builder = builder.with_option(key, value)
+    return builder.build()
 
 
 def _to_table(batches: list[pa.RecordBatch]) -> pa.Table | None:
@@ -39,6 +42,22 @@ def snapshot(path: str, as_of: str | None = None) -> list[Row]:
     if as_of is not None:
         opts = opts.with_as_of_timestamp(as_of)
     return rows_of(_to_table(table(path).read(opts)))
+
+
+def read_optimized(path: str, as_of: str | None = None) -> list[Row]:
+    """Base files only (merge-on-read tables): hudi-rs's read-optimized mode."""
+    opts = HudiReadOptions()
+    if as_of is not None:
+        opts = opts.with_as_of_timestamp(as_of)
+    return rows_of(_to_table(table(path, {"hoodie.read.use.read_optimized.mode": "true"}).read(opts)))
+
+
+def snapshot_tuples(path: str, columns: Sequence[str]) -> list[tuple]:
+    """``columns`` of every row of a hudi-rs snapshot read, as sorted tuples (raw values)."""
+    batches = table(path).read(HudiReadOptions())
+    if not batches:
+        return []
+    return sorted(tuple(r.values()) for r in pa.Table.from_batches(batches).select(list(columns)).to_pylist())
 
 
 def incremental(path: str, start: str, end: str) -> list[Row]:

@@ -33,8 +33,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("timeline", ("hoodpy.timeline",)),
     # Base file names, file groups and the file-system view (a timeline plus a listing).
     ("file groups", ("hoodpy.file_group",)),
-    # Base files into a Spark DataFrame: the scan that the SIMPLE index, reads, writes and clustering use.
-    ("file scan", ("hoodpy.read.file_scan",)),
+    # Base files into a Spark DataFrame: the scan that the SIMPLE index, reads, writes and clustering use;
+    # merge-on-read file slices (base rows merged with log records) beside it.
+    ("file scan", ("hoodpy.read.file_scan", "hoodpy.read.slice_merge", "hoodpy.read.slice_scan")),
     # Locating record keys in base files: footer bloom filters and key ranges, the BLOOM and SIMPLE indexes.
     ("index", ("hoodpy.index",)),
     # Snapshot, time-travel and incremental reads: filters, partition / key-range / column-stats pruning.

@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from pyspark.sql.types import StringType, StructField, StructType
 
 from hoodpy.arrow_rows import WRITE_STATS_DDL, align, finalize, task_ids, write_stats, write_stats_row
 from hoodpy.config import HoodieConfig
@@ -218,12 +219,15 @@ class _ClusteringJob:
         timeline = Timeline.load(self.storage)
         data_schema = table.arrow_schema(timeline) or pa.schema([])
         self.full_schema = pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS] + list(data_schema))
-        self.spark_schema = table.spark_schema()
+        # Files carry the meta columns even with virtual keys (null there): read them either way.
+        schema = table.spark_schema()
+        self.spark_schema = schema if RECORD_KEY in schema.fieldNames() else StructType(
+            [StructField(c, StringType(), True) for c in META_COLUMNS] + list(schema.fields))
         self.schema_json = timeline.latest_schema() or avro_schema_to_json(
             avro_schema_from_arrow(data_schema, table.name))
 
     def run(self, groups: list[ClusteringGroup]) -> list[dict]:
-        from pyspark.sql.types import IntegerType, StructField, StructType
+        from pyspark.sql.types import IntegerType
 
         rels = [_rel_path(g, i) for g in groups for i in range(len(g.slices))]
         counts = dict(zip(rels, _row_counts(self.storage, rels), strict=True))

@@ -4,15 +4,16 @@ Pure numpy / pyarrow, so the same code runs on the driver (over a sample) and in
 
 A curve orders rows by a *key* built from the sort columns:
 
-1. Each column maps to an order-preserving unsigned 64-bit integer (:func:`direct_keys`): integers,
-   dates, times and timestamps are offset to unsigned (sign bit flipped); floats and decimals go
-   through the IEEE-754 order-preserving transform; strings and binaries use their first 8 bytes,
-   big-endian. Nulls map to the largest key, so they sort last as in Hudi.
-2. ``DIRECT`` (Hudi's default build method) uses those 64 bits as they are. ``SAMPLE`` replaces each
-   key by its rank among boundaries sampled from that column (:func:`column_boundaries`), scaled to 32
-   bits, so that every column spreads over the whole coordinate range. With DIRECT, a column whose
-   values only differ in their low bits (small integers next to epoch timestamps, say) contributes
-   nothing to the top of the curve and the curve degenerates into a sort by the other column.
+1. Each column maps to an order-preserving unsigned 64-bit integer (:func:`direct_keys`), with the values
+   Hudi's DIRECT build maps (SpaceCurveSortingHelper): integers as they are, dates and timestamps as epoch
+   milliseconds (java.sql.Date/Timestamp.getTime), decimals truncated to integers (longValue), each offset
+   to unsigned (sign bit flipped); floats through the IEEE-754 order-preserving transform; strings and
+   binaries by their first 8 bytes, big-endian. Nulls map to the largest key, so they sort last as in Hudi.
+2. ``DIRECT`` (Hudi's default build method) uses those 64 bits as they are. ``SAMPLE`` (hoodpy's default)
+   replaces each key by its rank among boundaries sampled from that column (:func:`column_boundaries`),
+   scaled to 32 bits, so that every column spreads over the whole coordinate range. With DIRECT, a column
+   whose values only differ in their low bits (part numbers next to epoch-millisecond dates, say)
+   contributes nothing to the top of the curve and the curve degenerates into a sort by the other column.
 3. ``ZORDER`` interleaves the coordinates' bits, most significant first; ``HILBERT`` maps the
    n-dimensional point to its distance along the Hilbert curve (Skilling's transpose algorithm). Both
    return ``(rows, words)`` uint64 arrays, compared word by word (:func:`curve_keys`).
@@ -49,6 +50,8 @@ DIRECT_BITS = 64
 _U64 = np.uint64
 _SIGN = _U64(1 << 63)
 _ALL_ONES = _U64(0xFFFFFFFFFFFFFFFF)
+_MILLIS_PER_DAY = 86_400_000
+_UNITS_PER_MILLI = {"ms": 1, "us": 1_000, "ns": 1_000_000}
 KEY_PREFIX = "__hoodpy_key_"
 _MARKER = "__hoodpy_boundary"
 
@@ -169,13 +172,22 @@ def direct_keys(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
         keys = pc.fill_null(arr, 0).to_numpy(zero_copy_only=False).astype(_U64)
     elif pa.types.is_signed_integer(t):
         keys = _signed_to_unsigned(pc.fill_null(arr, 0).to_numpy(zero_copy_only=False))
-    elif pa.types.is_floating(t) or pa.types.is_decimal(t):
-        floats = pc.fill_null(arr.cast(pa.float64()), 0.0).to_numpy(zero_copy_only=False)
-        keys = _float_keys(floats)
-    elif pa.types.is_date32(t) or pa.types.is_time32(t):
+    elif pa.types.is_floating(t):
+        keys = _float_keys(pc.fill_null(arr.cast(pa.float64()), 0.0).to_numpy(zero_copy_only=False))
+    elif pa.types.is_decimal(t):
+        # Hudi: BigDecimal.longValue(), the integer part (monotone, so order is kept up to ties).
+        keys = _signed_to_unsigned(pc.fill_null(pc.trunc(arr).cast(pa.int64(), safe=False), 0)
+                                   .to_numpy(zero_copy_only=False))
+    elif pa.types.is_date32(t):
+        days = pc.fill_null(arr.view(pa.int32()), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        keys = _signed_to_unsigned(days * _MILLIS_PER_DAY)
+    elif pa.types.is_timestamp(t):
+        raw = pc.fill_null(arr.view(pa.int64()), 0).to_numpy(zero_copy_only=False)
+        millis = raw * 1000 if t.unit == "s" else np.floor_divide(raw, _UNITS_PER_MILLI[t.unit])
+        keys = _signed_to_unsigned(millis)
+    elif pa.types.is_time32(t):
         keys = _signed_to_unsigned(pc.fill_null(arr.view(pa.int32()), 0).to_numpy(zero_copy_only=False))
-    elif (pa.types.is_date64(t) or pa.types.is_time64(t) or pa.types.is_timestamp(t)
-          or pa.types.is_duration(t)):
+    elif pa.types.is_date64(t) or pa.types.is_time64(t) or pa.types.is_duration(t):
         keys = _signed_to_unsigned(pc.fill_null(arr.view(pa.int64()), 0).to_numpy(zero_copy_only=False))
     elif (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
           or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)

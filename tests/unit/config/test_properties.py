@@ -3,10 +3,17 @@ from pathlib import Path
 import pytest
 
 from hoodpy.config import HoodieConfig
-from hoodpy.config.properties import format_properties, parse_properties, table_checksum
+from hoodpy.config.properties import (
+    format_properties,
+    load_table_properties,
+    parse_properties,
+    save_table_properties,
+    table_checksum,
+)
 from hoodpy.config.storage import StorageConfig
 from hoodpy.config.table import TableConfig
 from hoodpy.errors import InvalidConfigError, MissingConfigError
+from hoodpy.storage import Storage
 from tests.conftest import unzip_sample
 
 
@@ -38,3 +45,13 @@ def test_config_reads_aliases_defaults_and_rejects_bad_values():
         HoodieConfig.of({"hoodie.parquet.max.file.size": "big"}).get(StorageConfig.PARQUET_MAX_FILE_SIZE)
     with pytest.raises(MissingConfigError, match="hoodie.table.name"):
         HoodieConfig().get(TableConfig.NAME)
+
+
+def test_a_java_update_interrupted_after_deleting_hoodie_properties_reads_the_backup(tmp_path):
+    storage = Storage(str(tmp_path))
+    save_table_properties(storage, {"hoodie.table.name": "t", "hoodie.table.version": "6"})
+    storage.write_bytes(".hoodie/hoodie.properties.backup", storage.read_bytes(".hoodie/hoodie.properties"))
+    storage.delete(".hoodie/hoodie.properties")
+    assert load_table_properties(storage) == {"hoodie.table.name": "t", "hoodie.table.version": "6"}
+    storage.delete(".hoodie/hoodie.properties.backup")
+    assert load_table_properties(storage) is None

@@ -48,7 +48,7 @@ def test_version_8_properties_of_a_new_table():
     base = {"hoodie.table.version": "6", "hoodie.timeline.layout.version": "1",
             "hoodie.table.keygenerator.class": "org.apache.hudi.keygen.ComplexKeyGenerator"}
     assert versioned_properties(base, 6) == base
-    v8 = versioned_properties(base, 8)
+    v8 = versioned_properties(base, 8, key_generator_type="COMPLEX")
     assert v8 == {**base, "hoodie.table.version": "8", "hoodie.timeline.layout.version": "2",
                   "hoodie.table.initial.version": "8", "hoodie.timeline.path": "timeline",
                   "hoodie.timeline.history.path": "history", "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",

@@ -210,3 +210,44 @@ def test_cell_aligned_cuts_keep_z_order_files_in_their_quadrants():
     linear = LayoutSpec(LINEAR, ("x",), tiebreak="k")
     lk = sort_keys(t, linear)
     assert range_boundaries(lk, 4, snap=0.1).equals(range_boundaries(lk, 4))  # snapping is for curves only
+
+
+def test_direct_keys_map_dates_timestamps_and_decimals_as_hudis_direct_build():
+    """SpaceCurveSortingHelper: Date/Timestamp.getTime() (epoch milliseconds), BigDecimal.longValue()."""
+    sign = 1 << 63
+    assert direct_keys(pa.array([dt.date(1970, 1, 2)], pa.date32()))[0] == np.uint64(86_400_000 ^ sign)
+    stamp = pa.array([dt.datetime(1970, 1, 1, 0, 0, 1, 999)], pa.timestamp("us"))
+    assert direct_keys(stamp)[0] == np.uint64(1000 ^ sign)
+    assert direct_keys(pa.array([3], pa.timestamp("s")))[0] == np.uint64(3000 ^ sign)
+    decimals = direct_keys(pa.array([Decimal("-1.75"), Decimal("2.99")], pa.decimal128(5, 2)))
+    assert decimals.tolist() == [(-1 + 2**64) ^ sign, 2 ^ sign]
+
+
+def test_the_default_build_method_prunes_both_sort_columns_where_direct_does_not():
+    """Dates as epoch milliseconds next to part numbers: Hudi's DIRECT curve is a sort by date; SAMPLE (hoodpy's
+    default) spreads both columns, so a 5% range on either one skips most of 16 files."""
+    from hoodpy.config import HoodieConfig
+    from hoodpy.config.clustering import ClusteringConfig
+
+    assert HoodieConfig({}).get(ClusteringConfig.CURVE_BUILD_METHOD) == SAMPLE
+    rng = np.random.default_rng(5)
+    n = 32_000
+    t = pa.table({"day": pa.array(rng.integers(8000, 10_500, n), pa.int32()).cast(pa.date32()),
+                  "part": pa.array(rng.integers(1, 200_000, n), pa.int64())})
+
+    def files_scanned(spec):
+        files = np.array_split(order_indices(sort_keys(t, spec)), 16)
+        out = {}
+        for c in ("day", "part"):
+            v = direct_keys(t.column(c)).astype(np.float64)
+            lo, hi = v.min(), v.max()
+            a = lo + 0.3 * (hi - lo)
+            b = a + 0.05 * (hi - lo)
+            out[c] = sum(int(v[f].max() >= a and v[f].min() < b) for f in files)
+        return out
+
+    direct = files_scanned(LayoutSpec(HILBERT, ("day", "part")))
+    bounds = tuple(column_boundaries(direct_keys(t.column(c)), 1000) for c in ("day", "part"))
+    sampled = files_scanned(LayoutSpec(HILBERT, ("day", "part"), SAMPLE, bounds))
+    assert direct["part"] == 16 and direct["day"] <= 2
+    assert sampled["day"] <= 6 and sampled["part"] <= 6, sampled

@@ -1,0 +1,140 @@
+"""Merge-on-read log files read into records: which blocks of a file slice's logs count, and what they hold.
+
+Blocks are framed by :mod:`hoodpy.timeline.log_format` (the block parser the archived timeline uses too).
+What counts follows Java's AbstractHoodieLogRecordReader, reading the slice's log files in order:
+
+* a data or delete block counts only when the instant in its INSTANT_TIME header is a committed write (as of
+  the read's instant, :class:`hoodpy.timeline.timeline.CommittedInstants`);
+* a rollback command block (COMMAND_BLOCK_TYPE 0) drops every block read before it whose instant is its
+  TARGET_INSTANT_TIME, and the corrupt blocks read before it;
+* a corrupt block (see log_format) is skipped and counted, as Hudi's merged reader skips it.
+
+Block contents (table version 6, block version 3):
+
+* Avro data block: int version, int record count, then per record int length and the record's schemaless
+  Avro encoding under the header's SCHEMA;
+* parquet data block: one whole parquet file (meta columns first);
+* delete block: int version, int length, then one HoodieDeleteRecordList datum (record key, partition path
+  and ordering value of each deleted record).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import struct
+from collections.abc import Container, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import fastavro
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hoodpy.errors import HoodieIOError
+from hoodpy.timeline import log_format
+from hoodpy.timeline.log_format import CorruptBlock, LogBlock
+
+ROLLBACK_COMMAND = "0"  # HoodieCommandBlockTypeEnum.ROLLBACK_BLOCK
+DATA_BLOCK_VERSION = 3
+_log = logging.getLogger(__name__)
+
+# HoodieDeleteRecordList as delete blocks of version 3 (Hudi 0.14) hold it.
+DELETE_RECORD_LIST_SCHEMA = {
+    "type": "record", "name": "HoodieDeleteRecordList", "namespace": "org.apache.hudi.avro.model",
+    "fields": [{"name": "deleteRecordList", "type": {"type": "array", "items": {
+        "type": "record", "name": "HoodieDeleteRecord",
+        "fields": [
+            {"name": "recordKey", "type": ["null", "string"], "default": None},
+            {"name": "partitionPath", "type": ["null", "string"], "default": None},
+            {"name": "orderingVal", "default": None, "type": [
+                "null", "int", "long", "float", "double", "bytes", "string",
+                {"type": "bytes", "logicalType": "decimal", "precision": 30, "scale": 15},
+                {"type": "int", "logicalType": "date"}, {"type": "int", "logicalType": "time-millis"},
+                {"type": "long", "logicalType": "time-micros"}, {"type": "long", "logicalType": "timestamp-millis"},
+                {"type": "long", "logicalType": "timestamp-micros"}]},
+        ]}}}],
+}
+
+
+@dataclass(frozen=True)
+class DeletedRecord:
+    record_key: str
+    partition_path: str | None
+    ordering_value: Any  # None or 0: the delete carries no ordering value (Hudi's default)
+
+
+@dataclass(frozen=True)
+class SliceLogBlocks:
+    """The blocks of a slice's log files that count, in log order, and how many corrupt blocks were skipped."""
+
+    blocks: tuple[LogBlock, ...]
+    corrupt_blocks: int
+
+
+def effective_blocks(files: Iterable[tuple[str, bytes]], committed: Container[str]) -> SliceLogBlocks:
+    """The data and delete blocks of a slice's log files ((name, bytes), in log order) that count."""
+    queue: list[LogBlock | CorruptBlock] = []
+    for source, data in files:
+        for block in log_format.scan_blocks(data, source):
+            if isinstance(block, CorruptBlock):
+                _log.warning("Skipping a corrupt log block of %d bytes at byte %d of %s",
+                             block.length, block.offset, source)
+                queue.append(block)
+            elif block.block_type == log_format.COMMAND_BLOCK:
+                if block.header.get(log_format.COMMAND_BLOCK_TYPE) != ROLLBACK_COMMAND:
+                    raise HoodieIOError(source, f"Unknown log command block type "
+                                                f"{block.header.get(log_format.COMMAND_BLOCK_TYPE)!r}")
+                target = block.header.get(log_format.TARGET_INSTANT_TIME)
+                queue = [b for b in queue if isinstance(b, LogBlock) and b.instant_time != target]
+            elif block.block_type in (log_format.AVRO_DATA_BLOCK, log_format.PARQUET_DATA_BLOCK,
+                                      log_format.DELETE_BLOCK):
+                if block.instant_time in committed:
+                    queue.append(block)
+            else:
+                raise HoodieIOError(source, f"Unsupported log block type {block.block_type}")
+    blocks = tuple(b for b in queue if isinstance(b, LogBlock))
+    return SliceLogBlocks(blocks, len(queue) - len(blocks))
+
+
+def data_rows(block: LogBlock, schema: pa.Schema) -> pa.Table:
+    """The records of a data block as Arrow, with ``schema``'s fields where the block has them."""
+    if block.block_type == log_format.PARQUET_DATA_BLOCK:
+        table = pq.read_table(pa.BufferReader(block.content))
+        return table.select([n for n in schema.names if n in table.column_names])
+    if block.block_type != log_format.AVRO_DATA_BLOCK:
+        raise ValueError(f"log block type {block.block_type} holds no records")
+    version, count = struct.unpack(">ii", block.content[:8])
+    if version != DATA_BLOCK_VERSION:
+        raise HoodieIOError("avro data block", f"Unsupported Avro data block version {version}")
+    writer = _parsed_schema(block.header.get(log_format.SCHEMA) or "")
+    buf = io.BytesIO(block.content)
+    buf.seek(8)
+    records = []
+    for _ in range(count):
+        (length,) = struct.unpack(">i", buf.read(4))
+        records.append(fastavro.schemaless_reader(io.BytesIO(buf.read(length)), writer, None))
+    names = {f["name"] for f in writer["fields"]}
+    fields = [f for f in schema if f.name in names]
+    return pa.Table.from_pylist(records, schema=pa.schema(fields))
+
+
+@lru_cache(maxsize=64)
+def _parsed_schema(text: str) -> dict[str, Any]:
+    return fastavro.parse_schema(json.loads(text))
+
+
+def deleted_records(block: LogBlock) -> list[DeletedRecord]:
+    """The keys a delete block deletes."""
+    version, length = struct.unpack(">ii", block.content[:8])
+    if version != DATA_BLOCK_VERSION:
+        raise HoodieIOError("delete block", f"Unsupported delete block version {version}")
+    datum = fastavro.schemaless_reader(io.BytesIO(block.content[8:8 + length]), _delete_schema(), None)
+    return [DeletedRecord(r["recordKey"], r["partitionPath"], r["orderingVal"]) for r in datum["deleteRecordList"]]
+
+
+@lru_cache(maxsize=1)
+def _delete_schema() -> dict[str, Any]:
+    return fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA)

@@ -1,0 +1,50 @@
+"""File slices into a Spark DataFrame: slices without log files through the base-file scan (Spark's own
+parquet reader where it reaches the storage), slices with log files merged in Spark tasks, one slice at a
+time (:mod:`hoodpy.read.slice_merge`), and the two unioned. Only the slices with logs pay for merging."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
+
+from hoodpy.file_group.file_group import FileSlice
+from hoodpy.file_group.log_file import effective_blocks
+from hoodpy.read.file_scan import MAX_SCAN_TASKS, read_base_file, read_parquet_files
+from hoodpy.read.slice_merge import merge_slice
+from hoodpy.storage import Storage
+from hoodpy.timeline.timeline import CommittedInstants
+
+
+def read_file_slices(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], schema: StructType,
+                     committed: CommittedInstants, ordering_field: str | None) -> DataFrame:
+    """The rows of ``slices`` with ``schema``: log blocks count when their instant is in ``committed``."""
+    plain = [s.base_file.path for s in slices if not s.log_files and s.base_file is not None]
+    merged = [(s.base_file.path if s.base_file is not None else None, [lf.path for lf in s.log_files])
+              for s in slices if s.log_files]
+    if not merged:
+        return read_parquet_files(spark, storage, plain, schema)
+    tasks = min(len(merged), MAX_SCAN_TASKS)
+    merge = _merge_slices(storage.base_uri, merged, tasks, to_arrow_schema(schema), committed, ordering_field)
+    df = spark.range(0, tasks, 1, tasks).mapInArrow(merge, schema)
+    return read_parquet_files(spark, storage, plain, schema).unionByName(df) if plain else df
+
+
+def _merge_slices(base_uri: str, slices: list[tuple[str | None, list[str]]], tasks: int, schema: pa.Schema,
+                  committed: CommittedInstants, ordering_field: str | None):
+    """The task function: task i merges every ``tasks``-th slice starting at i."""
+
+    def merge(batches):
+        storage = Storage(base_uri)
+        for batch in batches:
+            for task in batch.column(0).to_pylist():
+                for base_rel, log_rels in slices[task::tasks]:
+                    base = read_base_file(storage, base_rel, schema) if base_rel is not None else None
+                    logs = effective_blocks(((storage.full_path(rel), storage.read_bytes(rel)) for rel in log_rels),
+                                            committed)
+                    yield from merge_slice(base, logs.blocks, schema, ordering_field).to_batches()
+
+    return merge

@@ -1,0 +1,63 @@
+"""A metadata table hoodpy does not maintain is removed before hoodpy completes an instant.
+
+Java Hudi writers keep ``.hoodie/metadata`` (the metadata table: file listings, column stats, record index)
+in step with every instant they complete, and readers that use it list files through it. hoodpy does not
+update it yet, so after any instant hoodpy completes (commit, replacecommit, clean, rollback, restore,
+savepoint) a metadata table left by another writer would be stale: readers using it would miss hoodpy's
+files. :func:`remove_stale_metadata_table` runs in :func:`hoodpy.timeline.transitions.complete`, before the
+completed instant is published and under the writer's lock when there is one, as Java Hudi's
+``HoodieTable.maybeDeleteMetadataTable`` runs while an action writes its table metadata when
+``hoodie.metadata.enable=false``.
+
+Order. Java deletes the folder first and then sets ``hoodie.table.metadata.partitions`` to empty. hoodpy
+clears the properties first (one atomic rewrite of hoodie.properties, the checksum unchanged: it covers
+only the table name) and deletes the folder second. Readers decide from the properties whether to read the
+metadata table, so from the rewrite on no reader opens the folder; a crash before the folder is gone leaves
+a folder nobody reads, and the next instant hoodpy completes finishes the removal (it removes the folder
+whenever it exists, also with empty properties). The other order could leave properties naming a
+half-deleted metadata table that readers would open.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from hoodpy.config.metadata import METADATA_TABLE_FOLDER, MetadataConfig
+from hoodpy.config.properties import load_table_properties, save_table_properties
+from hoodpy.config.table import TableConfig
+from hoodpy.storage import Storage
+
+_log = logging.getLogger(__name__)
+
+_PARTITION_KEYS = (MetadataConfig.TABLE_PARTITIONS.key, MetadataConfig.TABLE_PARTITIONS_INFLIGHT.key)
+
+
+def listed_partitions(properties: dict[str, str]) -> list[str]:
+    """The metadata partitions hoodie.properties names, built or being built."""
+    return [p for key in _PARTITION_KEYS for p in properties.get(key, "").split(",") if p.strip()]
+
+
+def remove_stale_metadata_table(storage: Storage) -> bool:
+    """Clear the metadata partitions in hoodie.properties, then delete ``.hoodie/metadata``; True when there
+    was anything to remove. Idempotent: after a crash, running it again finishes the removal."""
+    properties = load_table_properties(storage)
+    if properties is None:
+        return False
+    partitions = listed_partitions(properties)
+    folder = storage.exists(METADATA_TABLE_FOLDER)
+    if not partitions and not folder:
+        return False
+    name = properties.get(TableConfig.NAME.key, storage.base_uri)
+    if partitions:
+        # Keys kept, emptied: what Java writes when it drops the metadata table.
+        for key in _PARTITION_KEYS:
+            if key in properties:
+                properties[key] = ""
+        save_table_properties(storage, properties)
+    storage.delete_dir(METADATA_TABLE_FOLDER)
+    _log.warning(
+        "Removed the metadata table of table %s (%s, partitions: %s): hoodpy does not maintain a metadata "
+        "table yet, and it would be stale after this write. Readers list files instead; a Java writer with "
+        "hoodie.metadata.enable=true rebuilds it.", name, storage.full_path(METADATA_TABLE_FOLDER),
+        ",".join(partitions) or "none listed")
+    return True
