@@ -116,7 +116,7 @@ class WriteCase:
 WRITE_CASES = [
     WriteCase("v8_complexkeygen_hivestyle", "id", "id + 1000", "intField", "intField + 7", lambda v: v + 7),
     WriteCase("v8_nonpartitioned", "id", "id + 1000", "intField", "intField + 7", lambda v: v + 7),
-    # These two carry a metadata table, which hudi-rs lists files with (see the test).
+    # These two carry a metadata table, which hudi-rs lists files with (the first write removes it).
     WriteCase("v9_txns_simple_meta", "txn_id", "concat(txn_id, '-new')", "txn_type", "'UPDATED'",
               lambda v: "UPDATED"),
     WriteCase("v9_txns_complex_nometa", "txn_id", "concat(txn_id, '-new')", "txn_type", "'UPDATED'",
@@ -170,10 +170,9 @@ def test_sql_insert_update_delete_keep_the_version(hoodpy_spark, samples_dir, tm
             expected.append(r)
     ours = HoodieTable.for_path(hoodpy_spark, path).read()
     assert _data_rows(hudi_rs.df_rows(ours), columns) == _data_rows(expected, columns)
-    if parse_properties(props_file.read_text()).get("hoodie.table.metadata.partitions"):
-        # hudi-rs lists files through the metadata table, which hoodpy's commits leave stale until a write
-        # removes it (issue 17, done apart from the table-version work).
-        pytest.xfail("the write left the metadata table in place: hudi-rs reads a stale file listing")
+    # hudi-rs lists files through a metadata table: hoodpy's first commit removed the stale one.
+    assert not parse_properties(props_file.read_text()).get("hoodie.table.metadata.partitions")
+    assert not Path(path, ".hoodie", "metadata").exists()
     after = hudi_rs.snapshot(path)
     assert _data_rows(after, columns) == _data_rows(expected, columns)
     assert ours_like_theirs(ours, after) == after
