@@ -59,3 +59,9 @@ def test_version_8_properties_of_a_new_table():
     assert ordered["hoodie.record.merge.strategy.id"] == "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
     with pytest.raises(InvalidConfigError, match="hoodie.write.table.version"):
         versioned_properties(base, 9)
+
+
+def test_merge_on_read_opens_at_version_6_only():
+    check_supported("/t", _props(6, 1, **{"hoodie.table.type": "MERGE_ON_READ"}))
+    with pytest.raises(UnsupportedTableVersionError, match="table type MERGE_ON_READ at table version 9"):
+        check_supported("/t", _props(9, 2, **{"hoodie.table.type": "MERGE_ON_READ"}))
