@@ -38,6 +38,20 @@ class UnsupportedTableVersionError(HoodieError):
         )
 
 
+class UnsupportedServiceError(UnsupportedTableVersionError):
+    """Something hoodpy does on some table versions only (a table service, a write), asked of another."""
+
+    def __init__(self, base_path: str, what: str, version: str, supported: str = "table version 6"):
+        HoodieError.__init__(
+            self, f"{what} is not supported on table version {version} at {base_path!r}: hoodpy does it on "
+                  f"{supported} only; the table is unchanged")
+        self.base_path, self.found, self.supported = base_path, f"table version {version}", supported
+
+
+class TableVersionChangeError(HoodieError):
+    """An upgrade or downgrade of the table version hoodpy cannot do; the table is unchanged."""
+
+
 class UnsupportedTableTypeError(HoodieError):
     """An operation hoodpy does not do on this table type yet (writes into merge-on-read tables)."""
 

@@ -32,6 +32,7 @@ from hoodpy.config.table import (
     check_supported,
     check_writable,
 )
+from hoodpy.config.table_version import versioned_properties
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import (
     InvalidConfigError,
@@ -56,7 +57,8 @@ from hoodpy.services.archive import archive_after_commit
 from hoodpy.services.clean.service import clean_after_commit, validate_after_commit_services
 from hoodpy.services.clustering.service import cluster_after_commit, resume_pending_clustering
 from hoodpy.storage import Storage, open_storage
-from hoodpy.timeline.timeline import Timeline
+from hoodpy.timeline.instant import timeline_folder
+from hoodpy.timeline.timeline import Timeline, layout_of
 from hoodpy.write.operation import WriteOperation
 from hoodpy.write.writer import CommitResult, Writer
 
@@ -131,9 +133,13 @@ class HoodieTable:
             props[TableConfig.CREATE_SCHEMA.key] = avro_schema_to_json(
                 to_create_schema_form(avro_schema_from_arrow(arrow, table_name)))
         props[TableConfig.CHECKSUM.key] = str(table_checksum(database_name, table_name))
-        KeyGenerator.from_config(HoodieConfig.of(props))  # validates before anything is written
-        BucketSpec.of(HoodieConfig.of(props, options))  # a bad bucket index layout fails before the table exists
-        for folder in (".hoodie/.temp", ".hoodie/.aux", ".hoodie/archived", ".hoodie/.schema"):
+        keygen = KeyGenerator.from_config(HoodieConfig.of(props))  # validates before anything is written
+        requested = HoodieConfig.of(props, table_properties, options)
+        BucketSpec.of(requested)  # a bad bucket index layout fails before the table exists
+        props = versioned_properties(props, requested.get(TableConfig.WRITE_TABLE_VERSION),
+                                     requested.get(WriteConfig.RECORD_MERGE_MODE), keygen.kind)
+        for folder in (".hoodie/.temp", ".hoodie/.aux", ".hoodie/archived", ".hoodie/.schema",
+                       timeline_folder(layout_of(props))):
             storage.mkdirs(folder)
         save_table_properties(storage, props)
         return cls(spark, storage, props, options)
@@ -180,7 +186,7 @@ class HoodieTable:
         """The data schema (no meta columns) of the newest commit at or before ``as_of``."""
         timeline = timeline or self.timeline
         for instant in reversed(timeline.completed_commits()):
-            if as_of is not None and instant.timestamp > as_of:
+            if not timeline.visible_as_of(instant.timestamp, as_of):
                 continue
             text = timeline.commit_metadata(instant).schema
             if text:

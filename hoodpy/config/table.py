@@ -5,10 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from hoodpy.config import ConfigKey, parse_bool, parse_csv, parse_enum, parse_int
-from hoodpy.errors import UnsupportedTableTypeError, UnsupportedTableVersionError
+from hoodpy.errors import UnsupportedServiceError, UnsupportedTableTypeError, UnsupportedTableVersionError
 
 SUPPORTED_TABLE_VERSION = 6
 SUPPORTED_TIMELINE_LAYOUT = 1
+WRITABLE_VERSIONS = (6, 8)  # versions of the tables hoodpy creates
+INITIAL_VERSION_KEY = "hoodie.table.initial.version"  # informational (see config.registry)
+
+
+def _parse_write_version(value: object) -> int:
+    version = parse_int(value)
+    if version not in WRITABLE_VERSIONS:
+        raise ValueError(f"hoodpy creates tables of version {' or '.join(map(str, WRITABLE_VERSIONS))}")
+    return version
 COPY_ON_WRITE, MERGE_ON_READ = "COPY_ON_WRITE", "MERGE_ON_READ"
 
 
@@ -35,8 +44,9 @@ class TableConfig:
     )
     PRECOMBINE_FIELD = ConfigKey(
         "hoodie.table.precombine.field", None,
-        doc="Ordering field: among records with one key, the largest value wins.",
-        aliases=("hoodie.datasource.write.precombine.field",),
+        doc="Ordering field: among records with one key, the largest value wins (table version 9 names it "
+            "hoodie.table.ordering.fields).",
+        aliases=("hoodie.table.ordering.fields", "hoodie.datasource.write.precombine.field"),
     )
     KEY_GENERATOR_CLASS = ConfigKey(
         "hoodie.table.keygenerator.class", None,
@@ -65,20 +75,50 @@ class TableConfig:
     )
     CREATE_SCHEMA = ConfigKey("hoodie.table.create.schema", None, doc="Avro schema at creation.")
     CHECKSUM = ConfigKey("hoodie.table.checksum", None, parse_int, doc="CRC32 of '<db>.<table>'.")
+    WRITE_TABLE_VERSION = ConfigKey(
+        "hoodie.write.table.version", 6, lambda v: _parse_write_version(v),
+        doc="Table version of a table hoodpy creates: 6 (Hudi 0.14, the default) or 8 (Hudi 1.0, timeline "
+            "layout 2). Writes into an existing table keep its version.")
+    TIMELINE_PATH = ConfigKey(
+        "hoodie.timeline.path", "timeline",
+        doc="Folder under .hoodie/ of the active timeline in timeline layout 2 (table versions 8 and 9); hoodpy "
+            "reads and writes the default only.")
+    TIMELINE_HISTORY_PATH = ConfigKey(
+        "hoodie.timeline.history.path", "history",
+        doc="Folder under the timeline folder of the LSM archived timeline (table versions 8 and 9).")
+
+
+# (table version, timeline layout) pairs hoodpy reads: Hudi 0.12 / 0.13 (5, read only: its timeline and
+# commit metadata are version 6's), 0.14 (6) and Hudi 1.0 / 1.1 (8 / 9).
+SUPPORTED_VERSIONS = {5: 1, 6: 1, 8: 2, 9: 2}
+READ_ONLY_VERSIONS = (5,)
+_SUPPORTED_TEXT = "table version 5 (read only) or 6 (timeline layout 1), or 8 / 9 (timeline layout 2)"
 
 
 def check_supported(base_uri: str, props: Mapping[str, str]) -> None:
     """Raise UnsupportedTableVersionError unless ``hoodie.properties`` describes a table hoodpy reads:
-    table version 6, timeline layout 1, copy-on-write or merge-on-read."""
+    table version 6 with timeline layout 1 (copy-on-write or merge-on-read), or 8 / 9 with layout 2 in
+    ``.hoodie/timeline`` (copy-on-write)."""
     version = props.get(TableConfig.VERSION.key, "")
     layout = props.get(TableConfig.TIMELINE_LAYOUT_VERSION.key, "1")
-    if version != str(SUPPORTED_TABLE_VERSION) or layout != str(SUPPORTED_TIMELINE_LAYOUT):
-        raise UnsupportedTableVersionError(
-            base_uri, f"table version {version or '?'} / timeline layout {layout}",
-            f"table version {SUPPORTED_TABLE_VERSION} / timeline layout {SUPPORTED_TIMELINE_LAYOUT}")
+    found = f"table version {version or '?'} / timeline layout {layout}"
+    if not version.isdigit() or SUPPORTED_VERSIONS.get(int(version)) != (int(layout) if layout.isdigit() else None):
+        if version.isdigit() and int(version) > max(SUPPORTED_VERSIONS):
+            found += f" (newer than the newest version hoodpy knows, {max(SUPPORTED_VERSIONS)})"
+        elif version.isdigit() and int(version) < min(SUPPORTED_VERSIONS):
+            found += " (written by a Hudi older than 0.12; upgrade it with Java Hudi first)"
+        raise UnsupportedTableVersionError(base_uri, found, _SUPPORTED_TEXT)
+    timeline_path = props.get(TableConfig.TIMELINE_PATH.key, TableConfig.TIMELINE_PATH.default)
+    if int(layout) == 2 and timeline_path != TableConfig.TIMELINE_PATH.default:
+        raise UnsupportedTableVersionError(base_uri, f"its timeline in .hoodie/{timeline_path}",
+                                           f"a timeline in .hoodie/{TableConfig.TIMELINE_PATH.default}")
     table_type = props.get(TableConfig.TYPE.key, COPY_ON_WRITE)
     if table_type not in (COPY_ON_WRITE, MERGE_ON_READ):
         raise UnsupportedTableVersionError(base_uri, f"table type {table_type}", f"{COPY_ON_WRITE} / {MERGE_ON_READ}")
+    if table_type == MERGE_ON_READ and int(layout) == 2:
+        # Hudi 1.x attaches log files to slices by completion time: not built for merge-on-read yet.
+        raise UnsupportedTableVersionError(base_uri, f"table type {table_type} at {found}",
+                                           f"{MERGE_ON_READ} at table version 6 (versions 8 and 9: {COPY_ON_WRITE})")
 
 
 def check_writable(base_uri: str, table_type: str, operation: str = "write to") -> None:
@@ -86,3 +126,11 @@ def check_writable(base_uri: str, table_type: str, operation: str = "write to") 
     merge-on-read writes, compaction and log-aware services are not built yet)."""
     if table_type != COPY_ON_WRITE:
         raise UnsupportedTableTypeError(base_uri, table_type, operation)
+
+
+def check_version_writable(base_uri: str, version: int) -> None:
+    """Raise UnsupportedServiceError for a table version hoodpy reads but does not write into."""
+    if version in READ_ONLY_VERSIONS:
+        raise UnsupportedServiceError(base_uri, "Writing", str(version),
+                                      "table versions 6, 8 and 9 (upgrade the table with Java Hudi to write)")
+

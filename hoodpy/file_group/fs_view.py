@@ -6,7 +6,8 @@ its blocks count is decided when it is read (each block names the instant that w
 is pending, writers already append to the slice it will create (logs named after the compaction instant):
 those logs extend the slice before it, as Java's view merges them. File groups
 replaced by a completed replacecommit at or before the view's instant are left out. Files of pending or
-failed writes are invisible.
+failed writes are invisible. "At or before" is by completion time (table versions 8 and 9 record it; in
+version 6 it is the instant time).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ class FileSystemView:
         self.as_of = as_of
         replaced = set()
         for instant in timeline.completed_replacecommits():
-            if as_of is None or instant.timestamp <= as_of:
+            if as_of is None or instant.completed_at <= as_of:
                 replaced |= timeline.commit_metadata(instant).replaced_file_ids()
         self.replaced_file_ids = replaced
         committed = timeline.committed(as_of)

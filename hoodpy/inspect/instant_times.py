@@ -10,17 +10,19 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from hoodpy.storage import Storage
-from hoodpy.timeline.instant import Instant, format_instant_millis, parse_instant_file_name
-from hoodpy.timeline.timeline import METAFOLDER
+from hoodpy.timeline.instant import Instant, format_instant_millis, parse_instant_file_name, timeline_folder
+from hoodpy.timeline.timeline import read_layout
 
 StateTimes = dict[tuple[str, str], dict[str, int | None]]
 
 
 def state_file_times(storage: Storage) -> StateTimes:
-    """(instant time, action) -> {state: modification time in ns} of the instant files under ``.hoodie/``."""
+    """(instant time, action) -> {state: modification time in ns} of the instant files under ``.hoodie/``
+    (``.hoodie/timeline/`` in table versions 8 and 9)."""
     out: StateTimes = {}
-    for info in storage.list_files(METAFOLDER):
-        instant = parse_instant_file_name(info.path.rsplit("/", 1)[-1])
+    layout = read_layout(storage)
+    for info in storage.list_files(timeline_folder(layout)):
+        instant = parse_instant_file_name(info.path.rsplit("/", 1)[-1], layout)
         if instant is not None:
             out.setdefault((instant.timestamp, instant.action.value), {})[instant.state.value] = info.mtime_ns
     return out

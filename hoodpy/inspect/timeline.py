@@ -18,7 +18,7 @@ from hoodpy.services.archive import read_archived_entries
 from hoodpy.storage import Storage
 from hoodpy.timeline.avro_models import AvroModel, deserialize
 from hoodpy.timeline.instant import Action, Instant, State
-from hoodpy.timeline.timeline import METAFOLDER, Timeline
+from hoodpy.timeline.timeline import Timeline
 
 TIMELINE = columns(
     ("instant_time", "string"), ("action", "string"), ("state", "string"), ("requested_time", "string"),
@@ -109,10 +109,10 @@ def _rollback_targets(storage: Storage, rollback: Instant) -> list[str]:
     """The instants a rollback undid (completed) or will undo (pending); [] when unreadable."""
     try:
         if rollback.is_completed:
-            meta = deserialize(AvroModel.ROLLBACK_METADATA, storage.read_bytes(f"{METAFOLDER}/{rollback.file_name}"))
+            meta = deserialize(AvroModel.ROLLBACK_METADATA, storage.read_bytes(rollback.path))
             return [str(t) for t in meta.get("commitsRollback") or []]
         requested = rollback.with_state(State.REQUESTED)
-        plan = deserialize(AvroModel.ROLLBACK_PLAN, storage.read_bytes(f"{METAFOLDER}/{requested.file_name}"))
+        plan = deserialize(AvroModel.ROLLBACK_PLAN, storage.read_bytes(requested.path))
         target = (plan.get("instantToRollback") or {}).get("commitTime")
         return [str(target)] if target else []
     except Exception:  # Hudi skips unreadable rollback instants too

@@ -37,8 +37,8 @@ from hoodpy.file_group.fs_view import FileSystemView, list_base_files
 from hoodpy.read.file_scan import read_parquet_files
 from hoodpy.read.query import Filter, bind_filters, select_files, snapshot
 from hoodpy.services.clean.retention import check_retained
-from hoodpy.timeline.instant import parse_instant_file_name, validate_instant_time
-from hoodpy.timeline.timeline import METAFOLDER, Timeline
+from hoodpy.timeline.instant import timeline_folder, validate_instant_time
+from hoodpy.timeline.timeline import Timeline, layout_of
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -87,14 +87,14 @@ class SnapshotCache:
 
     def state(self, table: HoodieTable) -> TableState:
         """The table's current state: one listing of ``.hoodie/``, more work only when it changed."""
-        listing = table.storage.list_files(METAFOLDER)
+        layout = layout_of(table.properties)
+        listing = table.storage.list_files(timeline_folder(layout))
         fingerprint = tuple(sorted((f.path, f.size, f.mtime_ns) for f in listing))
         key = str(table.base_path)
         with self._lock:
             state = self._states.get(key)
         if state is None or state.fingerprint != fingerprint:
-            names = (f.path.rsplit("/", 1)[-1] for f in listing)
-            timeline = Timeline(table.storage, (i for i in map(parse_instant_file_name, names) if i is not None))
+            timeline = Timeline.from_listing(table.storage, listing, layout)
             state = TableState(fingerprint, timeline, list_base_files(table.storage))
         self._remember(self._states, key, state, self.max_tables)
         return state

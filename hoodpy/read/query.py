@@ -231,14 +231,16 @@ def snapshot(table: ReadableTable, *, as_of: str | None = None, filters: Sequenc
 
 
 def incremental(table: ReadableTable, start: str, end: str | None = None) -> DataFrame:
-    """Records written by commits and deltacommits in (start, end]: the latest slices of the touched file
-    groups as of ``end`` (merged with their log files), filtered by commit time."""
+    """Records written by commits and deltacommits that completed in (start, end]: the latest slices of the
+    touched file groups as of ``end`` (merged with their log files), filtered by commit time. Completion is
+    by completion time in table versions 8 and 9 (as Hudi 1.x selects incremental windows), by instant time
+    in version 6."""
     validate_instant_time(start)
     if end is not None:
         validate_instant_time(end)
     timeline = table.timeline
     commits = timeline.completed_commits_in_range(start, end)
-    end = end or (commits[-1].timestamp if commits else start)
+    end = end or (commits[-1].completed_at if commits else start)
     touched = {(s.partition_path, s.file_id) for i in commits for s in timeline.commit_metadata(i).write_stats}
     view = table.file_system_view(as_of=end)
     # A start before the active timeline (archived commits): every file group, the commit-time filter decides.
@@ -247,4 +249,10 @@ def incremental(table: ReadableTable, start: str, end: str | None = None) -> Dat
     slices = [s for s in view.latest_file_slices() if archived or (s.partition_path, s.file_id) in touched]
     df = _read_slices(table, slices, table.spark_schema(as_of=end), view.timeline.committed(end))
     commit_time = F.col(COMMIT_TIME)
-    return df.filter((commit_time > F.lit(start)) & (commit_time <= F.lit(end)))
+    in_window = commit_time.isin([i.timestamp for i in commits])
+    if archived:  # rows of archived commits: no completion time is known, their instant time decides
+        older = (commit_time > F.lit(start)) & (commit_time <= F.lit(end))
+        if active:
+            older = older & (commit_time < F.lit(active[0].timestamp))
+        in_window = in_window | older
+    return df.filter(in_window)

@@ -18,6 +18,7 @@ are deleted. The active-timeline loader lists ``.hoodie/`` only, so it never see
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -26,17 +27,18 @@ from hoodpy.config import HoodieConfig
 from hoodpy.config.clean import ArchivalConfig
 from hoodpy.errors import PlanNotFoundError
 from hoodpy.file_group.fs_view import list_base_files
-from hoodpy.services.table_service import Options, TableService
+from hoodpy.services.table_service import Options, ServiceContext, TableService
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format, transitions
 from hoodpy.timeline.avro_models import AvroModel, decode_record, deserialize, encode_record, schema_json
-from hoodpy.timeline.instant import Action, Instant, State, format_instant_millis
-from hoodpy.timeline.timeline import METAFOLDER, Timeline
+from hoodpy.timeline.instant import LAYOUT_1, Action, Instant, State, format_instant_millis
+from hoodpy.timeline.timeline import METAFOLDER, Timeline, read_layout
 
 if TYPE_CHECKING:
     from hoodpy.table import HoodieTable
 
 ARCHIVE_FOLDER = f"{METAFOLDER}/archived"
+_log = logging.getLogger(__name__)
 _AVRO_STAT_FIELDS = ("fileId", "path", "prevCommit", "numWrites", "numDeletes", "numUpdateWrites", "totalWriteBytes",
                      "totalWriteErrors", "partitionPath", "totalLogRecords", "totalUpdatedRecordsCompacted",
                      "numInserts", "totalLogBlocks", "totalCorruptLogBlock", "totalRollbackBlocks", "fileSizeInBytes")
@@ -105,7 +107,7 @@ def _avro_commit_metadata(data: bytes, *, replace: bool) -> dict[str, Any] | Non
 
 def meta_entry(storage: Storage, instant: Instant, mtime_ns: int | None) -> dict[str, Any]:
     """The HoodieArchivedMetaEntry of one instant state file (Hudi's MetadataConversionUtils)."""
-    data = storage.read_bytes(f"{METAFOLDER}/{instant.file_name}")
+    data = storage.read_bytes(instant.path)
     entry: dict[str, Any] = {"commitTime": instant.timestamp, "actionType": instant.action.value,
                              "actionState": instant.state.value, "version": 1,
                              "stateTransitionTime": format_instant_millis(mtime_ns)}
@@ -200,10 +202,16 @@ class ArchiveService(TableService[ArchivePlan, ArchiveResult]):
 
 def archive_after_commit(table: HoodieTable, options: Mapping[str, Any] | None = None) -> ArchiveResult | None:
     """``hoodie.archive.automatic``: archive after each commit (cheap when nothing qualifies)."""
-    service = ArchiveService.of(table, options)
-    config = service.context.config
+    context = ServiceContext.of(table, options)
+    config = context.config
     if not config.get(ArchivalConfig.AUTOMATIC):
         return None
+    if read_layout(context.storage) != LAYOUT_1:
+        # Tables of version 8 and 9 archive into the LSM timeline, which hoodpy does not write: their
+        # active timeline keeps growing (readers are unaffected) until a Java Hudi archives it.
+        _log.info("Automatic archival skipped on %s: table version 8/9 (timeline layout 2)", context.name)
+        return None
+    service = ArchiveService(context)
     timeline = service.context.timeline()
     high = config.get(ArchivalConfig.MAX_COMMITS)
     counts = [len(timeline.completed_commits())] + [

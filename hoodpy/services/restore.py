@@ -22,7 +22,6 @@ from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
 from hoodpy.timeline.instant import Action, Instant, State, new_instant_time, plan_instant_time, validate_instant_time
-from hoodpy.timeline.timeline import METAFOLDER
 from hoodpy.transaction.heartbeat import heartbeat_path
 
 _WRITE_ACTIONS = (Action.COMMIT, Action.DELTACOMMIT, Action.REPLACECOMMIT, Action.COMPACTION)
@@ -36,7 +35,7 @@ class RestorePlan:
 
 
 def _rel(instant: Instant) -> str:
-    return f"{METAFOLDER}/{instant.file_name}"
+    return instant.path
 
 
 def _rollback_one(storage: Storage, target: Instant, restore_time: str, files: list[BaseFile]) -> dict:

@@ -23,7 +23,7 @@ from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
 from hoodpy.timeline.instant import Action, Instant, State, new_instant_time, plan_instant_time
-from hoodpy.timeline.timeline import METAFOLDER, Timeline, instant_temp_dir
+from hoodpy.timeline.timeline import Timeline, instant_temp_dir
 from hoodpy.transaction.conflict import pending_clustering_file_groups
 from hoodpy.transaction.heartbeat import heartbeat_path, is_expired
 
@@ -88,6 +88,7 @@ class RollbackService(TableService[RollbackPlan, Instant]):
 
     action = Action.ROLLBACK
     run_holds_lock = True
+    supports_table_version_8 = True  # a write into a version 8/9 table rolls back failed writes first
 
     def schedule(self, options: Options = None, *, target: Instant, instant_time: str | None = None,
                  ) -> RollbackPlan:
@@ -127,12 +128,13 @@ class RollbackService(TableService[RollbackPlan, Instant]):
 
     def plan(self, instant_time: str) -> RollbackPlan:
         storage = self.storage
-        rel = f"{METAFOLDER}/{Instant(instant_time, Action.ROLLBACK, State.REQUESTED).file_name}"
+        timeline = self.context.timeline()
+        rel = timeline.new_instant(instant_time, Action.ROLLBACK).path
         body = deserialize(AvroModel.ROLLBACK_PLAN, storage.read_bytes(rel), source=storage.full_path(rel))
         info = body["instantToRollback"]
         action = Action(info["action"])
-        current = self.context.timeline().find(info["commitTime"], action)
-        target = current or Instant(info["commitTime"], action, State.INFLIGHT)
+        current = timeline.find(info["commitTime"], action)
+        target = current or timeline.new_instant(info["commitTime"], action, State.INFLIGHT)
         files: dict[str, list[str]] = {}
         for req in body.get("RollbackRequests") or []:
             files.setdefault(req["partitionPath"], []).extend(_rel(storage, f) for f in req["filesToBeDeleted"])
@@ -144,15 +146,16 @@ class RollbackService(TableService[RollbackPlan, Instant]):
             plan = self.plan(instant_time_of_plan(plan))
         storage = self.storage
         started = time.monotonic()
-        requested = Instant(plan.instant_time, Action.ROLLBACK, State.REQUESTED)
+        requested = self.context.timeline().new_instant(plan.instant_time, Action.ROLLBACK)
         inflight = requested.with_state(State.INFLIGHT)
-        if not storage.exists(f"{METAFOLDER}/{inflight.file_name}"):
+        if not storage.exists(inflight.path):
             inflight = transitions.transition_to_inflight(storage, requested)
         target = plan.target
-        completed = target.with_state(State.COMPLETED)
+        completed = transitions.completed_file(storage, target)
         # Hide a completed target first: from then on readers see the previous state, and a crash leaves a
         # pending instant that the next rollback attempt cleans up.
-        storage.delete(f"{METAFOLDER}/{completed.file_name}")
+        if completed is not None:
+            storage.delete(completed.path)
         deleted, failed = delete_files(storage, plan.files)
         storage.delete_dir(instant_temp_dir(target.timestamp))
         transitions.delete_pending(storage, target.with_state(State.INFLIGHT))
@@ -182,5 +185,6 @@ def rollback_failed_writes(transaction: WriteTransaction, timeline: Timeline) ->
         return Timeline.load(transaction.storage)
 
 def read_rollback_metadata(storage: Storage, instant: Instant) -> dict:
-    rel = f"{METAFOLDER}/{instant.with_state(State.COMPLETED).file_name}"
+    completed = transitions.completed_file(storage, instant)
+    rel = (completed or instant.with_state(State.COMPLETED)).path
     return deserialize(AvroModel.ROLLBACK_METADATA, storage.read_bytes(rel), source=storage.full_path(rel))

@@ -28,7 +28,7 @@ from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
 from hoodpy.timeline.instant import Action, Instant, State, validate_instant_time
-from hoodpy.timeline.timeline import METAFOLDER, Timeline
+from hoodpy.timeline.timeline import METAFOLDER, Timeline, read_layout
 
 DELETED_SAVEPOINTS_DIR = f"{METAFOLDER}/.aux/.hoodpy_deleted_savepoints"
 
@@ -43,12 +43,14 @@ class Savepoint:
 
 
 def _rel(instant: Instant) -> str:
-    return f"{METAFOLDER}/{instant.file_name}"
+    return instant.path
 
 
 # -- reading --------------------------------------------------------------------------------------------
 def read_savepoint(storage: Storage, instant_time: str) -> Savepoint:
-    rel = _rel(Instant(instant_time, Action.SAVEPOINT, State.COMPLETED))
+    # Read by clean on every table version: in layout 2 the completed name holds a completion time.
+    pending = Instant(instant_time, Action.SAVEPOINT, State.INFLIGHT, layout=read_layout(storage))
+    rel = _rel(transitions.completed_file(storage, pending) or pending.with_state(State.COMPLETED))
     d = deserialize(AvroModel.SAVEPOINT_METADATA, storage.read_bytes(rel), source=storage.full_path(rel))
     return Savepoint(instant_time, d.get("savepointedBy") or "", int(d.get("savepointedAt") or 0),
                      d.get("comments") or "",
@@ -81,6 +83,7 @@ class SavepointService:
     """``HoodieTable.savepoints``: create, list, delete and restore savepoints of one table."""
 
     def __init__(self, context: ServiceContext):
+        context.require_table_version_6("savepoint")
         self.context = context
 
     @classmethod

@@ -36,9 +36,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.registry import check_options
+from hoodpy.config.properties import load_table_properties
+from hoodpy.config.table import TableConfig
+from hoodpy.errors import UnsupportedServiceError
 from hoodpy.storage import Storage
-from hoodpy.timeline.instant import Action
-from hoodpy.timeline.timeline import Timeline
+from hoodpy.timeline.instant import LAYOUT_1, Action
+from hoodpy.timeline.timeline import Timeline, layout_of
 from hoodpy.transaction.transaction import WriteTransaction
 
 if TYPE_CHECKING:
@@ -95,6 +98,15 @@ class ServiceContext:
         """The writers' transaction for this config: ``locked()`` is the table lock under OCC."""
         return WriteTransaction(self.storage, self.config)
 
+    def require_table_version_6(self, service: str) -> None:
+        """Raise UnsupportedServiceError unless the table has timeline layout 1 (table version 6): the
+        services other than rollback and clean write layout-1 instants and plans only."""
+        props = load_table_properties(self.storage) or {}
+        if layout_of(props) != LAYOUT_1:
+            version = props.get(TableConfig.VERSION.key, "?")
+            raise UnsupportedServiceError(self.storage.base_uri, service.capitalize(),
+                                          f"{version} (Hudi 1.x timeline layout 2)")
+
 
 def instant_time_of_plan(plan: Any) -> str:
     """A plan's instant time; ``execute`` takes either the plan or its instant time."""
@@ -106,9 +118,14 @@ class TableService(ABC, Generic[PlanT, ResultT]):
 
     action: ClassVar[Action | None]  # the timeline action of the service's instants (archival has none)
     run_holds_lock: ClassVar[bool] = False  # see run()
+    # Whether the service also runs on table versions 8 and 9 (timeline layout 2); those that do not refuse
+    # such tables when built, before touching them.
+    supports_table_version_8: ClassVar[bool] = False
 
     def __init__(self, context: ServiceContext):
         self.context = context
+        if not self.supports_table_version_8:
+            context.require_table_version_6(type(self).__name__.removesuffix("Service").lower())
 
     @classmethod
     def of(cls, target: HoodieTable | Storage | ServiceContext | Any, options: Options = None):

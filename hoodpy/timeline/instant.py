@@ -1,10 +1,17 @@
-"""Instants: an action at an instant time in a state, and their timeline file names (layout version 1)."""
+"""Instants: an action at an instant time in a state, and their timeline file names.
+
+Timeline layout 1 (table version 6) keeps instant files in ``.hoodie/``: ``<t>.<action>`` when completed.
+Layout 2 (table versions 8 and 9, Hudi 1.x) keeps them in ``.hoodie/timeline/`` and names a completed
+instant ``<t>_<c>.<action>``, ``c`` being its completion time; a pending clustering is a ``clustering``
+action there (``<t>.clustering.requested``) that completes as a ``replacecommit``. Both layouts name the
+inflight commit ``<t>.inflight``.
+"""
 
 from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 
@@ -12,6 +19,18 @@ from hoodpy.errors import InvalidInstantError
 
 INSTANT_TIME_FORMAT = "%Y%m%d%H%M%S"
 _INSTANT_TIME_RE = re.compile(r"^\d{14}(\d{3})?$")
+_COMPLETED_V2_RE = re.compile(r"^(\d{14}(?:\d{3})?)_(\d{14}(?:\d{3})?)$")
+
+METAFOLDER = ".hoodie"
+LAYOUT_1 = 1  # table version 6: instants in .hoodie/
+LAYOUT_2 = 2  # table versions 8 and 9: instants in .hoodie/timeline/, completed ones with a completion time
+LAYOUT_2_FOLDER = f"{METAFOLDER}/timeline"
+CLUSTERING = "clustering"  # layout 2's name of a pending clustering replacecommit
+
+
+def timeline_folder(layout: int) -> str:
+    """Where the active timeline's instant files are."""
+    return LAYOUT_2_FOLDER if layout == LAYOUT_2 else METAFOLDER
 
 
 class Action(str, Enum):
@@ -38,11 +57,19 @@ class State(str, Enum):
 
 @dataclass(frozen=True, order=True)
 class Instant:
-    """One timeline entry. Ordered by time, then action, then state, as Hudi compares them."""
+    """One timeline entry. Ordered by time, then action, then state, as Hudi compares them.
+
+    ``layout`` decides its file name and folder; ``completion_time`` is known for completed layout-2
+    instants (it is in the file name); ``clustering`` marks a layout-2 replacecommit that is a clustering.
+    None of the three takes part in equality or order.
+    """
 
     timestamp: str
     action: Action
     state: State = State.COMPLETED
+    completion_time: str | None = field(default=None, compare=False)
+    layout: int = field(default=LAYOUT_1, compare=False)
+    clustering: bool = field(default=False, compare=False)
 
     @property
     def is_completed(self) -> bool:
@@ -56,19 +83,40 @@ class Instant:
     def is_inflight(self) -> bool:
         return self.state == State.INFLIGHT
 
-    def with_state(self, state: State) -> Instant:
-        return Instant(self.timestamp, self.action, state)
+    def with_state(self, state: State, completion_time: str | None = None) -> Instant:
+        return replace(self, state=state, completion_time=completion_time)
+
+    @property
+    def completed_at(self) -> str:
+        """When the instant completed, as far as the timeline tells: the completion time in layout 2, the
+        instant time in layout 1 (which records none; there instants complete in instant-time order)."""
+        return self.completion_time or self.timestamp
+
+    @property
+    def completed_action(self) -> str:
+        """The action in the completed file's name (a completed compaction is a commit)."""
+        return Action.COMMIT.value if self.action == Action.COMPACTION else self.action.value
 
     @property
     def file_name(self) -> str:
-        """The file name under .hoodie/ (timeline layout version 1)."""
+        """The instant file's name in its timeline folder."""
         t, a = self.timestamp, self.action
         if self.state == State.COMPLETED:
-            # A completed compaction is a commit.
-            return f"{t}.{Action.COMMIT.value if a == Action.COMPACTION else a.value}"
+            name = self.completed_action
+            if self.layout == LAYOUT_2:
+                if self.completion_time is None:
+                    raise InvalidInstantError(f"Completed instant {self} has no completion time")
+                return f"{t}_{self.completion_time}.{name}"
+            return f"{t}.{name}"
+        pending = CLUSTERING if self.clustering and self.layout == LAYOUT_2 else a.value
         if self.state == State.INFLIGHT:
-            return f"{t}.inflight" if a == Action.COMMIT else f"{t}.{a.value}.inflight"
-        return f"{t}.{a.value}.requested"
+            return f"{t}.inflight" if a == Action.COMMIT else f"{t}.{pending}.inflight"
+        return f"{t}.{pending}.requested"
+
+    @property
+    def path(self) -> str:
+        """The instant file's path relative to the table's base path."""
+        return f"{timeline_folder(self.layout)}/{self.file_name}"
 
     def __str__(self) -> str:
         return f"[{self.timestamp}__{self.action.value}__{self.state.value}]"
@@ -82,13 +130,31 @@ for _action in Action:
         _SUFFIXES[_action.value] = (_action, State.COMPLETED)
 
 
-def parse_instant_file_name(name: str) -> Instant | None:
-    """The instant a .hoodie/ file name stands for, or None for files that are not instants."""
-    timestamp, _, suffix = name.partition(".")
-    if not _INSTANT_TIME_RE.match(timestamp) or suffix not in _SUFFIXES:
+def parse_instant_file_name(name: str, layout: int = LAYOUT_1) -> Instant | None:
+    """The instant a timeline file name stands for, or None for files that are not instants (including
+    actions hoodpy does not model, such as layout 2's ``indexing``)."""
+    stem, _, suffix = name.partition(".")
+    if layout != LAYOUT_2:
+        if not _INSTANT_TIME_RE.match(stem) or suffix not in _SUFFIXES:
+            return None
+        action, state = _SUFFIXES[suffix]
+        return Instant(stem, action, state)
+    completed = _COMPLETED_V2_RE.match(stem)
+    if completed:
+        action, state = _SUFFIXES.get(suffix, (None, None))
+        if state != State.COMPLETED:
+            return None
+        return Instant(completed.group(1), action, state, completed.group(2), LAYOUT_2)
+    if not _INSTANT_TIME_RE.match(stem):
         return None
-    action, state = _SUFFIXES[suffix]
-    return Instant(timestamp, action, state)
+    pending, _, which = suffix.rpartition(".")
+    if pending == CLUSTERING and which in ("requested", "inflight"):
+        state = State.REQUESTED if which == "requested" else State.INFLIGHT
+        return Instant(stem, Action.REPLACECOMMIT, state, None, LAYOUT_2, clustering=True)
+    action, state = _SUFFIXES.get(suffix, (None, None))
+    if state is None or state == State.COMPLETED:
+        return None
+    return Instant(stem, action, state, None, LAYOUT_2)
 
 
 def validate_instant_time(instant_time: str) -> str:

@@ -1,13 +1,20 @@
-"""Commit and replacecommit metadata: Hudi's HoodieCommitMetadata / HoodieReplaceCommitMetadata JSON."""
+"""Commit and replacecommit metadata: Hudi's HoodieCommitMetadata / HoodieReplaceCommitMetadata, as JSON
+(timeline layout 1, table version 6) or as an Avro container file (layout 2, table versions 8 and 9)."""
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
 from typing import Any
+
+import fastavro
 
 from hoodpy.errors import InvalidInstantError
 
+AVRO_MAGIC = b"Obj\x01"
 NULL_COMMIT = "null"  # Hudi writes the string "null" as prevCommit of a new file group
 SCHEMA_KEY = "schema"
 
@@ -138,6 +145,40 @@ class CommitMetadata:
             }
         return json.dumps(body, indent=2).encode("utf-8")
 
+    def to_avro_bytes(self) -> bytes:
+        """The completed instant file of table versions 8 and 9: one record in an Avro container file (codec
+        null), with the writer schema Hudi 1.x embeds (a replacecommit's when it replaces file groups)."""
+        replace = self.partition_to_replace_file_ids is not None
+        record = json.loads(self.to_json_bytes())
+        record["version"] = None  # as Hudi 1.x writes it
+        if not replace:
+            record.pop("partitionToReplaceFileIds", None)
+        buf = io.BytesIO()
+        fastavro.writer(buf, _v8_schema("HoodieReplaceCommitMetadata" if replace else "HoodieCommitMetadata"),
+                        [record], codec="null")
+        return buf.getvalue()
+
+    def to_bytes(self, layout: int) -> bytes:
+        """The completed instant file's bytes in timeline layout ``layout``."""
+        return self.to_avro_bytes() if layout >= 2 else self.to_json_bytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, source: str = "commit metadata") -> CommitMetadata:
+        """Read JSON or Avro commit metadata (the content tells which)."""
+        if data.startswith(AVRO_MAGIC):
+            return cls.from_avro_bytes(data, source=source)
+        return cls.from_json_bytes(data, source=source)
+
+    @classmethod
+    def from_avro_bytes(cls, data: bytes, *, source: str = "commit metadata") -> CommitMetadata:
+        try:
+            records = list(fastavro.reader(io.BytesIO(data)))
+        except Exception as e:  # fastavro reports corrupt input with many exception types
+            raise InvalidInstantError(f"Completed instant file {source} is not readable Avro: {e}") from e
+        if not records or not isinstance(records[0], dict):
+            raise InvalidInstantError(f"Completed instant file {source} holds no Avro record")
+        return cls.from_dict(records[0])
+
     @classmethod
     def from_json_bytes(cls, data: bytes, *, source: str = "commit metadata") -> CommitMetadata:
         if not data.strip():
@@ -148,6 +189,11 @@ class CommitMetadata:
             raise InvalidInstantError(f"Completed instant file {source} is not valid JSON: {e}") from e
         if not isinstance(d, dict):
             raise InvalidInstantError(f"Completed instant file {source} is not a JSON object")
+        return cls.from_dict(d)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CommitMetadata:
+        """From the JSON object or Avro record (the two share field names)."""
         stats = {
             p: [WriteStat.from_json(s) for s in (lst or [])]
             for p, lst in (d.get("partitionToWriteStats") or {}).items()
@@ -160,3 +206,9 @@ class CommitMetadata:
             partition_to_replace_file_ids=dict(replace) if replace is not None else None,
             compacted=bool(d.get("compacted", False)),
         )
+
+
+@lru_cache(maxsize=None)
+def _v8_schema(name: str) -> dict[str, Any]:
+    text = resources.files(__package__).joinpath("avro", "table_version_8", f"{name}.avsc").read_text("utf-8")
+    return fastavro.parse_schema(json.loads(text))

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-from hoodpy.storage import Storage
-from hoodpy.timeline.instant import Action, Instant, State, parse_instant_file_name
+from hoodpy.config.properties import load_table_properties
+from hoodpy.config.table import TableConfig
+from hoodpy.storage import FileInfo, Storage
+from hoodpy.timeline.instant import (
+    LAYOUT_1, METAFOLDER, Action, Instant, State, parse_instant_file_name, timeline_folder,
+)
 from hoodpy.timeline.metadata import CommitMetadata
 
-METAFOLDER = ".hoodie"
 TEMPFOLDER = f"{METAFOLDER}/.temp"  # per-instant working files (Hudi keeps its markers here)
 
 
@@ -20,16 +23,27 @@ def instant_temp_dir(instant_time: str) -> str:
 _WRITE_ACTIONS = (Action.COMMIT, Action.DELTACOMMIT, Action.REPLACECOMMIT)
 
 
+def layout_of(props: Mapping[str, str] | None) -> int:
+    """The timeline layout version ``hoodie.properties`` declares (1 when it says nothing)."""
+    return int((props or {}).get(TableConfig.TIMELINE_LAYOUT_VERSION.key) or LAYOUT_1)
+
+
+def read_layout(storage: Storage) -> int:
+    return layout_of(load_table_properties(storage))
+
+
 @dataclass(frozen=True)
 class CommittedInstants:
-    """Which instant times count as committed writes as of an instant: completed on the active timeline, or
-    older than its earliest instant (archived). Picklable, so Spark tasks filter log blocks with it."""
+    """Which instant times count as committed writes as of an instant: completed on the active timeline (by
+    then: ``completed`` holds those whose completion time is at or before it), or older than its earliest
+    instant (archived; their instant time decides). Picklable, so Spark tasks filter log blocks with it."""
 
     completed: frozenset[str]
     earliest_active: str | None
     as_of: str | None = None
 
     def __contains__(self, instant_time: object) -> bool:
+        # An instant completes after it starts: one later than as_of cannot have completed by then.
         if not isinstance(instant_time, str) or (self.as_of is not None and instant_time > self.as_of):
             return False
         return instant_time in self.completed or (
@@ -39,8 +53,9 @@ class CommittedInstants:
 class Timeline:
     """A loaded snapshot of the active timeline. Reload (``Timeline.load``) to see newer instants."""
 
-    def __init__(self, storage: Storage, instants: Iterable[Instant]):
+    def __init__(self, storage: Storage, instants: Iterable[Instant], layout: int = LAYOUT_1):
         self.storage = storage
+        self.layout = layout
         # One entry per (timestamp, action): the most advanced state present wins.
         latest: dict[tuple[str, Action], Instant] = {}
         rank = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
@@ -52,9 +67,21 @@ class Timeline:
         self._metadata: dict[Instant, CommitMetadata] = {}
 
     @classmethod
-    def load(cls, storage: Storage) -> Timeline:
-        names = (f.path.rsplit("/", 1)[-1] for f in storage.list_files(METAFOLDER))
-        return cls(storage, (i for i in map(parse_instant_file_name, names) if i is not None))
+    def load(cls, storage: Storage, layout: int | None = None) -> Timeline:
+        """The active timeline (``layout``: the table's timeline layout, read from its properties if None)."""
+        layout = read_layout(storage) if layout is None else layout
+        return cls.from_listing(storage, storage.list_files(timeline_folder(layout)), layout)
+
+    @classmethod
+    def from_listing(cls, storage: Storage, listing: Iterable[FileInfo], layout: int) -> Timeline:
+        """The timeline of a listing of the layout's timeline folder."""
+        names = (f.path.rsplit("/", 1)[-1] for f in listing)
+        parsed = (parse_instant_file_name(name, layout) for name in names)
+        return cls(storage, (i for i in parsed if i is not None), layout)
+
+    def new_instant(self, instant_time: str, action: Action, state: State = State.REQUESTED) -> Instant:
+        """An instant of this timeline's layout (not yet on storage)."""
+        return Instant(instant_time, action, state, layout=self.layout)
 
     # -- filters -----------------------------------------------------------------------------
     def filter(self, *, actions: Iterable[Action] | None = None, states: Iterable[State] | None = None,
@@ -89,24 +116,41 @@ class Timeline:
         return instant_time in self._completed_write_times
 
     def committed(self, as_of: str | None = None) -> CommittedInstants:
-        """The committed write times, up to ``as_of`` when given."""
-        return CommittedInstants(self._completed_write_times, self.earliest_instant_time(), as_of)
+        """The committed write times, as of ``as_of`` (by completion time) when given."""
+        completed = self._completed_write_times if as_of is None else frozenset(
+            i.timestamp for i in self.completed_commits() if i.completed_at <= as_of)
+        return CommittedInstants(completed, self.earliest_instant_time(), as_of)
 
     def last_completed_commit(self) -> Instant | None:
         commits = self.completed_commits()
         return commits[-1] if commits else None
 
     def latest_instant_time(self) -> str | None:
-        """The newest instant time of any action or state (new instants must come after it)."""
-        return self.instants[-1].timestamp if self.instants else None
+        """The newest instant or completion time of any action or state (new instants must come after it)."""
+        return max((i.completed_at for i in self.instants), default=None)
 
     def earliest_instant_time(self) -> str | None:
         return self.instants[0].timestamp if self.instants else None
 
     def completed_commits_in_range(self, start: str | None, end: str | None) -> list[Instant]:
-        """Completed write instants with start < time <= end (either bound may be open)."""
-        return [i for i in self.completed_commits()
-                if (start is None or i.timestamp > start) and (end is None or i.timestamp <= end)]
+        """Completed write instants that completed in (start, end] (either bound may be open), in completion
+        order: in layout 2 by completion time, as Hudi 1.x selects incremental windows; in layout 1 by
+        instant time."""
+        return sorted((i for i in self.completed_commits()
+                       if (start is None or i.completed_at > start) and (end is None or i.completed_at <= end)),
+                      key=lambda i: i.completed_at)
+
+    @cached_property
+    def _completion_times(self) -> dict[str, str]:
+        return {i.timestamp: i.completed_at for i in self.completed_commits()}
+
+    def visible_as_of(self, instant_time: str, as_of: str | None) -> bool:
+        """Whether the files a completed write of ``instant_time`` wrote are part of the table as of ``as_of``
+        (None: now): it completed at or before ``as_of``. A write older than the active timeline (archived)
+        is judged by its instant time."""
+        if as_of is None:
+            return True
+        return self._completion_times.get(instant_time, instant_time) <= as_of
 
     def find(self, instant_time: str, action: Action | None = None) -> Instant | None:
         for i in self.instants:
@@ -118,9 +162,8 @@ class Timeline:
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
         """Metadata of a completed commit / replacecommit (cached for the life of this timeline)."""
         if instant not in self._metadata:
-            rel = f"{METAFOLDER}/{instant.file_name}"
-            data = self.storage.read_bytes(rel)
-            self._metadata[instant] = CommitMetadata.from_json_bytes(data, source=self.storage.full_path(rel))
+            data = self.storage.read_bytes(instant.path)
+            self._metadata[instant] = CommitMetadata.from_bytes(data, source=self.storage.full_path(instant.path))
         return self._metadata[instant]
 
     def latest_schema(self) -> str | None:

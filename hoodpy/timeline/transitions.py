@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from hoodpy.errors import IllegalInstantTransitionError
 from hoodpy.storage import Storage
-from hoodpy.timeline.instant import Action, Instant, State
+from hoodpy.timeline.instant import LAYOUT_2, Action, Instant, State, new_instant_time, timeline_folder
 from hoodpy.timeline.metadata_table import remove_stale_metadata_table
-from hoodpy.timeline.timeline import METAFOLDER
+from hoodpy.timeline.timeline import read_layout
 
 
 def _rel(instant: Instant) -> str:
-    return f"{METAFOLDER}/{instant.file_name}"
+    return instant.path
 
 
 def _require(storage: Storage, instant: Instant) -> None:
@@ -24,12 +24,33 @@ def _require(storage: Storage, instant: Instant) -> None:
         raise IllegalInstantTransitionError(instant, f"{_rel(instant)} does not exist")
 
 
-def create_requested(storage: Storage, instant_time: str, action: Action, data: bytes = b"") -> Instant:
-    """Write ``<t>.<action>.requested`` (savepoints have no requested state: they start inflight)."""
+def completed_file(storage: Storage, instant: Instant) -> Instant | None:
+    """The completed form of ``instant`` if its file exists (in layout 2 the name holds a completion time
+    that only a listing finds)."""
+    if instant.layout != LAYOUT_2:
+        completed = instant.with_state(State.COMPLETED)
+        return completed if storage.exists(_rel(completed)) else None
+    for candidate in (instant.with_state(State.COMPLETED, c) for c in _completion_times(storage, instant)):
+        return candidate
+    return None
+
+
+def _completion_times(storage: Storage, instant: Instant) -> list[str]:
+    prefix = f"{instant.timestamp}_"
+    suffix = f".{instant.completed_action}"
+    return sorted(name[len(prefix):-len(suffix)]
+                  for name in (f.path.rsplit("/", 1)[-1] for f in storage.list_files(timeline_folder(LAYOUT_2)))
+                  if name.startswith(prefix) and name.endswith(suffix))
+
+
+def create_requested(storage: Storage, instant_time: str, action: Action, data: bytes = b"", *,
+                     layout: int | None = None, clustering: bool = False) -> Instant:
+    """Write ``<t>.<action>.requested`` (savepoints have no requested state: they start inflight) in the
+    table's timeline layout (read from its properties unless given)."""
     state = State.INFLIGHT if action == Action.SAVEPOINT else State.REQUESTED
-    instant = Instant(instant_time, action, state)
-    completed = instant.with_state(State.COMPLETED)
-    if storage.exists(_rel(completed)):
+    layout = read_layout(storage) if layout is None else layout
+    instant = Instant(instant_time, action, state, layout=layout, clustering=clustering)
+    if completed_file(storage, instant) is not None:
         raise IllegalInstantTransitionError(instant, "the instant is already completed")
     storage.write_atomic(_rel(instant), data)
     return instant
@@ -49,7 +70,14 @@ def complete(storage: Storage, inflight: Instant, data: bytes) -> Instant:
     if inflight.state != State.INFLIGHT:
         raise IllegalInstantTransitionError(inflight, "only an inflight instant can complete")
     _require(storage, inflight)
-    completed = inflight.with_state(State.COMPLETED)
+    if inflight.layout == LAYOUT_2:
+        if completed_file(storage, inflight) is not None:
+            raise IllegalInstantTransitionError(inflight, "the instant is already completed")
+        # Layout 2 names the completed file after its completion time: a fresh time, later than any issued
+        # in this process and than the instant's own.
+        completed = inflight.with_state(State.COMPLETED, new_instant_time(after=inflight.timestamp))
+    else:
+        completed = inflight.with_state(State.COMPLETED)
     # A metadata table another writer left would be stale once this instant is visible (see metadata_table).
     remove_stale_metadata_table(storage)
     # Put-if-absent (local link, S3 If-None-Match): of two processes completing one instant, one wins.
@@ -60,7 +88,7 @@ def complete(storage: Storage, inflight: Instant, data: bytes) -> Instant:
 
 def delete_pending(storage: Storage, instant: Instant) -> None:
     """Remove the requested and inflight files of an instant that never completed (rollback's last step)."""
-    if storage.exists(_rel(instant.with_state(State.COMPLETED))):
+    if completed_file(storage, instant) is not None:
         raise IllegalInstantTransitionError(instant, "a completed instant cannot be deleted as pending")
     # Inflight first: a crash in between leaves a requested instant, which is still recognisably pending.
     for state in (State.INFLIGHT, State.REQUESTED):
@@ -72,7 +100,10 @@ def delete_completed(storage: Storage, instant: Instant) -> None:
 
     Completed first, as Hudi reverts to inflight before deleting: a crash in between leaves a pending instant.
     """
-    for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
+    completed = completed_file(storage, instant)
+    if completed is not None:
+        storage.delete(_rel(completed))
+    for state in (State.INFLIGHT, State.REQUESTED):
         storage.delete(_rel(instant.with_state(state)))
 
 
@@ -81,5 +112,6 @@ def delete_archived(storage: Storage, instant: Instant) -> None:
     crash leaves the completed instant, still valid, on the active timeline)."""
     if instant.state != State.COMPLETED:
         raise IllegalInstantTransitionError(instant, "only completed instants are archived")
-    for state in (State.REQUESTED, State.INFLIGHT, State.COMPLETED):
+    for state in (State.REQUESTED, State.INFLIGHT):
         storage.delete(_rel(instant.with_state(state)))
+    storage.delete(_rel(instant))

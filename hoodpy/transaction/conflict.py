@@ -13,7 +13,7 @@ from hoodpy.storage import Storage
 from hoodpy.timeline.avro_models import AvroModel, deserialize
 from hoodpy.timeline.instant import Action, State
 from hoodpy.timeline.metadata import CommitMetadata
-from hoodpy.timeline.timeline import METAFOLDER, Timeline
+from hoodpy.timeline.timeline import Timeline
 
 FileGroupId = tuple[str, str]  # (partition path, file id)
 
@@ -29,7 +29,7 @@ def pending_clustering_file_groups(storage: Storage, timeline: Timeline) -> dict
     out: dict[str, set[FileGroupId]] = {}
     for instant in timeline.pending([Action.REPLACECOMMIT]):
         requested = instant.with_state(State.REQUESTED)
-        rel = f"{METAFOLDER}/{requested.file_name}"
+        rel = requested.path
         if not storage.exists(rel):
             continue
         data = storage.read_bytes(rel)

@@ -57,7 +57,7 @@ def commit(storage: Storage, inflight: Instant, metadata: CommitMetadata) -> Ins
     remove_stray_files(storage, inflight.timestamp, {s.path for s in stats if s.path}, partitions)
     ensure_partition_metadata(storage, inflight.timestamp, partitions)
     storage.delete_dir(instant_temp_dir(inflight.timestamp))  # before completing: a crash leaves it to rollback
-    return transitions.complete(storage, inflight, metadata.to_json_bytes())
+    return transitions.complete(storage, inflight, metadata.to_bytes(inflight.layout))
 
 
 def new_commit_metadata(operation_type: str, stats: list[WriteStat], schema_json: str,

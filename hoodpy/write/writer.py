@@ -19,7 +19,7 @@ from hoodpy.arrow_rows import WRITE_STATS_DDL
 from hoodpy.config import HoodieConfig, declared_keys
 from hoodpy.config.index import IndexConfig
 from hoodpy.config.storage import StorageConfig
-from hoodpy.config.table import TableConfig
+from hoodpy.config.table import TableConfig, check_version_writable
 from hoodpy.config.write import WriteConfig, event_time_ordering_field
 from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
@@ -133,6 +133,8 @@ class Writer:
         self.spark = table.spark
         self.storage = table.storage
         self.config: HoodieConfig = table.config.with_options(options)
+        # Before anything is written: version 5 tables are read only.
+        check_version_writable(self.storage.base_uri, self.config.get(TableConfig.VERSION))
         populate = TableConfig.POPULATE_META_FIELDS
         if self.config.get(populate) != table.config.get(populate):
             # Files with and without keys in one table would not read back: the table decides, once.

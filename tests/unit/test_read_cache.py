@@ -18,6 +18,10 @@ class Table:
     def storage(self) -> Storage:
         return Storage(self.base_path)
 
+    @property
+    def properties(self) -> dict[str, str]:
+        return {}  # table version 6: the timeline is .hoodie/
+
 
 def test_state_is_reused_until_the_timeline_folder_changes(tmp_path: Path):
     hoodie = tmp_path / ".hoodie"

@@ -23,7 +23,7 @@ from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
 from hoodpy.timeline.instant import Action, Instant, State, validate_instant_time
-from hoodpy.timeline.timeline import METAFOLDER
+from hoodpy.timeline.timeline import read_layout
 
 CLEAN_METADATA_VERSION = 2  # file names (not paths) in the partition metadata, as Hudi 0.14 writes
 _DELETE_THREADS = 8
@@ -55,8 +55,9 @@ class CleanResult:
         return sum(len(v) for v in self.failed_files.values())
 
 
-def _rel(instant: Instant) -> str:
-    return f"{METAFOLDER}/{instant.file_name}"
+def _clean_instant(storage: Storage, instant_time: str, state: State = State.REQUESTED) -> Instant:
+    """A clean instant in the table's timeline layout."""
+    return Instant(instant_time, Action.CLEAN, state, layout=read_layout(storage))
 
 
 def relative_path(storage: Storage, path: str) -> str:
@@ -70,15 +71,15 @@ def relative_path(storage: Storage, path: str) -> str:
 def load_clean_plan(storage: Storage, instant_time: str) -> CleanerPlan:
     """The plan saved at ``instant_time`` (requested or inflight); PlanNotFoundError when there is none."""
     validate_instant_time(instant_time)
+    requested = _clean_instant(storage, instant_time)
     for state in (State.REQUESTED, State.INFLIGHT):
-        rel = _rel(Instant(instant_time, Action.CLEAN, state))
+        rel = requested.with_state(state).path
         if storage.exists(rel):
             data = storage.read_bytes(rel)
             if data:
                 body = deserialize(AvroModel.CLEANER_PLAN, data, source=storage.full_path(rel))
                 return CleanerPlan.from_avro(body, lambda p: relative_path(storage, p), instant_time)
-    raise PlanNotFoundError(f"No clean plan at {instant_time}: .hoodie/{instant_time}.clean.requested "
-                            "does not exist")
+    raise PlanNotFoundError(f"No clean plan at {instant_time}: {requested.path} does not exist")
 
 
 def save_clean_plan(storage: Storage, plan: CleanerPlan) -> Instant:
@@ -99,13 +100,12 @@ def execute_clean(storage: Storage, instant_time: str) -> CleanResult:
     """Run the clean plan saved at ``instant_time`` and complete the clean instant."""
     started = time.monotonic()
     plan = load_clean_plan(storage, instant_time)
-    completed = Instant(instant_time, Action.CLEAN, State.COMPLETED)
-    if storage.exists(_rel(completed)):
+    requested = _clean_instant(storage, instant_time)
+    if transitions.completed_file(storage, requested) is not None:
         raise PlanNotFoundError(f"Clean {instant_time} is already completed")
-    inflight = completed.with_state(State.INFLIGHT)
-    if not storage.exists(_rel(inflight)):
-        requested = completed.with_state(State.REQUESTED)
-        inflight = transitions.transition_to_inflight(storage, requested, storage.read_bytes(_rel(requested)))
+    inflight = requested.with_state(State.INFLIGHT)
+    if not storage.exists(inflight.path):
+        inflight = transitions.transition_to_inflight(storage, requested, storage.read_bytes(requested.path))
     jobs = [(p, rel) for p, paths in plan.files_per_partition.items() for rel in paths]
     with ThreadPoolExecutor(max_workers=_DELETE_THREADS) as pool:
         outcomes = list(pool.map(lambda job: _delete(storage, job[1]), jobs))
@@ -124,7 +124,7 @@ def execute_clean(storage: Storage, instant_time: str) -> CleanResult:
     except IllegalInstantTransitionError:
         # Another process ran the same plan (e.g. two writers finishing a pending clean) and completed it
         # first: the deletes are idempotent, so the clean is done either way.
-        if not storage.exists(_rel(completed)):
+        if transitions.completed_file(storage, requested) is None:
             raise
     return result
 
@@ -156,5 +156,6 @@ def clean_metadata(plan: CleanerPlan, result: CleanResult) -> dict:
 
 
 def read_clean_metadata(storage: Storage, instant_time: str) -> dict:
-    rel = _rel(Instant(instant_time, Action.CLEAN, State.COMPLETED))
+    instant = _clean_instant(storage, instant_time)
+    rel = (transitions.completed_file(storage, instant) or instant.with_state(State.COMPLETED)).path
     return deserialize(AvroModel.CLEAN_METADATA, storage.read_bytes(rel), source=storage.full_path(rel))

@@ -107,6 +107,7 @@ class CleanService(TableService[CleanerPlan, CleanResult]):
     """``HoodieTable.cleaning``: schedule, execute and list cleans of one table."""
 
     action = Action.CLEAN
+    supports_table_version_8 = True  # the clean instants follow the table's timeline layout
 
     def preview(self, options: Options = None, *, now: datetime | None = None) -> CleanerPlan | None:
         """What a clean would delete now; nothing is written (a dry run)."""

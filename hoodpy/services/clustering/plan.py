@@ -21,9 +21,9 @@ from hoodpy.errors import PlanNotFoundError
 from hoodpy.file_group.naming import parse_base_file_name
 from hoodpy.storage import Storage
 from hoodpy.timeline.avro_models import AvroModel, deserialize
-from hoodpy.timeline.instant import Action, Instant, State, validate_instant_time
+from hoodpy.timeline.instant import LAYOUT_2, Action, Instant, State, validate_instant_time
 from hoodpy.timeline.metadata import OperationType
-from hoodpy.timeline.timeline import METAFOLDER, Timeline
+from hoodpy.timeline.timeline import Timeline, read_layout
 from hoodpy.transaction.conflict import FileGroupId, pending_clustering_file_groups
 
 CLUSTERING_PLAN_VERSION = 1
@@ -181,12 +181,20 @@ def file_groups_in_pending_clustering(storage: Storage, timeline: Timeline) -> s
     return {fg for groups in pending_clustering_file_groups(storage, timeline).values() for fg in groups}
 
 
-def _requested_rel(instant_time: str) -> str:
-    return f"{METAFOLDER}/{Instant(instant_time, Action.REPLACECOMMIT, State.REQUESTED).file_name}"
+def _requested_rel(storage: Storage, instant_time: str) -> str:
+    """Where a replacecommit's requested file is: in layout 2 a clustering's is ``<t>.clustering.requested``
+    (an insert overwrite's stays ``<t>.replacecommit.requested``)."""
+    layout = read_layout(storage)
+    requested = Instant(instant_time, Action.REPLACECOMMIT, State.REQUESTED, layout=layout)
+    if layout == LAYOUT_2:
+        clustering = Instant(instant_time, Action.REPLACECOMMIT, State.REQUESTED, layout=layout, clustering=True)
+        if storage.exists(clustering.path):
+            return clustering.path
+    return requested.path
 
 
 def _read_requested(storage: Storage, instant_time: str) -> dict[str, Any] | None:
-    rel = _requested_rel(instant_time)
+    rel = _requested_rel(storage, instant_time)
     if not storage.exists(rel):
         return None
     data = storage.read_bytes(rel)
@@ -204,7 +212,7 @@ def load_clustering_plan(storage: Storage, instant_time: str) -> ClusteringPlan:
     validate_instant_time(instant_time)
     meta = _read_requested(storage, instant_time)
     if meta is None:
-        raise PlanNotFoundError(f"No clustering plan at {instant_time}: {_requested_rel(instant_time)} "
+        raise PlanNotFoundError(f"No clustering plan at {instant_time}: {_requested_rel(storage, instant_time)} "
                                 "does not exist or is empty")
     plan = meta.get("clusteringPlan")
     if meta.get("operationType") != OperationType.CLUSTER or not plan:

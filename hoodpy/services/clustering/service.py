@@ -27,7 +27,7 @@ from hoodpy.schema import arrow_schema_from_avro, parse_avro_schema
 from hoodpy.services.clustering.execute import ClusteringCommitResult, execute_clustering
 from hoodpy.services.clustering.plan import ClusteringPlan, clustering_instants, load_clustering_plan
 from hoodpy.services.clustering.strategy import plan_clustering
-from hoodpy.services.table_service import Options, TableService, instant_time_of_plan
+from hoodpy.services.table_service import Options, ServiceContext, TableService, instant_time_of_plan
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, serialize
@@ -186,8 +186,11 @@ def cluster_after_commit(table: HoodieTable, options: Mapping[str, Any] | None =
     clustering, then execute that plan. ``hoodie.clustering.schedule.inline``: only schedule, gated by
     ``async.max.commits`` (an async job executes). Returns the result, the plan, or None.
     """
-    service = ClusteringService.of(table)
-    config = service.context.config.with_options(options)
+    context = ServiceContext.of(table)
+    config = context.config.with_options(options)
+    if not (config.get(ClusteringConfig.INLINE) or config.get(ClusteringConfig.SCHEDULE_INLINE)):
+        return None  # built only when asked for: tables of version 8 and 9 refuse the service
+    service = ClusteringService(context)
     if config.get(ClusteringConfig.INLINE):
         plan = service.schedule(options, trigger=INLINE)
         return service.execute(plan, options=options) if plan is not None else None
@@ -203,7 +206,7 @@ def resume_pending_clustering(table: HoodieTable, options: Mapping[str, Any] | N
 
     Plans whose heartbeat is alive (being executed elsewhere) are left alone.
     """
-    service = ClusteringService.of(table)
-    if not service.context.config.with_options(options).get(ClusteringConfig.INLINE):
+    context = ServiceContext.of(table)
+    if not context.config.with_options(options).get(ClusteringConfig.INLINE):
         return []
-    return service.finish_pending(options)
+    return ClusteringService(context).finish_pending(options)

@@ -5,11 +5,10 @@ from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.file_group.naming import new_file_id
 from hoodpy.services.rollback import RollbackService, read_rollback_metadata
 from hoodpy.storage import Storage
-from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, deserialize
 from hoodpy.timeline.instant import Action, State
-from hoodpy.timeline.metadata import CommitMetadata, OperationType, WriteStat
 from hoodpy.timeline.timeline import Timeline
+from timeline_fixtures import write_commit as _write
 
 
 @pytest.fixture
@@ -19,15 +18,6 @@ def storage(tmp_path):
     return s
 
 
-def _write(storage, t, fid, *, complete=True, partition="p"):
-    inflight = transitions.transition_to_inflight(storage, transitions.create_requested(storage, t, Action.COMMIT))
-    path = f"{partition}/{fid}_0-1-1_{t}.parquet"
-    storage.write_bytes(path, b"data")
-    if complete:
-        meta = CommitMetadata(OperationType.UPSERT)
-        meta.add_write_stat(WriteStat(fid, path, partition, num_writes=1))
-        transitions.complete(storage, inflight, meta.to_json_bytes())
-    return inflight, path
 
 
 def test_rollback_of_a_failed_write_removes_its_files_and_records_a_rollback(storage):

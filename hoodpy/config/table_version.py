@@ -1,0 +1,47 @@
+"""Table versions hoodpy writes: what ``hoodie.properties`` says at each (Hudi 0.14: 6; Hudi 1.0: 8).
+
+A new table is version 6 unless ``hoodie.write.table.version`` asks for 8. Version 8 keeps its timeline in
+``.hoodie/timeline`` (layout 2) and records a few keys version 6 does not have; the values below are those
+of the Hudi 1.0 fixtures (``hudi-samples/hudi-rs/sample_table/cow/v8_*``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from hoodpy.config.keygen import KeyGeneratorConfig
+from hoodpy.config.table import INITIAL_VERSION_KEY, WRITABLE_VERSIONS, TableConfig
+from hoodpy.config.write import COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING, WriteConfig
+from hoodpy.errors import InvalidConfigError
+
+# Hudi's HoodieRecordMerger strategy ids of the two merge modes (as Hudi 1.0 records them with the mode).
+MERGE_STRATEGY_IDS = {
+    EVENT_TIME_ORDERING: "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
+    COMMIT_TIME_ORDERING: "ce9acb64-bde0-424c-9b91-f6ebba25356d",
+}
+MERGE_MODE_PROPERTY = WriteConfig.RECORD_MERGE_MODE.aliases[0]  # hoodie.record.merge.mode, as tables store it
+
+
+def versioned_properties(props: Mapping[str, str], version: int, merge_mode: str | None = None,
+                         key_generator_type: str | None = None) -> dict[str, str]:
+    """``props`` (a new version-6 table's properties) turned into those of a new table of ``version``;
+    ``merge_mode``: the configured record merge mode (default: event time with an ordering field);
+    ``key_generator_type``: Hudi's type name of the table's key generator (version 8 records it)."""
+    if version not in WRITABLE_VERSIONS:
+        raise InvalidConfigError(TableConfig.WRITE_TABLE_VERSION.key, version, f"must be one of {WRITABLE_VERSIONS}")
+    out = dict(props)
+    out[TableConfig.VERSION.key] = str(version)
+    if version == 6:
+        out[TableConfig.TIMELINE_LAYOUT_VERSION.key] = "1"
+        return out
+    out[TableConfig.TIMELINE_LAYOUT_VERSION.key] = "2"
+    out[INITIAL_VERSION_KEY] = str(version)
+    out[TableConfig.TIMELINE_PATH.key] = TableConfig.TIMELINE_PATH.default
+    out[TableConfig.TIMELINE_HISTORY_PATH.key] = TableConfig.TIMELINE_HISTORY_PATH.default
+    mode = merge_mode or (EVENT_TIME_ORDERING if out.get(TableConfig.PRECOMBINE_FIELD.key) else COMMIT_TIME_ORDERING)
+    out[MERGE_MODE_PROPERTY] = mode
+    if mode in MERGE_STRATEGY_IDS:
+        out[WriteConfig.MERGE_STRATEGY_ID.key] = MERGE_STRATEGY_IDS[mode]
+    if key_generator_type:
+        out[KeyGeneratorConfig.TYPE.key] = key_generator_type
+    return out

@@ -1,0 +1,157 @@
+"""Upgrade a table from version 6 to 8 and downgrade it back (Hudi's ``upgrade_table`` / ``downgrade_table``).
+
+Upgrade 6 -> 8, as Hudi's SixToEightUpgradeHandler does for a copy-on-write table: failed writes are rolled
+back first; every active instant moves from ``.hoodie/`` into ``.hoodie/timeline/`` (timeline layout 2),
+a completed one named ``<t>_<c>.<action>`` with ``c`` its file's modification time, a pending clustering
+becoming a ``clustering`` instant, and JSON commit metadata rewritten as Avro; the properties gain the
+version-8 keys (``hoodie.table.initial.version=SIX``, merge mode, key generator type, timeline paths).
+Downgrade 8 -> 6 is the reverse (Hudi's EightToSixDowngradeHandler).
+
+What hoodpy does not convert is refused before anything changes, naming it: an archived timeline (the
+version-8 LSM history, or version 6's ``.hoodie/archived`` log files), a metadata table, pending table
+services. Order of the steps: the new instant files first, then ``hoodie.properties`` (the switch), then the
+old files are removed; a crash before the switch leaves files the old layout ignores, after it the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from hoodpy.config.properties import load_table_properties, save_table_properties
+from hoodpy.config.keygen import KeyGeneratorConfig
+from hoodpy.config.table import INITIAL_VERSION_KEY, TableConfig
+from hoodpy.config.table_version import MERGE_MODE_PROPERTY, versioned_properties
+from hoodpy.config.write import WriteConfig
+from hoodpy.errors import HoodieError, TableVersionChangeError
+from hoodpy.services.rollback import rollback_failed_writes
+from hoodpy.services.table_service import ServiceContext
+from hoodpy.storage import Storage
+from hoodpy.timeline.instant import (
+    LAYOUT_1, LAYOUT_2, METAFOLDER, Instant, State, format_instant_millis, timeline_folder,
+)
+from hoodpy.timeline.metadata import AVRO_MAGIC, CommitMetadata
+from hoodpy.timeline.timeline import Timeline
+
+VERSION_NAMES = {"SIX": 6, "EIGHT": 8}  # Hudi's HoodieTableVersion names the procedures take
+BOOTSTRAP_INDEX_TYPE = "hoodie.bootstrap.index.type"  # added by Hudi's upgrade, dropped by its downgrade
+_METADATA_FOLDER = f"{METAFOLDER}/metadata"
+_ARCHIVED_FOLDER = f"{METAFOLDER}/archived"
+
+
+def parse_version(text: str) -> int:
+    """``6`` / ``8`` or Hudi's enum names ``SIX`` / ``EIGHT``."""
+    value = str(text).strip().upper()
+    version = VERSION_NAMES.get(value) or (int(value) if value.isdigit() else None)
+    if version not in (6, 8):
+        raise TableVersionChangeError(f"to_version {text!r}: hoodpy upgrades and downgrades between table "
+                                      "versions 6 (SIX) and 8 (EIGHT) only")
+    return version
+
+
+@dataclass(frozen=True)
+class _Move:
+    source: str
+    target: str
+    data: bytes
+
+
+def change_table_version(context: ServiceContext, to_version: int) -> bool:
+    """Upgrade (6 -> 8) or downgrade (8 -> 6) the table; False when it already has ``to_version``."""
+    storage = context.storage
+    with context.transaction().locked():
+        props = load_table_properties(storage) or {}
+        current = int(props.get(TableConfig.VERSION.key, "6"))
+        if current == to_version:
+            return False
+        if (current, to_version) not in ((6, 8), (8, 6)):
+            raise TableVersionChangeError(f"Table {context.name} has table version {current}: hoodpy changes "
+                                          "versions 6 and 8 into each other only")
+        _refuse_unconvertible(storage, context.name, current)
+        failed_writes = context.with_options({"hoodie.cleaner.policy.failed.writes": "EAGER"}).transaction()
+        timeline = rollback_failed_writes(failed_writes, Timeline.load(storage))
+        pending = [str(i) for i in timeline.instants if not i.is_completed]
+        if pending:  # e.g. a scheduled clean or clustering: Hudi would carry it over, hoodpy asks to finish it
+            raise TableVersionChangeError(f"Table {context.name} has pending instants {pending}: finish them "
+                                          "(or roll them back) before changing its version")
+        listing = {f.path.rsplit("/", 1)[-1]: f.mtime_ns for f in storage.list_files(timeline_folder(
+            timeline.layout))}
+        moves = [_move(storage, i, state, listing, to_version) for i in timeline.instants
+                 for state in _states(i)]
+        new_props = _properties(props, context, to_version)
+        storage.mkdirs(timeline_folder(LAYOUT_2 if to_version == 8 else LAYOUT_1))
+        for m in moves:
+            if m is not None:
+                storage.write_atomic(m.target, m.data)
+        save_table_properties(storage, new_props)
+        for m in moves:
+            if m is not None and m.source != m.target:
+                storage.delete(m.source)
+        if to_version == 6 and not storage.list_files(timeline_folder(LAYOUT_2), recursive=True):
+            storage.delete_dir(timeline_folder(LAYOUT_2))
+    return True
+
+
+def _refuse_unconvertible(storage: Storage, name: str, version: int) -> None:
+    if storage.list_files(_METADATA_FOLDER, recursive=True):
+        raise TableVersionChangeError(f"Table {name} has a metadata table (.hoodie/metadata), which hoodpy does "
+                                      "not convert: remove it first")
+    archived = (f"{timeline_folder(LAYOUT_2)}/history" if version == 8 else _ARCHIVED_FOLDER)
+    if [f for f in storage.list_files(archived) if not f.path.rsplit("/", 1)[-1].startswith(".")]:
+        raise TableVersionChangeError(f"Table {name} has an archived timeline ({archived}), which hoodpy does not "
+                                      "convert between the version 6 and 8 formats")
+
+
+def _states(instant: Instant) -> list[State]:
+    return [s for s in (State.REQUESTED, State.INFLIGHT, State.COMPLETED)
+            if s != State.COMPLETED or instant.is_completed]
+
+
+def _move(storage: Storage, instant: Instant, state: State, mtimes: dict[str, int], to_version: int,
+          ) -> _Move | None:
+    """One instant file of ``instant`` in ``state``, as the other layout names and encodes it."""
+    source = instant.with_state(state, instant.completion_time if state == State.COMPLETED else None)
+    if source.file_name not in mtimes and state != State.COMPLETED:
+        source = replace(source, clustering=True)  # layout 2: a completed clustering's pending files
+    if source.file_name not in mtimes:
+        return None  # e.g. a savepoint has no requested file, a write may lack its requested file
+    data = storage.read_bytes(source.path)
+    layout = LAYOUT_2 if to_version == 8 else LAYOUT_1
+    completion = None
+    if state == State.COMPLETED:
+        completion = format_instant_millis(mtimes[source.file_name]) if to_version == 8 else None
+        if completion is not None and completion <= instant.timestamp:
+            completion = instant.timestamp  # a file touched in the past: never complete before starting
+    target = Instant(instant.timestamp, instant.action, state, completion, layout)
+    if instant.action.is_write and data and state != State.REQUESTED:
+        data = _convert_commit_metadata(data, to_version)
+    return _Move(source.path, target.path, data)
+
+
+def _convert_commit_metadata(data: bytes, to_version: int) -> bytes:
+    try:
+        metadata = CommitMetadata.from_bytes(data)
+    except HoodieError:
+        return data  # an inflight file Hudi wrote in a form hoodpy does not read: kept as it is
+    if to_version == 8 and not data.startswith(AVRO_MAGIC):
+        return metadata.to_avro_bytes()
+    if to_version == 6 and data.startswith(AVRO_MAGIC):
+        return metadata.to_json_bytes()
+    return data
+
+
+def _properties(props: dict[str, str], context: ServiceContext, to_version: int) -> dict[str, str]:
+    if to_version == 8:
+        mode = context.config.get(WriteConfig.RECORD_MERGE_MODE)
+        keygen = getattr(context.table, "keygen", None)  # a HoodieTable's; a bare storage has none
+        out = versioned_properties(props, 8, mode, keygen.kind if keygen is not None else None)
+        out[INITIAL_VERSION_KEY] = "SIX"  # as Hudi's upgrade records it (an enum name)
+        return out
+    out = {k: v for k, v in props.items() if k not in (
+        INITIAL_VERSION_KEY, MERGE_MODE_PROPERTY, KeyGeneratorConfig.TYPE.key, BOOTSTRAP_INDEX_TYPE,
+        TableConfig.TIMELINE_PATH.key, TableConfig.TIMELINE_HISTORY_PATH.key)}
+    out[TableConfig.VERSION.key] = "6"
+    out[TableConfig.TIMELINE_LAYOUT_VERSION.key] = "1"
+    return out
+
+
+__all__ = ["TableVersionChangeError", "change_table_version", "parse_version"]
