@@ -1,0 +1,138 @@
+"""``hudi_table_changes`` in Spark SQL: Hudi's incremental query through the SQL layer, equal to hudi-rs's
+incremental read on every window of an insert / upsert / delete / insert_overwrite sequence, usable in
+joins, WHERE and aggregates, with clear errors for a bad table, format or instant."""
+
+from __future__ import annotations
+
+import pytest
+
+from hoodpy.errors import InvalidInstantError, InvalidStatementError, UnknownTableError, \
+    UnsupportedStatementError
+from hoodpy.meta_fields import COMMIT_TIME
+from hoodpy.table import HoodieTable
+from tests.compat import hudi_rs
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "id int, name string, ts bigint, region string"
+EARLIEST = "00000000000000000"
+
+
+@pytest.fixture(scope="module")
+def changes(hoodpy_spark, database, tmp_path_factory):
+    """Four commits: insert, upsert (one update, one new key), delete, insert_overwrite of region 'eu'."""
+    spark = hoodpy_spark
+    path = str(tmp_path_factory.mktemp("changes") / "t")
+    t = HoodieTable.create(spark, path, table_name="t", record_key_fields=["id"], partition_fields=["region"],
+                           precombine_field="ts")
+    df = lambda rows: spark.createDataFrame(rows, SCHEMA)  # noqa: E731
+    instants = [
+        t.insert(df([(1, "a", 1, "eu"), (2, "b", 1, "eu"), (3, "c", 1, "us")])).instant_time,
+        t.upsert(df([(2, "b2", 2, "eu"), (4, "d", 2, "us")])).instant_time,
+        t.delete(df([(3, "c", 3, "us")])).instant_time,
+        t.insert_overwrite(df([(5, "e", 4, "eu")])).instant_time,
+    ]
+    name = f"{database}.t"
+    spark.sql(f"CREATE TABLE {name} USING hoodpy LOCATION '{path}'")
+    spark.sql(f"CREATE TABLE {database}.names (id INT, label STRING) USING parquet")
+    spark.sql(f"INSERT INTO {database}.names VALUES (1, 'one'), (2, 'two'), (4, 'four'), (5, 'five')")
+    return {"name": name, "path": path, "instants": instants, "database": database}
+
+
+def _rows(df):
+    return hudi_rs.df_rows(df)
+
+
+def test_every_window_agrees_with_hudi_rs(hoodpy_spark, changes):
+    instants, name = changes["instants"], changes["name"]
+    windows = [*zip(instants, instants[1:]), (instants[0], instants[-1]), (EARLIEST, instants[-1])]
+    for start, end in windows:
+        ours = _rows(hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes('{name}', 'latest_state', "
+                                      f"'{start}', '{end}')"))
+        assert ours == hudi_rs.incremental(changes["path"], start, end), (start, end)
+        assert all(start < r[COMMIT_TIME] <= end for r in ours)
+
+
+def test_the_upsert_window_holds_the_updated_and_new_records(hoodpy_spark, changes):
+    first, second = changes["instants"][:2]
+    rows = hoodpy_spark.sql(f"SELECT id, name, {COMMIT_TIME} FROM hudi_table_changes('{changes['name']}', "
+                            f"'latest_state', '{first}', '{second}') ORDER BY id").collect()
+    assert [tuple(r) for r in rows] == [(2, "b2", second), (4, "d", second)]
+
+
+def test_earliest_and_no_end_read_every_latest_record(hoodpy_spark, changes):
+    ours = _rows(hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes('{changes['name']}', 'latest_state', "
+                                  "'earliest')"))
+    assert ours == hudi_rs.incremental(changes["path"], EARLIEST, changes["instants"][-1])
+    assert sorted(r["id"] for r in ours) == [4, 5]  # region eu overwritten by 5, key 3 deleted
+
+
+def test_no_end_reads_to_the_latest_commit_and_by_path(hoodpy_spark, changes):
+    first, last = changes["instants"][0], changes["instants"][-1]
+    by_name = _rows(hoodpy_spark.sql(
+        f"SELECT * FROM hudi_table_changes('{changes['name']}', 'latest_state', '{first}')"))
+    by_path = _rows(hoodpy_spark.sql(
+        f"SELECT * FROM hudi_table_changes('{changes['path']}', 'latest_state', '{first}')"))
+    assert by_name == by_path == hudi_rs.incremental(changes["path"], first, last)
+
+
+def test_a_14_digit_start_is_millisecond_000(hoodpy_spark, changes):
+    first, last = changes["instants"][0], changes["instants"][-1]
+    seconds = first[:14]
+    ours = _rows(hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes('{changes['name']}', 'latest_state', "
+                                  f"'{seconds}', '{last}')"))
+    assert ours == hudi_rs.incremental(changes["path"], seconds + "000", last)
+
+
+def test_in_a_join_with_where_and_an_aggregate(hoodpy_spark, changes):
+    database = changes["database"]
+    rows = hoodpy_spark.sql(f"""
+        SELECT c.id, n.label, c.name
+        FROM hudi_table_changes('{changes['name']}', 'latest_state', 'earliest') AS c
+        JOIN {database}.names n ON c.id = n.id
+        WHERE c.region = 'us' OR c.id > 4
+        ORDER BY c.id""").collect()
+    assert [tuple(r) for r in rows] == [(4, "four", "d"), (5, "five", "e")]
+    counts = hoodpy_spark.sql(f"""
+        SELECT region, count(*) AS n FROM hudi_table_changes('{changes['name']}', 'latest_state',
+            '{changes['instants'][0]}', '{changes['instants'][2]}') GROUP BY region ORDER BY region""").collect()
+    assert [tuple(r) for r in counts] == [("eu", 1), ("us", 1)]  # 2 updated, 4 inserted; 3's delete has no row
+
+
+def test_with_a_hoodpy_table_in_the_same_statement(hoodpy_spark, changes):
+    """The changes joined with the table's snapshot: the call is replaced, the table still read by hoodpy."""
+    name = changes["name"]
+    rows = hoodpy_spark.sql(f"""
+        SELECT s.id, s.name FROM {name} s
+        JOIN hudi_table_changes('{name}', 'latest_state', '{changes['instants'][-2]}') c ON s.id = c.id""").collect()
+    assert [tuple(r) for r in rows] == [(5, "e")]
+
+
+def test_a_timestamp_start_is_read_in_the_session_time_zone(hoodpy_spark, changes):
+    zone = hoodpy_spark.conf.get("spark.sql.session.timeZone")
+    hoodpy_spark.conf.set("spark.sql.session.timeZone", "UTC")
+    try:
+        first = changes["instants"][0]
+        text = f"{first[:4]}-{first[4:6]}-{first[6:8]} {first[8:10]}:{first[10:12]}:{first[12:14]}.{first[14:]}"
+        ours = _rows(hoodpy_spark.sql(
+            f"SELECT * FROM hudi_table_changes('{changes['name']}', 'latest_state', '{text}')"))
+    finally:
+        hoodpy_spark.conf.set("spark.sql.session.timeZone", zone)
+    assert ours == hudi_rs.incremental(changes["path"], first, changes["instants"][-1])
+
+
+def test_errors_name_the_problem(hoodpy_spark, changes):
+    name = changes["name"]
+    with pytest.raises(UnknownTableError, match="no_such"):
+        hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes('{changes['database']}.no_such', 'latest_state', "
+                         "'earliest')")
+    with pytest.raises(UnsupportedStatementError, match="'cdc'.*not supported yet"):
+        hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes('{name}', 'cdc', 'earliest')")
+    with pytest.raises(InvalidStatementError, match="'snapshot'"):
+        hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes('{name}', 'snapshot', 'earliest')")
+    with pytest.raises(InvalidInstantError, match="'2024-13'"):
+        hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes('{name}', 'latest_state', '2024-13')")
+    with pytest.raises(InvalidInstantError, match="end instant 'earliest'"):
+        hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes('{name}', 'latest_state', 'earliest', 'earliest')")
+    with pytest.raises(InvalidStatementError, match="3 or 4"):
+        hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes('{name}', 'latest_state')")
