@@ -52,7 +52,7 @@ from hoodpy.errors import CallSyntaxError, InvalidStatementError, UnsupportedSta
 from sql_ext.procedures import get_procedure
 from sql_ext.procedures.base import ProcedureContext
 from sql_ext.rewrite import ReadRef, ReadResolver, escape_braces, relation_tables, render, splice
-from sql_ext.table_changes import ChangesRewriter
+from sql_ext.table_changes import ChangesRewriter, option_window
 from sql_ext.views import ViewExpander
 
 if TYPE_CHECKING:
@@ -243,7 +243,9 @@ class SqlLayer:
             return self.passthrough_table(tableName)
         entry = self.catalog.lookup(tableName)
         if entry is not None:
-            return entry.open(self.spark).read()
+            window = option_window(self.reads.read_options(entry))
+            table = entry.open(self.spark)
+            return table.read() if window is None else table.read_incremental(*window)
         name = self.catalog.qualify(tableName)
         if name is not None and self.views.view_over_hoodpy(name) is not None:
             return self.sql(f"SELECT * FROM {name.sql()}")

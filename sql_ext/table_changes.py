@@ -21,20 +21,28 @@ beginning of the timeline (Hudi passes begin instant ``000``). Instants are Hudi
 ``'yyyy-MM-dd'`` are read in the session time zone and converted to the timeline's UTC instant, as hoodpy's
 ``TIMESTAMP AS OF`` does (Hudi's own incremental read compares the begin string with instant times as is).
 The start is exclusive and the end inclusive.
+
+Hudi's incremental read options work on SQL reads as well (Hudi's Spark data source takes the session's
+``hoodie.*`` confs as read options): with ``hoodie.datasource.query.type=incremental`` set in the session
+(``SET``) or in the table's OPTIONS / TBLPROPERTIES, a read of a hoodpy table in a statement returns the
+records committed in (``hoodie.datasource.read.begin.instanttime``, ``hoodie.datasource.read.end.instanttime``]
+(:func:`option_window`); table options win over the session's, as in Hudi.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from hoodpy.errors import InvalidInstantError, InvalidStatementError, UnsupportedStatementError
+from hoodpy.config import HoodieConfig
+from hoodpy.config.read import INCREMENTAL, ReadConfig
+from hoodpy.errors import InvalidConfigError, InvalidInstantError, InvalidStatementError, UnsupportedStatementError
 from sql_ext.call import NotALiteral, constant
 from sql_ext.dialect import DIALECT
 
@@ -49,6 +57,7 @@ EARLIEST = "earliest"
 EARLIEST_INSTANT = "0" * 17  # before every instant: Hudi's "000" as a 17-digit instant time
 VIEW_PREFIX = "__hoodpy_changes_"
 _INSTANT = re.compile(r"^\d{14}(\d{3})?$")
+_ZEROS = re.compile(r"^0+$")
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}( \d{2}:\d{2}:\d{2}(\.\d{1,3})?)?$")
 
 
@@ -177,3 +186,27 @@ class ChangesRewriter:
             pos = call.span[1] + 1
         out.append(text[pos:])
         return "".join(out)
+
+
+READ_KEYS = (ReadConfig.QUERY_TYPE.key, ReadConfig.BEGIN_INSTANTTIME.key, ReadConfig.END_INSTANTTIME.key)
+
+
+def option_window(options: Mapping[str, str]) -> tuple[str, str | None] | None:
+    """(start, end) of the incremental query the read options ask for; None for other query types."""
+    if HoodieConfig.of(dict(options)).get(ReadConfig.QUERY_TYPE) != INCREMENTAL:
+        return None
+    begin_key, end_key = ReadConfig.BEGIN_INSTANTTIME.key, ReadConfig.END_INSTANTTIME.key
+    begin, end = options.get(begin_key), options.get(end_key)
+    if not begin:
+        raise InvalidConfigError(begin_key, begin, f"an incremental query ({ReadConfig.QUERY_TYPE.key}="
+                                 f"{INCREMENTAL}) needs the instant to read after (000 for the beginning)")
+    return _option_instant(begin_key, begin), _option_instant(end_key, end) if end else None
+
+
+def _option_instant(key: str, value: str) -> str:
+    value = str(value).strip()
+    if _ZEROS.match(value):
+        return EARLIEST_INSTANT  # Hudi's "000": before every instant
+    if _INSTANT.match(value):
+        return value if len(value) == 17 else value + "000"
+    raise InvalidConfigError(key, value, "not an instant time (yyyyMMddHHmmss or yyyyMMddHHmmssSSS)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hoodpy.errors import InvalidInstantError, InvalidStatementError, UnknownTableError, \
+from hoodpy.errors import InvalidConfigError, InvalidInstantError, InvalidStatementError, UnknownTableError, \
     UnsupportedStatementError
 from hoodpy.meta_fields import COMMIT_TIME
 from hoodpy.table import HoodieTable
@@ -136,3 +136,45 @@ def test_errors_name_the_problem(hoodpy_spark, changes):
         hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes('{name}', 'latest_state', 'earliest', 'earliest')")
     with pytest.raises(InvalidStatementError, match="3 or 4"):
         hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes('{name}', 'latest_state')")
+
+
+@pytest.fixture
+def session_confs(hoodpy_spark):
+    """Sets session confs for one test and unsets them afterwards."""
+    keys = []
+
+    def set_conf(key: str, value: str) -> None:
+        keys.append(key)
+        hoodpy_spark.sql(f"SET {key}={value}")
+
+    yield set_conf
+    for key in keys:
+        hoodpy_spark.conf.unset(key)
+
+
+def test_incremental_read_options_set_in_the_session(hoodpy_spark, changes, session_confs):
+    """Hudi's data source takes the session's hoodie.* confs as read options: SELECTs and spark.table of a
+    hoodpy table become incremental queries."""
+    first, second, third = changes["instants"][:3]
+    session_confs("hoodie.datasource.query.type", "incremental")
+    session_confs("hoodie.datasource.read.begin.instanttime", first)
+    session_confs("hoodie.datasource.read.end.instanttime", third)
+    expected = hudi_rs.incremental(changes["path"], first, third)
+    assert sorted(r["id"] for r in expected) == [2, 4]
+    assert _rows(hoodpy_spark.sql(f"SELECT * FROM {changes['name']}")) == expected
+    assert _rows(hoodpy_spark.table(changes["name"])) == expected
+    rows = hoodpy_spark.sql(f"SELECT id FROM {changes['name']} WHERE region = 'us'").collect()
+    assert [r.id for r in rows] == [4]
+    hoodpy_spark.conf.unset("hoodie.datasource.read.end.instanttime")
+    session_confs("hoodie.datasource.read.begin.instanttime", "000")
+    assert _rows(hoodpy_spark.sql(f"SELECT * FROM {changes['name']}")) == hudi_rs.incremental(
+        changes["path"], EARLIEST, changes["instants"][-1])
+
+
+def test_incremental_read_options_errors_name_the_key(hoodpy_spark, changes, session_confs):
+    session_confs("hoodie.datasource.query.type", "incremental")
+    with pytest.raises(InvalidConfigError, match="hoodie.datasource.read.begin.instanttime"):
+        hoodpy_spark.sql(f"SELECT * FROM {changes['name']}")
+    session_confs("hoodie.datasource.read.begin.instanttime", "yesterday")
+    with pytest.raises(InvalidConfigError, match="yesterday"):
+        hoodpy_spark.sql(f"SELECT * FROM {changes['name']}")
