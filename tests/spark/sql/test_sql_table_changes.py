@@ -108,6 +108,19 @@ def test_with_a_hoodpy_table_in_the_same_statement(hoodpy_spark, changes):
     assert [tuple(r) for r in rows] == [(5, "e")]
 
 
+def test_in_a_temporary_view_a_ctas_and_explain(hoodpy_spark, changes):
+    """The call's view outlives the statement, so a temporary view over it keeps reading that window."""
+    name, database, last = changes["name"], changes["database"], changes["instants"][-2]
+    call = f"hudi_table_changes('{name}', 'latest_state', '{last}')"
+    hoodpy_spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW recent_changes AS SELECT id, name FROM {call}")
+    assert [tuple(r) for r in hoodpy_spark.sql("SELECT * FROM recent_changes").collect()] == [(5, "e")]
+    hoodpy_spark.sql(f"CREATE TABLE {database}.copied USING parquet AS SELECT id, {COMMIT_TIME} FROM {call}")
+    assert [tuple(r) for r in hoodpy_spark.sql(f"SELECT * FROM {database}.copied").collect()] == \
+        [(5, changes["instants"][-1])]
+    plan = hoodpy_spark.sql(f"EXPLAIN SELECT * FROM {call}").collect()[0][0]
+    assert "Physical Plan" in plan and "hudi_table_changes" not in plan
+
+
 def test_a_timestamp_start_is_read_in_the_session_time_zone(hoodpy_spark, changes):
     zone = hoodpy_spark.conf.get("spark.sql.session.timeZone")
     hoodpy_spark.conf.set("spark.sql.session.timeZone", "UTC")
@@ -121,21 +134,18 @@ def test_a_timestamp_start_is_read_in_the_session_time_zone(hoodpy_spark, change
     assert ours == hudi_rs.incremental(changes["path"], first, changes["instants"][-1])
 
 
-def test_errors_name_the_problem(hoodpy_spark, changes):
-    name = changes["name"]
-    with pytest.raises(UnknownTableError, match="no_such"):
-        hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes('{changes['database']}.no_such', 'latest_state', "
-                         "'earliest')")
-    with pytest.raises(UnsupportedStatementError, match="'cdc'.*not supported yet"):
-        hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes('{name}', 'cdc', 'earliest')")
-    with pytest.raises(InvalidStatementError, match="'snapshot'"):
-        hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes('{name}', 'snapshot', 'earliest')")
-    with pytest.raises(InvalidInstantError, match="'2024-13'"):
-        hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes('{name}', 'latest_state', '2024-13')")
-    with pytest.raises(InvalidInstantError, match="end instant 'earliest'"):
-        hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes('{name}', 'latest_state', 'earliest', 'earliest')")
-    with pytest.raises(InvalidStatementError, match="3 or 4"):
-        hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes('{name}', 'latest_state')")
+@pytest.mark.parametrize(("arguments", "error", "message"), [
+    ("'{db}.no_such', 'latest_state', 'earliest'", UnknownTableError, "no_such"),
+    ("'{name}', 'cdc', 'earliest'", UnsupportedStatementError, "'cdc'.*not supported yet"),
+    ("'{name}', 'snapshot', 'earliest'", InvalidStatementError, "'snapshot'"),
+    ("'{name}', 'latest_state', '2024-13'", InvalidInstantError, "'2024-13'"),
+    ("'{name}', 'latest_state', 'earliest', 'earliest'", InvalidInstantError, "end instant 'earliest'"),
+    ("'{name}', 'latest_state'", InvalidStatementError, "3 or 4"),
+])
+def test_errors_name_the_problem(hoodpy_spark, changes, arguments, error, message):
+    arguments = arguments.format(db=changes["database"], name=changes["name"])
+    with pytest.raises(error, match=message):
+        hoodpy_spark.sql(f"SELECT * FROM hudi_table_changes({arguments})")
 
 
 @pytest.fixture
