@@ -77,10 +77,6 @@ def _is_call(node: exp.Expr) -> bool:
         node.this.name.lower() == FUNCTION
 
 
-def has_calls(tree: exp.Expr) -> bool:
-    return any(_is_call(n) for n in tree.find_all(exp.Table))
-
-
 def find_calls(tree: exp.Expr, text: str) -> list[ChangesCall]:
     """The calls in ``tree`` (parsed from ``text``), in the order written."""
     calls = []
@@ -128,13 +124,18 @@ def _span(node: exp.Anonymous, text: str) -> tuple[int, int] | None:
     return None
 
 
+def _full(instant: str) -> str:
+    """yyyyMMddHHmmss[SSS] as 17 digits: a whole second is its millisecond 000, as Hudi reads it."""
+    return instant if len(instant) == 17 else instant + "000"
+
+
 def parse_instant(value: str, which: str, to_instant: Callable[[str], str]) -> str:
     """A start or end argument as a 17-digit instant time; ``to_instant`` converts a timestamp string in
     the session time zone."""
     if which == "start" and value.lower() == EARLIEST:
         return EARLIEST_INSTANT
     if _INSTANT.match(value):
-        return value if len(value) == 17 else value + "000"
+        return _full(value)
     if _DATETIME.match(value):
         try:
             return to_instant(value)
@@ -208,5 +209,5 @@ def _option_instant(key: str, value: str) -> str:
     if _ZEROS.match(value):
         return EARLIEST_INSTANT  # Hudi's "000": before every instant
     if _INSTANT.match(value):
-        return value if len(value) == 17 else value + "000"
+        return _full(value)
     raise InvalidConfigError(key, value, "not an instant time (yyyyMMddHHmmss or yyyyMMddHHmmssSSS)")
