@@ -52,7 +52,7 @@ from hoodpy.errors import CallSyntaxError, InvalidStatementError, UnsupportedSta
 from sql_ext.procedures import get_procedure
 from sql_ext.procedures.base import ProcedureContext
 from sql_ext.rewrite import ReadRef, ReadResolver, escape_braces, relation_tables, render, splice
-from sql_ext.table_changes import ChangesRewriter, option_window
+from sql_ext.table_changes import ChangesRewriter, has_calls, option_window
 from sql_ext.views import ViewExpander
 
 if TYPE_CHECKING:
@@ -171,6 +171,9 @@ class SqlLayer:
     def _with_changes(self, tree: exp.Expr, text: str) -> tuple[exp.Expr, str]:
         """``hudi_table_changes(...)`` calls replaced by views of their rows (:mod:`sql_ext.table_changes`),
         the statement parsed again; unchanged without calls."""
+        if isinstance(tree, exp.Create) and _is_persistent_view(tree) and has_calls(tree):
+            raise UnsupportedStatementError(text, "a persistent view cannot read hudi_table_changes (its rows are a "
+                                            "session temporary view): create a TEMPORARY VIEW")
         new_text = self.changes.rewrite(tree, text)
         if new_text is None:
             return tree, text

@@ -77,6 +77,10 @@ def _is_call(node: exp.Expr) -> bool:
         node.this.name.lower() == FUNCTION
 
 
+def has_calls(tree: exp.Expr) -> bool:
+    return any(_is_call(n) for n in tree.find_all(exp.Table))
+
+
 def find_calls(tree: exp.Expr, text: str) -> list[ChangesCall]:
     """The calls in ``tree`` (parsed from ``text``), in the order written."""
     calls = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hoodpy.errors import InvalidConfigError, InvalidInstantError
+from hoodpy.errors import InvalidConfigError, InvalidInstantError, UnsupportedStatementError
 from sql_ext.dialect import DIALECT
 from sql_ext.table_changes import EARLIEST_INSTANT, find_calls, option_window, parse_instant
 from sql_stubs import stub_layer
@@ -67,3 +67,10 @@ def test_session_incremental_options_make_hoodpy_reads_incremental_and_table_opt
     layer.spark.conf.values["hoodie.datasource.query.type"] = "snapshot"
     layer.sql("SELECT * FROM db.trips")
     assert spy.calls[-1][1] == {"__hoodpy_1": ("snapshot", "/lake/trips", None)}
+
+
+def test_a_persistent_view_over_the_function_is_refused_before_anything_is_read():
+    layer, spy = stub_layer({"db.trips"})
+    with pytest.raises(UnsupportedStatementError, match="TEMPORARY VIEW"):
+        layer.sql("CREATE VIEW v AS SELECT * FROM hudi_table_changes('db.trips', 'latest_state', 'earliest')")
+    assert spy.calls == []
