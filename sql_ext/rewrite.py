@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from hoodpy.errors import InvalidInstantError
+from hoodpy.errors import InvalidInstantError, InvalidStatementError
 from hoodpy.read.cache import SnapshotCache
 from sql_ext.catalog import CatalogTable, SparkCatalog, qualifies_column
 from sql_ext.dialect import DIALECT
 from sql_ext.pushdown import candidate_filters, typed_filters
+from sql_ext.table_changes import READ_KEYS, option_window
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -128,6 +129,15 @@ class ReadResolver:
                 f"(yyyyMMddHHmmss[SSS]), got {text!r}")
         return self.timestamp_to_instant(text)
 
+    def read_options(self, entry: CatalogTable) -> dict[str, str]:
+        """The incremental query keys of a read: the session's (``SET``), overridden by the table's options."""
+        options = {}
+        if self.spark.conf.get(READ_KEYS[0], None) is not None:
+            options = {k: v for k in READ_KEYS if (v := self.spark.conf.get(k, None)) is not None}
+        table_options = entry.write_options()
+        options.update({k: table_options[k] for k in READ_KEYS if k in table_options})
+        return options
+
     def frames(self, refs: Iterable[ReadRef]) -> dict[str, DataFrame]:
         """One snapshot DataFrame per reference, read with the filters its query's WHERE allows (see
         :mod:`sql_ext.pushdown`); planned through the session's :class:`SnapshotCache`, so a table
@@ -136,6 +146,13 @@ class ReadResolver:
         out: dict[str, DataFrame] = {}
         for ref in refs:
             table = ref.entry.open(self.spark)
+            window = option_window(self.read_options(ref.entry))
+            if window is not None:  # hoodie.datasource.query.type=incremental (sql_ext.table_changes)
+                if ref.as_of is not None:
+                    raise InvalidStatementError(f"hoodpy table {ref.entry.name}: time travel (AS OF) and an "
+                                                "incremental query (hoodie.datasource.query.type) together")
+                out[ref.key] = table.read_incremental(*window)
+                continue
             state = self.snapshots.state(table)
             filters = typed_filters(ref.filters, state.schema(table, ref.as_of)[1]) if ref.filters else []
             out[ref.key] = self.snapshots.snapshot(table, as_of=ref.as_of, filters=filters, state=state)

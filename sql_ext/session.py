@@ -52,6 +52,7 @@ from hoodpy.errors import CallSyntaxError, InvalidStatementError, UnsupportedSta
 from sql_ext.procedures import get_procedure
 from sql_ext.procedures.base import ProcedureContext
 from sql_ext.rewrite import ReadRef, ReadResolver, escape_braces, relation_tables, render, splice
+from sql_ext.table_changes import ChangesRewriter, has_calls, option_window
 from sql_ext.views import ViewExpander
 
 if TYPE_CHECKING:
@@ -135,6 +136,7 @@ class SqlLayer:
             self.catalog = SparkCatalog(self.spark, self.passthrough_sql)
         self.reads = ReadResolver(self.spark, self.catalog, self.timestamp_to_instant)
         self.views = ViewExpander(self.catalog)
+        self.changes = ChangesRewriter(self.open_table, self.timestamp_to_instant)
 
     # -- entry points ---------------------------------------------------------------------------------
     def sql(self, sqlQuery: str, args: Any = None, **kwargs: Any) -> DataFrame:
@@ -163,7 +165,30 @@ class SqlLayer:
             return self._alter_unparsed(sqlQuery, args)
         if len(statements) != 1 or isinstance(statements[0], exp.Command):
             return self._pass(sqlQuery, args, invalidate=head[1] in _DDL_WORDS)
-        return self.execute(statements[0], sqlQuery, args)
+        tree, sqlQuery = self._with_changes(statements[0], sqlQuery)
+        return self.execute(tree, sqlQuery, args)
+
+    def _with_changes(self, tree: exp.Expr, text: str) -> tuple[exp.Expr, str]:
+        """``hudi_table_changes(...)`` calls replaced by views of their rows (:mod:`sql_ext.table_changes`),
+        the statement parsed again; unchanged without calls."""
+        if isinstance(tree, exp.Create) and _is_persistent_view(tree) and has_calls(tree):
+            raise UnsupportedStatementError(text, "a persistent view cannot read hudi_table_changes (its rows are a "
+                                            "session temporary view): create a TEMPORARY VIEW")
+        new_text = self.changes.rewrite(tree, text)
+        if new_text is None:
+            return tree, text
+        statements = [s for s in DIALECT.parse(new_text) if s is not None]
+        if len(statements) != 1:
+            raise UnsupportedStatementError(text, "hoodpy could not rewrite the hudi_table_changes call(s)")
+        return statements[0], new_text
+
+    def open_table(self, name_or_path: str) -> HoodieTable:
+        """A hoodpy table by catalog name, or by base path when the argument holds a '/'."""
+        if "/" in name_or_path:
+            from hoodpy.table import HoodieTable
+
+            return HoodieTable.for_path(self.spark, name_or_path)
+        return self.catalog.require(name_or_path).open(self.spark)
 
     def _alter_unparsed(self, text: str, args: Any) -> DataFrame:
         """An ALTER that sqlglot keeps as a command: UNSET TBLPROPERTIES on a hoodpy table, or refused."""
@@ -203,6 +228,9 @@ class SqlLayer:
             return self._pass(text, args)
         if len(statements) != 1 or not isinstance(statements[0], exp.Query):
             return self._pass(text, args)
+        tree, new_inner = self._with_changes(statements[0], inner)
+        if new_inner is not inner:
+            statements[0], inner, text = tree, new_inner, prefix + new_inner
         expanded = self.views.expand(statements[0], inner, lambda tree: ())
         if expanded is not None:
             statements[0], inner = expanded
@@ -218,7 +246,9 @@ class SqlLayer:
             return self.passthrough_table(tableName)
         entry = self.catalog.lookup(tableName)
         if entry is not None:
-            return entry.open(self.spark).read()
+            window = option_window(self.reads.read_options(entry))
+            table = entry.open(self.spark)
+            return table.read() if window is None else table.read_incremental(*window)
         name = self.catalog.qualify(tableName)
         if name is not None and self.views.view_over_hoodpy(name) is not None:
             return self.sql(f"SELECT * FROM {name.sql()}")

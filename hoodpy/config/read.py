@@ -12,5 +12,15 @@ class ReadConfig:
         "hoodie.datasource.query.type", SNAPSHOT, parse_enum(SNAPSHOT, READ_OPTIMIZED, INCREMENTAL),
         doc="snapshot: the latest committed rows (merge-on-read slices merged with their log files); "
             "read_optimized: base files only (for merge-on-read, the rows as of the last compaction); "
-            "incremental: HoodieTable.read_incremental.",
+            "incremental: HoodieTable.read_incremental; in SQL (session SET or table OPTIONS), reads of hoodpy "
+            "tables return the records committed after hoodie.datasource.read.begin.instanttime.",
+    )
+    BEGIN_INSTANTTIME = ConfigKey(
+        "hoodie.datasource.read.begin.instanttime", None,
+        doc="Incremental query (SQL reads with hoodie.datasource.query.type=incremental): records committed "
+            "after this instant (exclusive; yyyyMMddHHmmss[SSS], or 000 for the beginning). Required then.",
+    )
+    END_INSTANTTIME = ConfigKey(
+        "hoodie.datasource.read.end.instanttime", None,
+        doc="Incremental query: records committed up to this instant (inclusive); the latest commit when unset.",
     )

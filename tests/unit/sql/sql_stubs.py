@@ -29,6 +29,9 @@ class StubTable:
     def read(self, as_of: str | None = None, filters: Any = ()) -> tuple:
         return ("snapshot", self.base_path, as_of, *([tuple(filters)] if filters else []))
 
+    def read_incremental(self, start: str, end: str | None = None) -> tuple:
+        return ("incremental", self.base_path, start, end)
+
     def spark_schema(self, as_of: str | None = None) -> Any:
         from pyspark.sql.types import StructType
 
@@ -40,8 +43,28 @@ class StubEntry:
     name: TableName
     base_path: str
 
+    options: tuple[tuple[str, str], ...] = ()  # the table's hoodie.* options
+
     def open(self, spark: Any, options: Any = None) -> StubTable:
         return StubTable(self.base_path)
+
+    def write_options(self) -> dict[str, str]:
+        return dict(self.options)
+
+
+@dataclass
+class StubConf:
+    """A session's ``spark.conf``."""
+
+    values: dict[str, str] = field(default_factory=dict)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+
+@dataclass
+class StubSpark:
+    conf: StubConf = field(default_factory=StubConf)
 
 
 @dataclass
@@ -108,6 +131,6 @@ class StubSnapshots:
 def stub_layer(hoodpy: set[str] = frozenset(), views: dict[str, ViewDefinition] | None = None,
                ) -> tuple[SqlLayer, Spy]:
     spy = Spy("sql")
-    layer = SqlLayer(object(), spy, Spy("table"), catalog=StubCatalog(set(hoodpy), views=dict(views or {})))
+    layer = SqlLayer(StubSpark(), spy, Spy("table"), catalog=StubCatalog(set(hoodpy), views=dict(views or {})))
     layer.reads.snapshots = StubSnapshots()
     return layer, spy
