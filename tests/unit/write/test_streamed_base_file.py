@@ -110,12 +110,13 @@ def test_bulk_insert_task_streams_files_across_batches_as_the_whole_table_path_w
     assert [s["num_writes"] for s in stats] == [5_000, 4_000]
 
     storage = Storage(str(tmp_path))
-    first_seqno = 0
+    first_seqno = None  # the task's counter: earlier tasks of this process without a TaskContext share it
     for s, want_keys in zip(stats, (keys.slice(0, 5_000), keys.slice(5_000)), strict=True):
         written = pq.read_table(tmp_path / s["path"])
         # Rows stay in record key order, numbered on in the task, and every row names its file.
         assert written.column(RECORD_KEY).equals(pa.chunked_array([want_keys]))
         seqnos = [int(x.rsplit("_", 1)[1]) for x in written.column(COMMIT_SEQNO).to_pylist()]
+        first_seqno = seqnos[0] if first_seqno is None else first_seqno
         assert seqnos == list(range(first_seqno, first_seqno + written.num_rows))
         first_seqno += written.num_rows
         assert set(written.column(FILE_NAME).to_pylist()) == {s["path"].rsplit("/", 1)[1]}
