@@ -66,16 +66,25 @@ class BaseFileOptions:
 def footer_metadata(keys: pa.Array, options: BaseFileOptions, bloom: BloomFilter | None = None) -> dict[bytes, bytes]:
     """Hudi's footer entries for the record keys of a file, in file order; ``bloom`` already holds them."""
     if bloom is None:
-        bloom = BloomFilter.create(options.bloom_num_entries, options.bloom_fpp, options.bloom_max_entries)
+        bloom = new_bloom(options)
         bloom.add_all(keys)
+    bounds = pc.min_max(keys) if len(keys) else None
+    return footer_entries(bloom, *((bounds["min"].as_py(), bounds["max"].as_py()) if bounds else (None, None)))
+
+
+def new_bloom(options: BaseFileOptions) -> BloomFilter:
+    return BloomFilter.create(options.bloom_num_entries, options.bloom_fpp, options.bloom_max_entries)
+
+
+def footer_entries(bloom: BloomFilter, min_key: str | None, max_key: str | None) -> dict[bytes, bytes]:
+    """Hudi's footer entries: the bloom filter of a file's keys and (for a file with rows) its key range."""
     meta = {
         FOOTER_BLOOM_FILTER_KEY.encode(): bloom.serialize().encode(),
         FOOTER_BLOOM_TYPE_KEY.encode(): BLOOM_TYPE_DYNAMIC_V0.encode(),
     }
-    if len(keys):
-        bounds = pc.min_max(keys)
-        meta[FOOTER_MIN_RECORD_KEY.encode()] = bounds["min"].as_py().encode()
-        meta[FOOTER_MAX_RECORD_KEY.encode()] = bounds["max"].as_py().encode()
+    if min_key is not None:
+        meta[FOOTER_MIN_RECORD_KEY.encode()] = min_key.encode()
+        meta[FOOTER_MAX_RECORD_KEY.encode()] = max_key.encode()
     return meta
 
 
@@ -96,27 +105,118 @@ def write_base_file(storage: Storage, rel_path: str, table: pa.Table, options: B
     assert tuple(table.schema.names[: len(META_COLUMNS)]) == META_COLUMNS, table.schema.names[:5]
     if options.virtual_keys is not None:
         footer: dict[bytes, bytes] = {}
-        for name in (COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH):
-            table = table.set_column(table.schema.get_field_index(name), name, pa.nulls(table.num_rows, pa.string()))
+        table = _without_keys(table)
     else:
         footer = footer_metadata(table.column(RECORD_KEY).combine_chunks(), options, bloom)
-    full = storage.full_path(rel_path)
-    storage.fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
+    full = _create_parent(storage, rel_path)
     with storage.fs.open_output_stream(full) as sink:
         encode_parquet(sink, table, options, footer)
     return storage.fs.get_file_info(full).size
 
 
+def _without_keys(table: pa.Table) -> pa.Table:
+    """A virtual-keys table's rows as Java Hudi writes them: meta columns null but for the file name."""
+    for name in (COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH):
+        table = table.set_column(table.schema.get_field_index(name), name, pa.nulls(table.num_rows, pa.string()))
+    return table
+
+
+def _create_parent(storage: Storage, rel_path: str) -> str:
+    full = storage.full_path(rel_path)
+    storage.fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
+    return full
+
+
 def encode_parquet(sink, table: pa.Table, options: BaseFileOptions, footer: dict[bytes, bytes]) -> None:
     """``table`` as a base file's parquet bytes (codec, dictionaries, row groups) with ``footer`` entries."""
     table = table.replace_schema_metadata(None)
-    codec, level = _PYARROW_CODECS[options.compression]
-    with pq.ParquetWriter(sink, table.schema, compression=codec, compression_level=level, store_schema=False,
-                          use_dictionary=dictionary_columns(table)) as writer:
+    with _parquet_writer(sink, table, options) as writer:
         writer.write_table(table, row_group_size=_rows_per_row_group(table, options.block_size))
         # With store_schema=False pyarrow drops the schema's metadata: add the footer entries explicitly.
         if footer:  # none with virtual keys, as Java writes them
             writer.add_key_value_metadata(footer)
+
+
+def _parquet_writer(sink, first_rows: pa.Table, options: BaseFileOptions) -> pq.ParquetWriter:
+    """A base file's parquet writer: the table's codec, dictionaries for the columns ``first_rows`` (a file's
+    first rows, metadata-free schema) show repeating."""
+    codec, level = _PYARROW_CODECS[options.compression]
+    return pq.ParquetWriter(sink, first_rows.schema, compression=codec, compression_level=level,
+                            store_schema=False, use_dictionary=dictionary_columns(first_rows))
+
+
+class BaseFileWriter:
+    """One base file written row group by row group as its rows arrive (meta columns first, in file order).
+
+    Only the rows of the row group being filled stay in memory, and what the footer needs: the bloom filter
+    (keys go in as they arrive, in file order) and the min and max key, added at :meth:`close`. The footer,
+    dictionaries and rows are those :func:`write_base_file` writes for the same rows; row groups hold
+    ``block_size`` bytes of Arrow rows each, as there.
+    """
+
+    def __init__(self, storage: Storage, rel_path: str, options: BaseFileOptions):
+        self._storage = storage
+        self._full = _create_parent(storage, rel_path)
+        self._options = options
+        self._sink = storage.fs.open_output_stream(self._full)
+        self._writer: pq.ParquetWriter | None = None
+        self._pending: list[pa.Table] = []  # rows not yet in a row group
+        self._pending_rows = 0
+        self._bloom = new_bloom(options) if options.virtual_keys is None else None
+        self._min: str | None = None
+        self._max: str | None = None
+        self.num_rows = 0
+
+    def write(self, rows: pa.Table) -> None:
+        """Append ``rows``; a row group is written each time ``block_size`` bytes of rows are pending."""
+        assert tuple(rows.schema.names[: len(META_COLUMNS)]) == META_COLUMNS, rows.schema.names[:5]
+        if not rows.num_rows:
+            return
+        if self._bloom is None:
+            rows = _without_keys(rows)
+        else:
+            keys = rows.column(RECORD_KEY).combine_chunks()
+            self._bloom.add_all(keys)
+            bounds = pc.min_max(keys)
+            low, high = bounds["min"].as_py(), bounds["max"].as_py()
+            self._min = low if self._min is None else min(self._min, low)
+            self._max = high if self._max is None else max(self._max, high)
+        self._pending.append(rows.replace_schema_metadata(None))
+        self._pending_rows += rows.num_rows
+        self.num_rows += rows.num_rows
+        self._write_row_groups(final=False)
+
+    def _write_row_groups(self, final: bool) -> None:
+        while self._pending_rows:
+            pending = pa.concat_tables(self._pending)
+            group = _rows_per_row_group(pending, self._options.block_size)
+            # Dictionaries are chosen from a file's first rows: the writer opens once there are enough.
+            if not final and (pending.num_rows < group or (
+                    self._writer is None and pending.num_rows < _DICTIONARY_SAMPLE_ROWS)):
+                self._pending = [pending]
+                return
+            if self._writer is None:
+                self._writer = _parquet_writer(self._sink, pending, self._options)
+            take = min(group, pending.num_rows)
+            self._writer.write_table(pending.slice(0, take), row_group_size=take)
+            self._pending = [pending.slice(take)] if take < pending.num_rows else []
+            self._pending_rows -= take
+
+    def close(self) -> int:
+        """Write the pending rows and Hudi's footer; returns the file size in bytes."""
+        if not self.num_rows:
+            raise ValueError("a base file needs at least one row")
+        self._write_row_groups(final=True)
+        if self._bloom is not None:  # none with virtual keys, as Java writes them
+            self._writer.add_key_value_metadata(footer_entries(self._bloom, self._min, self._max))
+        self._writer.close()
+        self._sink.close()
+        return self._storage.fs.get_file_info(self._full).size
+
+    def discard(self) -> None:
+        """Drop the unfinished file (a failed task)."""
+        self._sink.close()
+        self._storage.fs.delete_file(self._full)
 
 
 _DICTIONARY_SAMPLE_ROWS = 4096

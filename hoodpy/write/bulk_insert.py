@@ -1,7 +1,8 @@
 """bulk_insert: the driver plans the files, executors write them. Records are cut, per partition and in
 record key order, into files of ``records_per_file`` records and one remainder, at key bounds taken from a
 sample of the batch; each record is tagged with its file (a broadcast range join), records are
-range-partitioned by that tag and sorted by key, and each task writes one base file per tag it holds. No
+range-partitioned by that tag and sorted by key, and each task writes one base file per tag it holds,
+streamed row group by row group as its sorted rows arrive (:class:`BaseFileWriter`). No
 index lookup and no small-file packing, as in Hudi; sorting gives every file a narrow key range, so
 bloom-index range pruning works on the result.
 """
@@ -21,6 +22,7 @@ from hoodpy.file_group.naming import base_file_name, join_partition, new_file_id
 from hoodpy.errors import InvalidRecordError
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
+from hoodpy.write.base_file import BaseFileWriter
 from hoodpy.write.merge import INVALID_KEY, MergeContext
 
 BULK_FILE = "_hoodie_bulk_file"  # working column: the planned file a record goes to
@@ -67,48 +69,78 @@ class BulkInsertContext:
 
 
 def bulk_insert_partition(ctx: BulkInsertContext, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    from hoodpy.write.base_file import write_base_file
-
-    batches = list(batches)
-    if not batches or not sum(b.num_rows for b in batches):
-        return
-    table = pa.Table.from_batches(batches)
-    if INVALID_KEY in table.column_names:
-        # Validation saw another evaluation of the batch; a key that is null here must not be written.
-        invalid = pc.sum(table.column(INVALID_KEY).cast(pa.int64())).as_py() or 0
-        if invalid:
-            raise InvalidRecordError(f"{invalid} record(s) have a null or empty record key")
+    """Write the task's rows as they stream in: each file row group by row group (:class:`BaseFileWriter`),
+    so a task holds one row group of rows, not a file's."""
     storage = Storage(ctx.merge.base_uri)
     task_partition, stage_id, attempt_id = task_ids()
     token = write_token(task_partition, stage_id, attempt_id)
     stats = []
-    # Rows come sorted by (planned file, partition path, record key): each run of one file and partition is a
-    # file. (A record no planned range holds, possible only if the batch changed between the driver's look at
-    # it and this evaluation, has no planned file and is written with the rest of its partition's such rows.)
-    for start, end in _runs(table):
-        started = time.monotonic()
-        chunk = table.slice(start, end - start)
-        partition_path = chunk.column(PARTITION_PATH)[0].as_py()
-        file_id = new_file_id()
-        name = base_file_name(file_id, token, ctx.merge.instant_time)
-        rel_path = join_partition(partition_path, name)
-        rows = add_meta_columns(align(chunk, ctx.merge.data_schema), chunk.column(RECORD_KEY).combine_chunks(),
-                                partition_path, ctx.merge.instant_time)
-        rows = finalize(rows, pa.array([True] * rows.num_rows), instant_time=ctx.merge.instant_time,
-                        file_name=name, task_partition=task_partition)
-        size = write_base_file(storage, rel_path, rows, ctx.merge.options)
-        stats.append(write_stats_row(partition_path, file_id, rel_path, prev_commit=None,
-                                     num_writes=rows.num_rows, num_inserts=rows.num_rows, file_size=size,
-                                     elapsed_ms=int((time.monotonic() - started) * 1000)))
-    yield from write_stats(stats).to_batches()
+    current: _OpenFile | None = None
+    try:
+        for batch in batches:
+            if not batch.num_rows:
+                continue
+            table = pa.Table.from_batches([batch])
+            if INVALID_KEY in table.column_names:
+                # Validation saw another evaluation of the batch; a key that is null here must not be written.
+                invalid = pc.sum(table.column(INVALID_KEY).cast(pa.int64())).as_py() or 0
+                if invalid:
+                    raise InvalidRecordError(f"{invalid} record(s) have a null or empty record key")
+            # Rows come sorted by (planned file, partition path, record key): each run of one file and partition
+            # is a file, which may span batches. (A record no planned range holds, possible only if the batch
+            # changed between the driver's look at it and this evaluation, has no planned file and is written
+            # with the rest of its partition's such rows.)
+            for start, end, run in _runs(table):
+                if current is not None and current.run != run:
+                    stats.append(current.close())
+                    current = None
+                if current is None:
+                    file_id = new_file_id()
+                    name = base_file_name(file_id, token, ctx.merge.instant_time)
+                    rel_path = join_partition(run[1], name)
+                    current = _OpenFile(run, file_id, name, rel_path, time.monotonic(),
+                                        BaseFileWriter(storage, rel_path, ctx.merge.options))
+                chunk = table.slice(start, end - start)
+                rows = add_meta_columns(align(chunk, ctx.merge.data_schema), chunk.column(RECORD_KEY).combine_chunks(),
+                                        run[1], ctx.merge.instant_time)
+                current.writer.write(finalize(rows, pa.repeat(pa.scalar(True), rows.num_rows),
+                                              instant_time=ctx.merge.instant_time, file_name=current.name,
+                                              task_partition=task_partition))
+        if current is not None:
+            stats.append(current.close())
+            current = None
+    finally:
+        if current is not None:
+            current.writer.discard()
+    if stats:
+        yield from write_stats(stats).to_batches()
 
 
-def _runs(table: pa.Table) -> list[tuple[int, int]]:
-    """[start, end) of each run of rows with one planned file and partition path."""
+@dataclass
+class _OpenFile:
+    """The base file a task is writing: its run key (planned file, partition path) and writer."""
+
+    run: tuple[int, str]
+    file_id: str
+    name: str
+    rel_path: str
+    started: float
+    writer: BaseFileWriter
+
+    def close(self) -> dict:
+        size = self.writer.close()
+        n = self.writer.num_rows
+        return write_stats_row(self.run[1], self.file_id, self.rel_path, prev_commit=None, num_writes=n,
+                               num_inserts=n, file_size=size,
+                               elapsed_ms=int((time.monotonic() - self.started) * 1000))
+
+
+def _runs(table: pa.Table) -> list[tuple[int, int, tuple[int, str]]]:
+    """[start, end) and (planned file, partition path) of each run of rows with one planned file and partition."""
     files = pc.fill_null(table.column(BULK_FILE).combine_chunks().cast(pa.int64()), -1)
     partitions = table.column(PARTITION_PATH).combine_chunks()
     n = table.num_rows
     changed = pc.or_(pc.not_equal(files.slice(1), files.slice(0, n - 1)),
                      pc.not_equal(partitions.slice(1), partitions.slice(0, n - 1)))
     starts = [0, *(pc.indices_nonzero(changed).to_numpy() + 1).tolist()]
-    return list(zip(starts, [*starts[1:], n]))
+    return [(s, e, (files[s].as_py(), partitions[s].as_py())) for s, e in zip(starts, [*starts[1:], n])]
