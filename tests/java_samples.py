@@ -14,6 +14,7 @@ SAMPLES_DIR = Path(os.environ.get("HOODPY_HUDI_SAMPLES", REPO.parent / "shared" 
 
 
 MOR_V6 = "hudi-rs/sample_table/mor/parquet"  # merge-on-read, table version 6, parquet log blocks
+MOR_V9 = "hudi-rs/sample_table/mor/avro"  # merge-on-read, table version 9 (Hudi 1.1), Avro log blocks
 LOG_FILES = SAMPLES_DIR / "hudi-rs" / "core" / "log_files"  # single log files, one per block type
 
 

@@ -68,9 +68,11 @@ def incremental(path: str, start: str, end: str) -> list[Row]:
 
 
 def completed_instants(path: str) -> list[str]:
-    """Completed commit and replacecommit times, oldest first (hudi-rs lists the two actions apart)."""
+    """Completed commit, deltacommit and replacecommit times, oldest first (hudi-rs lists the actions
+    apart)."""
     tl = table(path).get_timeline()
     times = [i.timestamp for i in tl.get_completed_commits()]
+    times += [i.timestamp for i in tl.get_completed_deltacommits()]
     times += [i.timestamp for i in tl.get_completed_replacecommits()]
     return sorted(times)
 
