@@ -50,20 +50,28 @@ def written_schemas(timeline: Timeline, files: Iterable[BaseFile], schema: Struc
     other type for some of ``schema``'s columns (``schema`` with those columns' types replaced). Files read
     with ``schema`` as is are left out."""
     by_instant: dict[str, StructType | None] = {}
+    by_text: dict[str, StructType | None] = {}  # commits mostly record one schema: convert it once
     out = {}
     for bf in files:
         if bf.instant_time not in by_instant:
-            by_instant[bf.instant_time] = _written_schema(timeline, bf.instant_time, schema)
+            by_instant[bf.instant_time] = _written_schema(timeline, bf.instant_time, schema, by_text)
         if (written := by_instant[bf.instant_time]) is not None:
             out[bf.path] = written
     return out
 
 
-def _written_schema(timeline: Timeline, instant_time: str, schema: StructType) -> StructType | None:
+def _written_schema(timeline: Timeline, instant_time: str, schema: StructType,
+                    by_text: dict[str, StructType | None]) -> StructType | None:
     instant = next((i for i in timeline.completed_commits() if i.timestamp == instant_time), None)
     text = timeline.commit_metadata(instant).schema if instant is not None else None
     if not text:
         return None
+    if text not in by_text:
+        by_text[text] = _promoted_schema(text, schema)
+    return by_text[text]
+
+
+def _promoted_schema(text: str, schema: StructType) -> StructType | None:
     types = {f.name: f.dataType for f in from_arrow_schema(arrow_schema_from_avro(parse_avro_schema(text)),
                                                             prefer_timestamp_ntz=True).fields}
     fields = [StructField(f.name, types[f.name], f.nullable)

@@ -118,6 +118,12 @@ def df_rows(df, columns: Sequence[str] | None = None) -> list[Row]:
     return rows_of(df.toArrow())
 
 
+def df_rows_like(df, theirs: list[Row]) -> list[Row]:
+    """hoodpy's rows, on the columns hudi-rs returned (it leaves out absent meta columns)."""
+    ours = df_rows(df)
+    return project(ours, list(theirs[0])) if theirs else ours
+
+
 def project(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> list[Row]:
     return sort_rows({c: r.get(c) for c in columns} for r in rows)
 

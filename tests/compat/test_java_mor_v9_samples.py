@@ -8,13 +8,12 @@ as Hudi 1.x) select the same commits. Writes into them stay refused and leave ev
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pytest
 
 import hudi_rs
-from java_samples import MOR_V9, unzip_sample
+from java_samples import MOR_V9, file_digests, unzip_sample
 from hoodpy.config.table import TableConfig
 from hoodpy.errors import UnsupportedTableTypeError
 from hoodpy.file_group.fs_view import FileSystemView
@@ -49,19 +48,13 @@ def sample(request, samples_dir) -> str:
     return str(unzip_sample(f"{MOR_V9}/{request.param}", samples_dir))
 
 
-def ours_like_theirs(df, theirs: list[dict]) -> list[dict]:
-    """hoodpy's rows, on the columns hudi-rs returned (it leaves out absent meta columns)."""
-    ours = hudi_rs.df_rows(df)
-    return hudi_rs.project(ours, list(theirs[0])) if theirs else ours
-
-
 def test_snapshot_and_read_optimized_match_hudi_rs(spark, sample):
     table = HoodieTable.for_path(spark, sample)
     assert table.config.get(TableConfig.VERSION) == 9
     theirs = hudi_rs.snapshot(sample)
-    assert theirs and ours_like_theirs(table.read(), theirs) == theirs
+    assert theirs and hudi_rs.df_rows_like(table.read(), theirs) == theirs
     ro = hudi_rs.read_optimized(sample)
-    assert ours_like_theirs(table.read(query_type="read_optimized"), ro) == ro
+    assert hudi_rs.df_rows_like(table.read(query_type="read_optimized"), ro) == ro
 
 
 def test_time_travel_and_incremental_match_hudi_rs(spark, sample):
@@ -72,9 +65,9 @@ def test_time_travel_and_incremental_match_hudi_rs(spark, sample):
     merged_somewhere = False
     for at in completions:
         theirs = hudi_rs.snapshot(sample, as_of=at)
-        assert ours_like_theirs(table.read(as_of=at), theirs) == theirs, at
+        assert hudi_rs.df_rows_like(table.read(as_of=at), theirs) == theirs, at
         ro = hudi_rs.read_optimized(sample, as_of=at)
-        assert ours_like_theirs(table.read(as_of=at, query_type="read_optimized"), ro) == ro, at
+        assert hudi_rs.df_rows_like(table.read(as_of=at, query_type="read_optimized"), ro) == ro, at
         merged_somewhere |= theirs != ro
     # Log records really were merged over base files at some point (two samples only insert: no logs).
     has_logs = any(p.name.startswith(".") and ".log." in p.name and ".hoodie" not in p.parts
@@ -83,7 +76,7 @@ def test_time_travel_and_incremental_match_hudi_rs(spark, sample):
     assert merged_somewhere == has_logs
     for start, end in zip(completions, completions[1:]):
         theirs = hudi_rs.incremental(sample, start, end)
-        assert ours_like_theirs(table.read_incremental(start, end), theirs) == theirs, (start, end)
+        assert hudi_rs.df_rows_like(table.read_incremental(start, end), theirs) == theirs, (start, end)
 
 
 def test_logs_join_the_compacted_slice_by_completion_time(spark, samples_dir):
@@ -106,17 +99,13 @@ def test_logs_join_the_compacted_slice_by_completion_time(spark, samples_dir):
         assert old.log_files and {lf.name.base_instant_time for lf in old.log_files} <= deltacommits
 
 
-def _files(path: str) -> dict[str, str]:
-    return {str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(Path(path).rglob("*")) if p.is_file()}
-
 
 def test_writes_are_refused_and_leave_the_table_unchanged(spark, samples_dir):
     path = str(unzip_sample(f"{MOR_V9}/v9_txns_simple_meta", samples_dir / "w"))
-    before = _files(path)
+    before = file_digests(path)
     table = HoodieTable.for_path(spark, path)
     batch = table.read().drop(*META_COLUMNS)
     for write in (table.upsert, table.insert, table.delete):
         with pytest.raises(UnsupportedTableTypeError, match="MERGE_ON_READ"):
             write(batch)
-    assert _files(path) == before
+    assert file_digests(path) == before

@@ -71,16 +71,10 @@ def sample(request, samples_dir) -> str:
     return unzip_v1x(request.param, samples_dir)
 
 
-def ours_like_theirs(df, theirs: list[dict]) -> list[dict]:
-    """hoodpy's rows, on the columns hudi-rs returned (it leaves out absent meta columns)."""
-    ours = hudi_rs.df_rows(df)
-    return hudi_rs.project(ours, list(theirs[0])) if theirs else ours
-
-
 def test_snapshot_matches_hudi_rs(spark, sample):
     theirs = hudi_rs.snapshot(sample)
     assert theirs, "the sample has rows"
-    assert ours_like_theirs(HoodieTable.for_path(spark, sample).read(), theirs) == theirs
+    assert hudi_rs.df_rows_like(HoodieTable.for_path(spark, sample).read(), theirs) == theirs
 
 
 def test_time_travel_and_incremental_match_hudi_rs(spark, sample):
@@ -92,10 +86,10 @@ def test_time_travel_and_incremental_match_hudi_rs(spark, sample):
     text = _as_text(NUMERIC_PARTITION.get(Path(sample).name))
     for at in completions:
         theirs = hudi_rs.snapshot(sample, as_of=at)
-        assert text(ours_like_theirs(table.read(as_of=at), theirs)) == text(theirs), at
+        assert text(hudi_rs.df_rows_like(table.read(as_of=at), theirs)) == text(theirs), at
     for start, end in zip(completions, completions[1:]):
         theirs = hudi_rs.incremental(sample, start, end)
-        assert text(ours_like_theirs(table.read_incremental(start, end), theirs)) == text(theirs), (start, end)
+        assert text(hudi_rs.df_rows_like(table.read_incremental(start, end), theirs)) == text(theirs), (start, end)
 
 
 # TimestampBasedKeyGenerator samples whose numeric partition column the table schema declares a string from
@@ -194,7 +188,7 @@ def test_sql_insert_update_delete_keep_the_version(hoodpy_spark, samples_dir, tm
     assert not Path(path, ".hoodie", "metadata").exists()
     after = hudi_rs.snapshot(path)
     assert _data_rows(after, columns) == _data_rows(expected, columns)
-    assert ours_like_theirs(ours, after) == after
+    assert hudi_rs.df_rows_like(ours, after) == after
 
     # Three new instants in timeline layout 2, the table's version unchanged, history intact.
     props = parse_properties(props_file.read_text())
