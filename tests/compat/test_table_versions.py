@@ -105,14 +105,21 @@ def _as_text(column: str | None) -> Callable[[list[dict]], list[dict]]:
     return text
 
 
-def test_numeric_partition_column_reads_as_the_table_schema_says(spark, samples_dir):
-    """The int64 files and the string files of one column read as one string column, as hudi-rs reads it."""
+def test_numeric_partition_column_reads_as_the_table_schema_says(hoodpy_spark, samples_dir):
+    """The int64 files and the string files of one column read as one string column, as hudi-rs reads it:
+    through the Python API and through SQL (its cached snapshot path)."""
     for name, column in NUMERIC_PARTITION.items():
         path = unzip_v1x(name, samples_dir)
-        df = HoodieTable.for_path(spark, path).read()
+        theirs = sorted(r[column] for r in hudi_rs.snapshot(path))
+        df = HoodieTable.for_path(hoodpy_spark, path).read()
         assert dict(df.dtypes)[column] == "string"
-        ours = sorted(r[column] for r in df.select(column).collect())
-        assert ours == sorted(r[column] for r in hudi_rs.snapshot(path)) and all(v.isdigit() for v in ours)
+        assert sorted(r[column] for r in df.select(column).collect()) == theirs
+        assert theirs and all(v.isdigit() for v in theirs)
+        hoodpy_spark.sql(f"CREATE TABLE {name} USING hoodpy LOCATION '{path}'")
+        try:
+            assert sorted(r[0] for r in hoodpy_spark.sql(f"SELECT {column} FROM {name}").collect()) == theirs
+        finally:
+            hoodpy_spark.sql(f"DROP TABLE {name}")
 
 
 # -- writes into a copy, through SQL ---------------------------------------------------------------------
