@@ -36,8 +36,8 @@ from hoodpy.file_group.file_group import BaseFile
 from hoodpy.file_group.fs_view import FileSystemView, list_base_files
 from hoodpy.read.file_scan import read_parquet_files
 from hoodpy.read.query import Filter, bind_filters, select_files, snapshot
-from hoodpy.services.clean.retention import check_retained
 from hoodpy.read.written_types import written_schemas
+from hoodpy.services.clean.retention import check_retained
 from hoodpy.timeline.instant import timeline_folder, validate_instant_time
 from hoodpy.timeline.timeline import Timeline, layout_of
 
