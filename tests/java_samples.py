@@ -3,6 +3,7 @@ test unzips one."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import zipfile
 from pathlib import Path
@@ -14,6 +15,7 @@ SAMPLES_DIR = Path(os.environ.get("HOODPY_HUDI_SAMPLES", REPO.parent / "shared" 
 
 
 MOR_V6 = "hudi-rs/sample_table/mor/parquet"  # merge-on-read, table version 6, parquet log blocks
+MOR_V9 = "hudi-rs/sample_table/mor/avro"  # merge-on-read, table version 9 (Hudi 1.1), Avro log blocks
 LOG_FILES = SAMPLES_DIR / "hudi-rs" / "core" / "log_files"  # single log files, one per block type
 
 
@@ -27,3 +29,10 @@ def unzip_sample(name: str, dest: Path) -> Path:
         members = [m for m in z.namelist() if not m.startswith("__MACOSX") and ".DS_Store" not in m]
         z.extractall(dest, members)
     return dest / Path(name).name
+
+
+def file_digests(path: str | Path) -> dict[str, str]:
+    """Every file under a table's base path (relative path -> sha256): to show a refused write left the table
+    exactly as it was."""
+    return {str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(Path(path).rglob("*")) if p.is_file()}

@@ -97,8 +97,8 @@ _SUPPORTED_TEXT = "table version 5 (read only) or 6 (timeline layout 1), or 8 / 
 
 def check_supported(base_uri: str, props: Mapping[str, str]) -> None:
     """Raise UnsupportedTableVersionError unless ``hoodie.properties`` describes a table hoodpy reads:
-    table version 6 with timeline layout 1 (copy-on-write or merge-on-read), or 8 / 9 with layout 2 in
-    ``.hoodie/timeline`` (copy-on-write)."""
+    table version 6 with timeline layout 1, or 8 / 9 with layout 2 in ``.hoodie/timeline`` (copy-on-write or
+    merge-on-read)."""
     version = props.get(TableConfig.VERSION.key, "")
     layout = props.get(TableConfig.TIMELINE_LAYOUT_VERSION.key, "1")
     found = f"table version {version or '?'} / timeline layout {layout}"
@@ -115,10 +115,6 @@ def check_supported(base_uri: str, props: Mapping[str, str]) -> None:
     table_type = props.get(TableConfig.TYPE.key, COPY_ON_WRITE)
     if table_type not in (COPY_ON_WRITE, MERGE_ON_READ):
         raise UnsupportedTableVersionError(base_uri, f"table type {table_type}", f"{COPY_ON_WRITE} / {MERGE_ON_READ}")
-    if table_type == MERGE_ON_READ and int(layout) == 2:
-        # Hudi 1.x attaches log files to slices by completion time: not built for merge-on-read yet.
-        raise UnsupportedTableVersionError(base_uri, f"table type {table_type} at {found}",
-                                           f"{MERGE_ON_READ} at table version 6 (versions 8 and 9: {COPY_ON_WRITE})")
 
 
 def check_writable(base_uri: str, table_type: str, operation: str = "write to") -> None:

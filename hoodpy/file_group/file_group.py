@@ -88,6 +88,18 @@ class FileGroup:
         if pending_compaction:
             earlier = [s for s in self.slices if s.base_instant_time < log_file.base_instant_time]
             current = earlier[-1] if earlier else current
+        self._append_log(current, log_file)
+
+    def add_log_completed_at(self, log_file: LogFile, completion_time: str) -> None:
+        """Add a log file of table versions 8 and 9 (named after the deltacommit that wrote it, which
+        completed at ``completion_time``) as Hudi 1.x slices by completion time: to the newest slice whose
+        base instant is at or before that completion time, so a log completed after a compaction started
+        extends the compaction's slice; with no such slice it starts one at its own instant. Add base files
+        first, and logs in name order."""
+        earlier = [s for s in self.slices if s.base_instant_time <= completion_time]
+        self._append_log(earlier[-1] if earlier else self._slice(log_file.base_instant_time), log_file)
+
+    def _append_log(self, current: FileSlice, log_file: LogFile) -> None:
         logs = sorted((*current.log_files, log_file), key=lambda f: f.name.order)
         self._put(replace(current, log_files=tuple(logs)))
 

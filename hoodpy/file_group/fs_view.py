@@ -2,9 +2,11 @@
 
 A base file counts when its instant is a committed write: completed on the active timeline, or older than
 the earliest active instant (archived). A log file counts when its file slice's base instant does: which of
-its blocks count is decided when it is read (each block names the instant that wrote it). While a compaction
-is pending, writers already append to the slice it will create (logs named after the compaction instant):
-those logs extend the slice before it, as Java's view merges them. File groups
+its blocks count is decided when it is read (each block names the instant that wrote it). In table version 6
+a log names its slice's base instant; while a compaction is pending, writers already append to the slice it
+will create (logs named after the compaction instant): those logs extend the slice before it, as Java's view
+merges them. In versions 8 and 9 a log names the deltacommit that wrote it and joins the newest slice whose
+base instant is at or before that deltacommit's completion time (Hudi 1.x's HoodieFileGroup). File groups
 replaced by a completed replacecommit at or before the view's instant are left out. Files of pending or
 failed writes are invisible. "At or before" is by completion time (table versions 8 and 9 record it; in
 version 6 it is the instant time).
@@ -12,14 +14,14 @@ version 6 it is the instant time).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from hoodpy.file_group.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hoodpy.file_group.naming import BASE_FILE_EXTENSION, parse_base_file_name, parse_log_file_name
 from hoodpy.storage import Storage
 from hoodpy.storage.storage import FileInfo
-from hoodpy.timeline.instant import Action
-from hoodpy.timeline.timeline import METAFOLDER, Timeline
+from hoodpy.timeline.instant import LAYOUT_2, Action
+from hoodpy.timeline.timeline import METAFOLDER, CommittedInstants, Timeline
 
 
 def _partition_of(rel_path: str) -> str:
@@ -82,6 +84,28 @@ class FileSystemView:
         for bf in base_files:
             if bf.instant_time in committed and (g := group(bf)) is not None:
                 g.add(bf)
+        if timeline.layout == LAYOUT_2:
+            self._add_logs_by_completion(timeline, committed, log_files, group)
+        else:
+            self._add_logs_by_base_instant(timeline, committed, log_files, group)
+        self._groups = groups
+
+    @staticmethod
+    def _add_logs_by_completion(timeline: Timeline, committed: CommittedInstants, log_files: Iterable[LogFile],
+                                group: Callable[[LogFile], FileGroup | None]) -> None:
+        """Table versions 8 and 9: each log is named after the deltacommit that wrote it and joins a slice by
+        that deltacommit's completion time. Logs of writes not committed (as of the view) are left out: none
+        of their blocks would count. A pending compaction's slice needs no place of its own here: Hudi reads
+        it merged with the slice before it, where its logs land."""
+        for lf in sorted(log_files, key=lambda f: f.name.order):
+            if lf.base_instant_time in committed and (g := group(lf)) is not None:
+                g.add_log_completed_at(lf, timeline.completion_time(lf.base_instant_time) or lf.base_instant_time)
+
+    @staticmethod
+    def _add_logs_by_base_instant(timeline: Timeline, committed: CommittedInstants,
+                                  log_files: Iterable[LogFile],
+                                  group: Callable[[LogFile], FileGroup | None]) -> None:
+        """Table version 6: each log names the base instant of its slice."""
         # A compaction completes as a commit of the same time; its requested / inflight files stay.
         compacting = {i.timestamp for i in timeline.pending([Action.COMPACTION])
                       if not timeline.is_completed_write(i.timestamp)}
@@ -94,7 +118,6 @@ class FileSystemView:
         for lf in deferred:
             if (g := group(lf)) is not None:
                 g.add_log(lf, pending_compaction=True)
-        self._groups = groups
 
     @classmethod
     def load(cls, storage: Storage, timeline: Timeline, *, as_of: str | None = None,

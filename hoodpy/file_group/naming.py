@@ -38,7 +38,9 @@ def parse_base_file_name(name: str) -> BaseFileName | None:
 @dataclass(frozen=True)
 class LogFileName:
     file_id: str
-    base_instant_time: str  # the instant of the file slice the log belongs to, not the write's
+    # Table version 6: the instant of the file slice the log belongs to, not the write's; versions 8 and 9:
+    # the deltacommit that wrote it (its slice is then found by completion time, see FileGroup).
+    base_instant_time: str
     version: int
     write_token: str
 

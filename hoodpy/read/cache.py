@@ -36,6 +36,7 @@ from hoodpy.file_group.file_group import BaseFile
 from hoodpy.file_group.fs_view import FileSystemView, list_base_files
 from hoodpy.read.file_scan import read_parquet_files
 from hoodpy.read.query import Filter, bind_filters, select_files, snapshot
+from hoodpy.read.written_types import written_schemas
 from hoodpy.services.clean.retention import check_retained
 from hoodpy.timeline.instant import timeline_folder, validate_instant_time
 from hoodpy.timeline.timeline import Timeline, layout_of
@@ -125,7 +126,8 @@ class SnapshotCache:
         with self._lock:
             df = self._frames.get(key)
         if df is None:
-            df = read_parquet_files(table.spark, table.storage, paths, schema)
+            df = read_parquet_files(table.spark, table.storage, paths, schema,
+                                    written=written_schemas(state.timeline, files, schema))
         self._remember(self._frames, key, df, self.max_frames)
         return df
 

@@ -11,7 +11,8 @@ DataFrame: filters, joins and writes downstream are Spark's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from functools import reduce
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -50,13 +51,25 @@ def spark_reads_natively(spark: SparkSession, storage: Storage, probe_rel: str) 
 
 
 def read_parquet_files(spark: SparkSession, storage: Storage, rel_paths: Sequence[str], schema: StructType,
-                       *, file_name_column: str | None = None) -> DataFrame:
+                       *, file_name_column: str | None = None,
+                       written: Mapping[str, StructType] | None = None) -> DataFrame:
     """The rows of the given base files (paths relative to the table) with ``schema``.
 
     ``file_name_column`` adds a string column holding each row's file name (Spark's
-    ``_metadata.file_name``).
+    ``_metadata.file_name``). ``written``: by path, the schema files were written with where it differs
+    from ``schema`` by type promotions (hoodpy.read.written_types); Spark reads those with it, then casts.
     """
     paths = list(rel_paths)
+    if written and any(p in written for p in paths) and spark_reads_natively(spark, storage, paths[0]):
+        groups: dict[str, tuple[StructType, list[str]]] = {}
+        for p in paths:
+            file_schema = written.get(p, schema)
+            groups.setdefault(file_schema.json(), (file_schema, []))[1].append(p)
+        extra = [file_name_column] if file_name_column else []
+        parts = [read_parquet_files(spark, storage, group, file_schema, file_name_column=file_name_column)
+                 .select(*[F.col(f.name).cast(f.dataType) for f in schema.fields], *extra)
+                 for file_schema, group in groups.values()]
+        return reduce(DataFrame.unionByName, parts)
     out_schema = StructType(list(schema.fields) + ([StructField(file_name_column, StringType(), False)]
                                                    if file_name_column else []))
     if not paths:

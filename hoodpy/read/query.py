@@ -32,6 +32,7 @@ from hoodpy.read.data_skipping import prune_by_column_stats
 from hoodpy.read.file_scan import read_parquet_files
 from hoodpy.read.filters import Filter, bind_filters, check_filters, filter_column
 from hoodpy.read.slice_scan import read_file_slices
+from hoodpy.read.written_types import written_schemas
 from hoodpy.storage import Storage
 from hoodpy.timeline.instant import validate_instant_time
 from hoodpy.timeline.timeline import CommittedInstants, Timeline
@@ -196,10 +197,11 @@ def select_files(table: ReadableTable, files: list[BaseFile], filters: list[Filt
     return prune_by_column_stats(table.storage, files, filters, schema)
 
 
-def _read_slices(table: ReadableTable, slices: list[FileSlice], schema: StructType,
+def _read_slices(table: ReadableTable, timeline: Timeline, slices: list[FileSlice], schema: StructType,
                  committed: CommittedInstants) -> DataFrame:
     ordering = event_time_ordering_field(table.config)
-    return read_file_slices(table.spark, table.storage, slices, schema, committed, ordering)
+    written = written_schemas(timeline, [s.base_file for s in slices if s.base_file is not None], schema)
+    return read_file_slices(table.spark, table.storage, slices, schema, committed, ordering, written)
 
 
 def snapshot(table: ReadableTable, *, as_of: str | None = None, filters: Sequence[Filter] = (),
@@ -222,9 +224,11 @@ def snapshot(table: ReadableTable, *, as_of: str | None = None, filters: Sequenc
     if with_logs:
         chosen = set(files)
         plain_slices = [s for s in slices if not s.log_files and s.base_file in chosen]
-        df = _read_slices(table, [*with_logs, *plain_slices], schema, view.timeline.committed(as_of))
+        df = _read_slices(table, view.timeline, [*with_logs, *plain_slices], schema,
+                          view.timeline.committed(as_of))
     else:
-        df = read_parquet_files(table.spark, table.storage, [bf.path for bf in files], schema)
+        df = read_parquet_files(table.spark, table.storage, [bf.path for bf in files], schema,
+                                written=written_schemas(view.timeline, files, schema))
     for f in bound if apply_filters else ():
         df = df.filter(filter_column(f))
     return df
@@ -247,7 +251,7 @@ def incremental(table: ReadableTable, start: str, end: str | None = None) -> Dat
     active = timeline.completed_commits()
     archived = not active or start < active[0].timestamp
     slices = [s for s in view.latest_file_slices() if archived or (s.partition_path, s.file_id) in touched]
-    df = _read_slices(table, slices, table.spark_schema(as_of=end), view.timeline.committed(end))
+    df = _read_slices(table, view.timeline, slices, table.spark_schema(as_of=end), view.timeline.committed(end))
     commit_time = F.col(COMMIT_TIME)
     in_window = commit_time.isin([i.timestamp for i in commits])
     if archived:  # rows of archived commits: no completion time is known, their instant time decides

@@ -4,7 +4,7 @@ time (:mod:`hoodpy.read.slice_merge`), and the two unioned. Only the slices with
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -20,17 +20,19 @@ from hoodpy.timeline.timeline import CommittedInstants
 
 
 def read_file_slices(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], schema: StructType,
-                     committed: CommittedInstants, ordering_field: str | None) -> DataFrame:
-    """The rows of ``slices`` with ``schema``: log blocks count when their instant is in ``committed``."""
+                     committed: CommittedInstants, ordering_field: str | None,
+                     written: Mapping[str, StructType] | None = None) -> DataFrame:
+    """The rows of ``slices`` with ``schema``: log blocks count when their instant is in ``committed``;
+    ``written`` as read_parquet_files takes it (merged slices cast every column to ``schema`` anyway)."""
     plain = [s.base_file.path for s in slices if not s.log_files and s.base_file is not None]
     merged = [(s.base_file.path if s.base_file is not None else None, [lf.path for lf in s.log_files])
               for s in slices if s.log_files]
     if not merged:
-        return read_parquet_files(spark, storage, plain, schema)
+        return read_parquet_files(spark, storage, plain, schema, written=written)
     tasks = min(len(merged), MAX_SCAN_TASKS)
     merge = _merge_slices(storage.base_uri, merged, tasks, to_arrow_schema(schema), committed, ordering_field)
     df = spark.range(0, tasks, 1, tasks).mapInArrow(merge, schema)
-    return read_parquet_files(spark, storage, plain, schema).unionByName(df) if plain else df
+    return read_parquet_files(spark, storage, plain, schema, written=written).unionByName(df) if plain else df
 
 
 def _merge_slices(base_uri: str, slices: list[tuple[str | None, list[str]]], tasks: int, schema: pa.Schema,

@@ -144,6 +144,15 @@ class Timeline:
     def _completion_times(self) -> dict[str, str]:
         return {i.timestamp: i.completed_at for i in self.completed_commits()}
 
+    def completion_time(self, instant_time: str) -> str | None:
+        """When the completed write ``instant_time`` completed (layout 1: its instant time); an archived
+        write (older than the active timeline) is taken to have completed at its instant time; None for a
+        write that has not completed."""
+        if instant_time in self._completion_times:
+            return self._completion_times[instant_time]
+        earliest = self.earliest_instant_time()
+        return instant_time if earliest is not None and instant_time < earliest else None
+
     def visible_as_of(self, instant_time: str, as_of: str | None) -> bool:
         """Whether the files a completed write of ``instant_time`` wrote are part of the table as of ``as_of``
         (None: now): it completed at or before ``as_of``. A write older than the active timeline (archived)

@@ -68,9 +68,11 @@ def incremental(path: str, start: str, end: str) -> list[Row]:
 
 
 def completed_instants(path: str) -> list[str]:
-    """Completed commit and replacecommit times, oldest first (hudi-rs lists the two actions apart)."""
+    """Completed commit, deltacommit and replacecommit times, oldest first (hudi-rs lists the actions
+    apart)."""
     tl = table(path).get_timeline()
     times = [i.timestamp for i in tl.get_completed_commits()]
+    times += [i.timestamp for i in tl.get_completed_deltacommits()]
     times += [i.timestamp for i in tl.get_completed_replacecommits()]
     return sorted(times)
 
@@ -114,6 +116,12 @@ def df_rows(df, columns: Sequence[str] | None = None) -> list[Row]:
     if columns is not None:
         df = df.select(*columns)
     return rows_of(df.toArrow())
+
+
+def df_rows_like(df, theirs: list[Row]) -> list[Row]:
+    """hoodpy's rows, on the columns hudi-rs returned (it leaves out absent meta columns)."""
+    ours = df_rows(df)
+    return project(ours, list(theirs[0])) if theirs else ours
 
 
 def project(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> list[Row]:

@@ -5,7 +5,6 @@ deltacommit and incremental ranges. A write into one is refused and leaves every
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import struct
@@ -19,7 +18,7 @@ from pyspark.sql import functions as F
 
 import hudi_rs
 from hudi_rs import COMMIT_TIME, RECORD_KEY
-from java_samples import MOR_V6, unzip_sample
+from java_samples import MOR_V6, file_digests, unzip_sample
 from hoodpy.errors import InvalidConfigError, UnsupportedTableTypeError
 from hoodpy.file_group.log_file import DELETE_RECORD_LIST_SCHEMA
 from hoodpy.meta_fields import META_COLUMNS
@@ -108,14 +107,10 @@ def test_empty_sample(spark, samples_dir):
     assert hudi_rs.snapshot(path) == []
 
 
-def _files(path: str) -> dict[str, str]:
-    return {str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in Path(path).rglob("*") if p.is_file()}
-
 
 def test_writes_are_refused_and_leave_the_table_unchanged(spark, samples_dir):
     path = str(unzip_sample(f"{MOR_V6}/v6_nonpartitioned", samples_dir / "w"))
-    before = _files(path)
+    before = file_digests(path)
     table = HoodieTable.for_path(spark, path)
     batch = table.read().drop(*META_COLUMNS).withColumn("longField", F.col("longField") + F.lit(1))
     for write in (table.upsert, table.insert, table.delete, table.bulk_insert):
@@ -134,7 +129,7 @@ def test_writes_are_refused_and_leave_the_table_unchanged(spark, samples_dir):
     for call in services.values():
         with pytest.raises(UnsupportedTableTypeError, match="MERGE_ON_READ"):
             call()
-    assert _files(path) == before
+    assert file_digests(path) == before
 
 
 def test_bad_query_type(spark, samples_dir):
@@ -167,13 +162,13 @@ def test_sql_reads_an_adopted_mor_table_and_refuses_inserts(spark, samples_dir):
     enable(spark)
     try:
         spark.sql(f"CREATE TABLE mor_rollback USING hoodpy LOCATION '{path}'")
-        before = {k: v for k, v in _files(path).items() if not k.startswith(".hoodie/.aux")}
+        before = {k: v for k, v in file_digests(path).items() if not k.startswith(".hoodie/.aux")}
         assert hudi_rs.df_rows(spark.sql("SELECT * FROM mor_rollback")) == hudi_rs.snapshot(path)
         [row] = spark.sql("SELECT isActive, _hoodie_commit_time FROM mor_rollback WHERE id = 2").collect()
         assert (row.isActive, row._hoodie_commit_time) == (True, "20250126060846931")
         with pytest.raises(UnsupportedTableTypeError, match="MERGE_ON_READ"):
             spark.sql("INSERT INTO mor_rollback SELECT * FROM mor_rollback WHERE id = 2")
-        assert {k: v for k, v in _files(path).items() if not k.startswith(".hoodie/.aux")} == before
+        assert {k: v for k, v in file_digests(path).items() if not k.startswith(".hoodie/.aux")} == before
     finally:
         spark.sql("DROP TABLE IF EXISTS mor_rollback")
         disable(spark)

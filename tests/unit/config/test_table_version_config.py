@@ -61,7 +61,8 @@ def test_version_8_properties_of_a_new_table():
         versioned_properties(base, 9)
 
 
-def test_merge_on_read_opens_at_version_6_only():
-    check_supported("/t", _props(6, 1, **{"hoodie.table.type": "MERGE_ON_READ"}))
-    with pytest.raises(UnsupportedTableVersionError, match="table type MERGE_ON_READ at table version 9"):
-        check_supported("/t", _props(9, 2, **{"hoodie.table.type": "MERGE_ON_READ"}))
+def test_merge_on_read_opens_at_versions_6_8_and_9():
+    for version, layout in ((6, 1), (8, 2), (9, 2)):
+        check_supported("/t", _props(version, layout, **{"hoodie.table.type": "MERGE_ON_READ"}))
+    with pytest.raises(UnsupportedTableVersionError, match="table type MERGE_OF_READ"):
+        check_supported("/t", _props(9, 2, **{"hoodie.table.type": "MERGE_OF_READ"}))
