@@ -11,6 +11,7 @@ SUPPORTED_TABLE_VERSION = 6
 SUPPORTED_TIMELINE_LAYOUT = 1
 WRITABLE_VERSIONS = (6, 8)  # versions of the tables hoodpy creates
 INITIAL_VERSION_KEY = "hoodie.table.initial.version"  # informational (see config.registry)
+COPY_ON_WRITE, MERGE_ON_READ = "COPY_ON_WRITE", "MERGE_ON_READ"
 
 
 def _parse_write_version(value: object) -> int:
@@ -18,7 +19,6 @@ def _parse_write_version(value: object) -> int:
     if version not in WRITABLE_VERSIONS:
         raise ValueError(f"hoodpy creates tables of version {' or '.join(map(str, WRITABLE_VERSIONS))}")
     return version
-COPY_ON_WRITE, MERGE_ON_READ = "COPY_ON_WRITE", "MERGE_ON_READ"
 
 
 class TableConfig:
@@ -76,7 +76,7 @@ class TableConfig:
     CREATE_SCHEMA = ConfigKey("hoodie.table.create.schema", None, doc="Avro schema at creation.")
     CHECKSUM = ConfigKey("hoodie.table.checksum", None, parse_int, doc="CRC32 of '<db>.<table>'.")
     WRITE_TABLE_VERSION = ConfigKey(
-        "hoodie.write.table.version", 6, lambda v: _parse_write_version(v),
+        "hoodie.write.table.version", 6, _parse_write_version,
         doc="Table version of a table hoodpy creates: 6 (Hudi 0.14, the default) or 8 (Hudi 1.0, timeline "
             "layout 2). Writes into an existing table keep its version.")
     TIMELINE_PATH = ConfigKey(
