@@ -8,7 +8,7 @@ change which record survives.
 
 from __future__ import annotations
 
-from hoodpy.config import ConfigKey, HoodieConfig, parse_bool, parse_enum, parse_int
+from hoodpy.config import ConfigKey, HoodieConfig, parse_bool, parse_enum, parse_int, parse_str
 from hoodpy.config.table import TableConfig
 
 EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
@@ -154,6 +154,11 @@ class WriteConfig:
     SCHEMA_ALLOW_COLUMN_DROP = ConfigKey(
         "hoodie.datasource.write.schema.allow.auto.evolution.column.drop", False, parse_bool,
         doc="Allow a batch without some table columns (they are written as null).",
+    )
+    COMMIT_METADATA_KEY_PREFIX = ConfigKey(
+        "hoodie.datasource.write.commitmeta.key.prefix", "_", parse_str,
+        doc="Write options whose key starts with this prefix are stored in the commit's extraMetadata (as "
+        "Hudi's datasource does): a pipeline records its checkpoint in the same commit as its data.",
     )
     WRITE_PARALLELISM = ConfigKey(
         "hoodie.upsert.shuffle.parallelism", 0, parse_int,

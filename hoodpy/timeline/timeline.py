@@ -183,6 +183,16 @@ class Timeline:
                 return schema
         return None
 
+    def latest_extra_metadata(self, key: str) -> tuple[Instant, str] | None:
+        """The newest completed write (by completion) whose commit metadata holds ``key`` in its extraMetadata,
+        with the value: where a pipeline finds the checkpoint it stored with its last successful commit, as
+        Hudi's streamer does."""
+        for instant in sorted(self.completed_commits(), key=lambda i: i.completed_at, reverse=True):
+            value = self.commit_metadata(instant).extra_metadata.get(key)
+            if value is not None:
+                return instant, value
+        return None
+
     def __len__(self) -> int:
         return len(self.instants)
 

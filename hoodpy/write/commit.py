@@ -3,7 +3,7 @@ or abort it, removing everything it wrote."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 
 from hoodpy.file_group.fs_view import list_base_files
@@ -61,12 +61,21 @@ def commit(storage: Storage, inflight: Instant, metadata: CommitMetadata) -> Ins
 
 
 def new_commit_metadata(operation_type: str, stats: list[WriteStat], schema_json: str,
-                        replaced: dict[str, list[str]] | None = None) -> CommitMetadata:
-    metadata = CommitMetadata(operation_type, extra_metadata={SCHEMA_KEY: schema_json},
+                        replaced: dict[str, list[str]] | None = None,
+                        extra: Mapping[str, str] | None = None) -> CommitMetadata:
+    metadata = CommitMetadata(operation_type, extra_metadata={**(extra or {}), SCHEMA_KEY: schema_json},
                               partition_to_replace_file_ids=replaced)
     for stat in stats:
         metadata.add_write_stat(stat)
     return metadata
+
+
+def commit_extra_metadata(options: Mapping[str, object] | None, prefix: str) -> dict[str, str]:
+    """The write options a commit stores in its extraMetadata: those whose key starts with ``prefix``
+    (hoodie.datasource.write.commitmeta.key.prefix). An empty prefix stores none (it would store every option)."""
+    if not prefix:
+        return {}
+    return {str(k): str(v) for k, v in (options or {}).items() if str(k).startswith(prefix) and v is not None}
 
 
 def abort(storage: Storage, instant: Instant) -> int:

@@ -133,6 +133,8 @@ class Writer:
         self.spark = table.spark
         self.storage = table.storage
         self.config: HoodieConfig = table.config.with_options(options)
+        self.extra_metadata = commit_step.commit_extra_metadata(
+            options, self.config.get(WriteConfig.COMMIT_METADATA_KEY_PREFIX))
         # Before anything is written: version 5 tables are read only.
         check_version_writable(self.storage.base_uri, self.config.get(TableConfig.VERSION))
         populate = TableConfig.POPULATE_META_FIELDS
@@ -316,7 +318,8 @@ class Writer:
                 self._batch_keys = None  # the collected keys predate combining: locate in Spark
         if operation == WriteOperation.BULK_INSERT and self._bucket_layout is None:
             stats = self._bulk_insert(records, merge_ctx, timeline)
-            return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json)
+            return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json,
+                                                   extra=self.extra_metadata)
 
         partitions = self._partitions
         view = FileSystemView.load(self.storage, timeline,
@@ -346,7 +349,8 @@ class Writer:
         stats_rows = merge_input.groupBy(*grouping, PARTITION_PATH, TARGET_FILE_ID).applyInArrow(
             lambda t: merge_file_group(merge_ctx, t), WRITE_STATS_DDL).collect()
         stats = commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
-        return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced)
+        return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced,
+                                               extra=self.extra_metadata)
 
     def _assign_to_buckets(self, records: DataFrame, operation: WriteOperation, view: FileSystemView,
                            timeline: Timeline) -> DataFrame:
