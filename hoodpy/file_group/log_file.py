@@ -36,8 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hoodpy.errors import HoodieIOError
-from hoodpy.hfile import HFileReader, parsed_schema
-from hoodpy.hfile.records import decode_record
+from hoodpy.hfile import HFileReader, decode_record, parsed_schema
 from hoodpy.timeline import log_format
 from hoodpy.timeline.log_format import CorruptBlock, LogBlock
 

@@ -31,12 +31,14 @@ KEY_FIELD = "key"
 
 def write_records(records: Iterable[tuple[str, Mapping[str, Any]]], schema: str, *,
                   compression: Compression = Compression.GZ, block_size: int = DEFAULT_BLOCK_SIZE,
-                  file_info_entries: Mapping[str, bytes] | None = None, create_time_ms: int | None = None,
+                  file_info_entries: Mapping[str, bytes] | None = None,
+                  meta_blocks: Mapping[str, bytes] | None = None, create_time_ms: int | None = None,
                   full_index_keys: bool = True) -> bytes:
     """An HFile of ``(record key, record)`` pairs encoded under ``schema`` (Avro JSON, kept in the file info).
 
-    ``file_info_entries`` are added after ``schema`` (Hudi's base files: min / max record key and the bloom
-    filter type; log blocks: none)."""
+    ``file_info_entries`` are added after ``schema`` and ``meta_blocks`` after the data: Hudi's base files
+    carry ``minRecordKey``, ``maxRecordKey`` and ``bloomFilterTypeCode`` and the ``bloomFilter`` meta block
+    (HoodieAvroHFileWriter); log blocks carry neither."""
     parsed = _parsed(schema)
     has_key = any(f["name"] == KEY_FIELD for f in parsed["fields"])
     encoded: dict[bytes, bytes] = {}
@@ -54,6 +56,8 @@ def write_records(records: Iterable[tuple[str, Mapping[str, Any]]], schema: str,
     writer.append_file_info(file_info.SCHEMA, schema.encode("utf-8"))
     for name, value in (file_info_entries or {}).items():
         writer.append_file_info(name, value)
+    for name, value in (meta_blocks or {}).items():
+        writer.append_meta_block(name, value)
     for row in sorted(encoded):
         writer.append(row, encoded[row])
     return writer.finish()

@@ -128,8 +128,11 @@ class Trailer:
             else:
                 raise ValueError(f"trailer field {number} has wire type {wire}")
             name = _NAMES.get(number)
-            if name is not None:
-                values[name] = value.decode("utf-8") if name == "comparator_class_name" else value
+            if name is None:
+                continue
+            if isinstance(value, bytes) != (name in _BYTES_FIELDS):
+                raise ValueError(f"trailer field {name} has wire type {wire}")
+            values[name] = value.decode("utf-8") if name == "comparator_class_name" else value
         if pos != end:
             raise ValueError("trailer message fields run past its length")
         return cls(**values)

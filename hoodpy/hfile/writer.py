@@ -61,8 +61,8 @@ class HFileWriter:
         self._chunks: list[bytes] = []
         self._offset = 0
         self._index: list[IndexEntry] = []
-        self._block_rows: list[bytes] = []
         self._block_cells: list[bytes] = []
+        self._block_first_row = b""
         self._block_bytes = 0
         self._last_row: bytes | None = None
         self._last_block_offset = -1
@@ -84,7 +84,8 @@ class HFileWriter:
         size = cell_size(row, value)
         if self._block_cells and self._block_bytes + size > self.block_size:
             self._flush_data_block()
-        self._block_rows.append(row)
+        if not self._block_cells:
+            self._block_first_row = row
         self._block_cells.append(encode_cell(row, value))
         self._block_bytes += size
         self._last_row = row
@@ -149,14 +150,14 @@ class HFileWriter:
     def _flush_data_block(self) -> None:
         if not self._block_cells:
             return
-        first = self._block_rows[0]
+        first = self._block_first_row
         encoded = block.encode_block(block.DATA, b"".join(self._block_cells), self.compression,
                                      self._last_block_offset)
         offset = self._write(encoded)
         self._index.append(IndexEntry(offset, len(encoded), full_key(first) if self.full_index_keys
                                       else bare_key(first)))
         self._last_block_offset = offset
-        self._block_rows, self._block_cells, self._block_bytes = [], [], 0
+        self._block_cells, self._block_bytes = [], 0
 
     def _write(self, data: bytes) -> int:
         offset = self._offset

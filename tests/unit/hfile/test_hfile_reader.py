@@ -5,6 +5,7 @@ give an HFileFormatError naming the file and the problem."""
 
 from __future__ import annotations
 
+import mmap
 import struct
 
 import pytest
@@ -195,3 +196,14 @@ def test_mvcc_timestamps_and_encoded_blocks_refused():
     data[0:8] = block.ENCODED_DATA
     with pytest.raises(HFileFormatError, match="DATABLKE"):
         HFileReader(bytes(data)).get("k000")
+
+
+def test_reads_from_a_memory_map():
+    path = HFILES / "hudi_1_0_hbase_2_4_9_16KB_GZ_20000.hfile"
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        reader = HFileReader(mapped, source=str(path))
+        assert reader.get("hudi-key-000012345") == b"hudi-value-000012345"
+        assert sum(1 for _ in reader) == 20000
+        del reader  # the reader's memoryview must go before the map closes
