@@ -131,8 +131,8 @@ class HFileReader:
     def scan(self, prefix: str | bytes = b"") -> Iterator[tuple[str, bytes]]:
         """(key, value) of every cell whose row starts with ``prefix``, in key order (all cells by default)."""
         start = _row(prefix)
-        b = max(bisect_left(self._first_rows, start) - 1, 0) if start else 0
-        for b in range(b, len(self._blocks)):
+        first = max(bisect_left(self._first_rows, start) - 1, 0) if start else 0
+        for b in range(first, len(self._blocks)):
             rows, values = self._cells(b)
             for i in range(bisect_left(rows, start) if start else 0, len(rows)):
                 row = rows[i]

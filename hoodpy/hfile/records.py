@@ -75,8 +75,8 @@ def decode_record(key: str, value: bytes, schema: dict[str, Any], source: str = 
     try:
         record = fastavro.schemaless_reader(io.BytesIO(value), schema, None)
     except (EOFError, ValueError, IndexError, UnicodeDecodeError) as e:
-        raise HFileFormatError(source, f"value of key {key!r} is not an Avro record of the file's schema ({e})") \
-            from e
+        raise HFileFormatError(
+            source, f"value of key {key!r} is not an Avro record of the file's schema ({e or type(e).__name__})") from e
     if record.get(KEY_FIELD) == "":
         record[KEY_FIELD] = key
     return record

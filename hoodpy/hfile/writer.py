@@ -2,8 +2,8 @@
 
 ``[data block]* [meta block]* | [root data index] [meta index] [file info] | trailer``
 
-* Cells go into a data block until the next cell (of another key: equal keys share a block) would take its
-  uncompressed payload past ``block_size``; Hudi's base files use ``hoodie.hfile.block.size`` (1 MiB), its log
+* Cells go into a data block until the next cell would take its uncompressed payload past ``block_size`` (a
+  larger cell gets a block of its own); Hudi's base files use ``hoodie.hfile.block.size`` (1 MiB), its log
   blocks a fixed 1 MiB.
 * One meta block per meta entry (Hudi: the ``bloomFilter`` of base files), named in the meta index.
 * The data index is a single root level, as Hudi's writer always writes it (its reader, hudi-rs and HBase read

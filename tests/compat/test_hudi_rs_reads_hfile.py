@@ -39,13 +39,14 @@ def test_hudi_rs_reads_hoodpy_metadata_table_base_files(tmp_path):
         assert _mdt_rows(str(metadata), relative) == java_rows, relative
         checked += 1
     assert checked == 29
-    # a file of 3,000 records in many 4 KiB blocks, under the metadata table's own schema
+    # 3,000 records with 300-byte keys in many 4 KiB blocks (index key lengths take two-byte vlongs), under
+    # the metadata table's own schema
     [files_base] = [p for p in metadata.glob("files/*.hfile") if "_13-170-402_" in p.name]
     template = next(r for r in read_records(HFileReader(files_base.read_bytes())) if r["type"] == 2)
     schema = HFileReader(files_base.read_bytes()).schema
-    records = [(f"part={i:05d}", {**template, "key": f"part={i:05d}",
-                                  "filesystemMetadata": {f"f{i}.parquet": {"size": i, "isDeleted": False}}})
-               for i in range(3000)]
+    keys = [f"part={'x' * 290}{i:05d}" for i in range(3000)]
+    records = [(k, {**template, "key": k, "filesystemMetadata": {f"f{i}.parquet": {"size": i, "isDeleted": False}}})
+               for i, k in enumerate(keys)]
     data = write_records(records, schema, block_size=4096)
     assert len(HFileReader(data).data_block_index) > 50
     files_base.write_bytes(data)

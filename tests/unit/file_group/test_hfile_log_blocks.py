@@ -76,7 +76,7 @@ def _records(*keys: str) -> list[tuple[str, dict]]:
 def test_hoodpy_hfile_block_reads_back_and_counts_like_other_data_blocks():
     log = lf.hfile_data_block(_records("b", "a", "c"), SCHEMA, T1) + lf.hfile_data_block(_records("d"), SCHEMA, T2)
     blocks = effective_blocks([("log", log)], {T1, T2}).blocks
-    assert [b.header for b in blocks] == [{lf.INSTANT_TIME: T1, lf.SCHEMA: SCHEMA}, {lf.INSTANT_TIME: T2, lf.SCHEMA: SCHEMA}]
+    assert [b.header for b in blocks] == [{lf.INSTANT_TIME: t, lf.SCHEMA: SCHEMA} for t in (T1, T2)]
     first = data_rows(blocks[0], arrow_schema_from_avro(parse_avro_schema(SCHEMA))).to_pylist()
     assert first == [{"key": k, "type": 2, "sizes": [(f"{k}.parquet", 1)]} for k in "abc"]
     # a block of an uncommitted instant does not count; a rollback command drops its target's blocks

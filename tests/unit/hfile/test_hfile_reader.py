@@ -23,7 +23,8 @@ FIXTURES = {
     "hudi_1_0_hbase_2_4_9_64KB_NONE_5000.hfile": (5000, "hudi-key-{:09d}", Compression.NONE, 1),
     "hudi_1_0_hbase_2_4_9_16KB_GZ_20000.hfile": (20000, "hudi-key-{:09d}", Compression.GZ, 1),
     "hudi_1_0_hbase_2_4_9_512KB_GZ_20000.hfile": (20000, "hudi-key-{:09d}", Compression.GZ, 1),
-    "hudi_1_0_hbase_2_4_13_16KB_GZ_20000_fake_first_key.hfile": (20000, "hudi-key-{:09d}-abcdefghij", Compression.GZ, 1),
+    "hudi_1_0_hbase_2_4_13_16KB_GZ_20000_fake_first_key.hfile":
+        (20000, "hudi-key-{:09d}-abcdefghij", Compression.GZ, 1),
     "hudi_1_0_hbase_2_4_13_1KB_GZ_20000_large_keys.hfile": (20000, LARGE + "{:09d}", Compression.GZ, 2),
     "hudi_1_0_hbase_2_4_13_1KB_GZ_10000_large_keys_deep_index.hfile": (10000, LARGE + "{:09d}", Compression.GZ, 3),
     "hudi_1_0_hbase_2_4_9_no_entry.hfile": (0, "hudi-key-{:09d}", Compression.GZ, 1),
@@ -207,3 +208,12 @@ def test_reads_from_a_memory_map():
         assert reader.get("hudi-key-000012345") == b"hudi-value-000012345"
         assert sum(1 for _ in reader) == 20000
         del reader  # the reader's memoryview must go before the map closes
+
+
+def test_a_value_that_is_not_an_avro_record_of_the_schema():
+    schema = '{"type":"record","name":"R","fields":[{"name":"key","type":"string"},{"name":"n","type":"long"}]}'
+    writer = HFileWriter()
+    writer.append_file_info("schema", schema.encode())
+    writer.append("k", b"\x00")  # the empty key, then nothing for n
+    with pytest.raises(HFileFormatError, match="value of key 'k' is not an Avro record of the file's schema"):
+        list(read_records(HFileReader(writer.finish())))
