@@ -127,6 +127,15 @@ class HoodieIOError(HoodieError):
         super().__init__(f"{reason}: {path}")
 
 
+class HFileFormatError(HoodieError):
+    """Bytes that are not a valid HFile (bad magic, truncated, corrupt block) or an HFile feature hoodpy does not
+    read (a compression codec, encoded data blocks, MVCC timestamps); names the file and the problem."""
+
+    def __init__(self, source: str, reason: str):
+        self.source, self.reason = source, reason
+        super().__init__(f"Cannot read HFile {source}: {reason}")
+
+
 class UnsupportedStorageError(HoodieError):
     """A table path whose scheme hoodpy has no file system for (or whose file system cannot be set up)."""
 

@@ -17,6 +17,7 @@ SAMPLES_DIR = Path(os.environ.get("HOODPY_HUDI_SAMPLES", REPO.parent / "shared" 
 MOR_V6 = "hudi-rs/sample_table/mor/parquet"  # merge-on-read, table version 6, parquet log blocks
 MOR_V9 = "hudi-rs/sample_table/mor/avro"  # merge-on-read, table version 9 (Hudi 1.1), Avro log blocks
 LOG_FILES = SAMPLES_DIR / "hudi-rs" / "core" / "log_files"  # single log files, one per block type
+HFILES = SAMPLES_DIR / "hudi-rs" / "core" / "hfile"  # HFiles written by Hudi 1.0 with HBase 2.4 (no table)
 
 
 def unzip_sample(name: str, dest: Path) -> Path:
@@ -36,3 +37,19 @@ def file_digests(path: str | Path) -> dict[str, str]:
     exactly as it was."""
     return {str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(Path(path).rglob("*")) if p.is_file()}
+
+
+# Tables whose metadata table Hudi 1.1 wrote with its native HFile writer (base HFiles and HFile log blocks).
+MDT_SAMPLES = ("hudi-rs/sample_table/cow/v9_txns_simple_meta", "hudi-rs/sample_table/mor/avro/v9_nonpartitioned_rollback")
+
+
+def metadata_table_files(name: str, *, logs: bool) -> dict[str, bytes]:
+    """The metadata table's base HFiles (``logs=False``) or log files of a sample table, read from its zip:
+    path inside the zip -> bytes."""
+    zip_path = SAMPLES_DIR / f"{name}.zip"
+    if not zip_path.exists():
+        pytest.skip(f"sample {zip_path} not available")
+    with zipfile.ZipFile(zip_path) as z:
+        return {m: z.read(m) for m in sorted(z.namelist())
+                if "/.hoodie/metadata/" in m and "/.hoodie/metadata/.hoodie/" not in m and not m.endswith("/")
+                and (".log." in m if logs else m.endswith(".hfile"))}

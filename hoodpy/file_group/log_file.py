@@ -14,6 +14,9 @@ Block contents (table version 6, block version 3):
 * Avro data block: int version, int record count, then per record int length and the record's schemaless
   Avro encoding under the header's SCHEMA;
 * parquet data block: one whole parquet file (meta columns first);
+* HFile data block: one whole HFile (GZ by default), a cell per record: the record key as the row, the
+  record's schemaless Avro encoding under the header's SCHEMA as the value, its ``key`` field blanked
+  (:mod:`hoodpy.hfile.records`; the metadata table's log files hold these);
 * delete block: int version, int length, then one HoodieDeleteRecordList datum (record key, partition path
   and ordering value of each deleted record).
 """
@@ -21,7 +24,6 @@ Block contents (table version 6, block version 3):
 from __future__ import annotations
 
 import io
-import json
 import logging
 import struct
 from collections.abc import Container, Iterable
@@ -34,6 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hoodpy.errors import HoodieIOError
+from hoodpy.hfile import HFileReader, decode_record, parsed_schema
 from hoodpy.timeline import log_format
 from hoodpy.timeline.log_format import CorruptBlock, LogBlock
 
@@ -90,7 +93,7 @@ def effective_blocks(files: Iterable[tuple[str, bytes]], committed: Container[st
                 target = block.header.get(log_format.TARGET_INSTANT_TIME)
                 queue = [b for b in queue if isinstance(b, LogBlock) and b.instant_time != target]
             elif block.block_type in (log_format.AVRO_DATA_BLOCK, log_format.PARQUET_DATA_BLOCK,
-                                      log_format.DELETE_BLOCK):
+                                      log_format.HFILE_DATA_BLOCK, log_format.DELETE_BLOCK):
                 if block.instant_time in committed:
                     queue.append(block)
             else:
@@ -104,26 +107,30 @@ def data_rows(block: LogBlock, schema: pa.Schema) -> pa.Table:
     if block.block_type == log_format.PARQUET_DATA_BLOCK:
         table = pq.read_table(pa.BufferReader(block.content))
         return table.select([n for n in schema.names if n in table.column_names])
-    if block.block_type != log_format.AVRO_DATA_BLOCK:
+    if block.block_type not in (log_format.AVRO_DATA_BLOCK, log_format.HFILE_DATA_BLOCK):
         raise ValueError(f"log block type {block.block_type} holds no records")
-    version, count = struct.unpack(">ii", block.content[:8])
-    if version != DATA_BLOCK_VERSION:
-        raise HoodieIOError("avro data block", f"Unsupported Avro data block version {version}")
-    writer = _parsed_schema(block.header.get(log_format.SCHEMA) or "")
-    buf = io.BytesIO(block.content)
-    buf.seek(8)
-    records = []
-    for _ in range(count):
-        (length,) = struct.unpack(">i", buf.read(4))
-        records.append(fastavro.schemaless_reader(io.BytesIO(buf.read(length)), writer, None))
+    writer = parsed_schema(block.header.get(log_format.SCHEMA) or "")
+    if block.block_type == log_format.HFILE_DATA_BLOCK:
+        hfile = HFileReader(block.content, f"HFile data block of instant {block.instant_time}")
+        records = [decode_record(key, value, writer, hfile.source) for key, value in hfile]
+    else:
+        records = _avro_records(block.content, writer)
     names = {f["name"] for f in writer["fields"]}
     fields = [f for f in schema if f.name in names]
     return pa.Table.from_pylist(records, schema=pa.schema(fields))
 
 
-@lru_cache(maxsize=64)
-def _parsed_schema(text: str) -> dict[str, Any]:
-    return fastavro.parse_schema(json.loads(text))
+def _avro_records(content: bytes, writer: dict[str, Any]) -> list[dict[str, Any]]:
+    version, count = struct.unpack(">ii", content[:8])
+    if version != DATA_BLOCK_VERSION:
+        raise HoodieIOError("avro data block", f"Unsupported Avro data block version {version}")
+    buf = io.BytesIO(content)
+    buf.seek(8)
+    records = []
+    for _ in range(count):
+        (length,) = struct.unpack(">i", buf.read(4))
+        records.append(fastavro.schemaless_reader(io.BytesIO(buf.read(length)), writer, None))
+    return records
 
 
 def deleted_records(block: LogBlock) -> list[DeletedRecord]:

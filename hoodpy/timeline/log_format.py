@@ -30,10 +30,12 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from hoodpy.errors import InvalidInstantError
+from hoodpy.hfile import Compression, write_records
 
 MAGIC = b"#HUDI#"
 LOG_FORMAT_VERSION = 1
@@ -101,6 +103,18 @@ def encode_block(block_type: int, header: dict[int, str], content: bytes, footer
 def avro_data_block(records: Sequence[bytes], schema: str) -> bytes:
     """One Avro data block holding ``records`` (already Avro-encoded with ``schema``)."""
     return encode_block(AVRO_DATA_BLOCK, {SCHEMA: schema}, avro_data_block_content(records))
+
+
+def hfile_data_block(records: Iterable[tuple[str, Mapping[str, Any]]], schema: str, instant_time: str, *,
+                     compression: Compression = Compression.GZ, create_time_ms: int | None = None,
+                     full_index_keys: bool = True) -> bytes:
+    """One HFile data block (HoodieHFileDataBlock) of ``(record key, record)`` pairs: its content a whole HFile
+    of the records under ``schema`` (1 MiB blocks, as HFileUtils writes them), its header INSTANT_TIME and
+    SCHEMA (Java writes these two in either order from one run to the next: its header map hashes enum
+    identities)."""
+    content = write_records(records, schema, compression=compression, create_time_ms=create_time_ms,
+                            full_index_keys=full_index_keys)
+    return encode_block(HFILE_DATA_BLOCK, {INSTANT_TIME: instant_time, SCHEMA: schema}, content)
 
 
 class _Reader:

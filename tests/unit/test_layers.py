@@ -26,6 +26,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("config", ("hoodpy.config",)),
     # File systems and paths under a table's base URI (file system options come from config).
     ("storage", ("hoodpy.storage",)),
+    # Hudi's binary file formats that need no table: the HFile (metadata-table base files and log blocks).
+    ("file formats", ("hoodpy.hfile",)),
     # What a row is, with no I/O: the meta field names, the Avro / Arrow schema, key generation, and the
     # Arrow row helpers (align, meta columns, write stats) that file scans, merges and clustering share.
     ("rows", ("hoodpy.meta_fields", "hoodpy.schema", "hoodpy.keygen", "hoodpy.arrow_rows")),
