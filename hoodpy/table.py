@@ -185,9 +185,10 @@ class HoodieTable:
     def arrow_schema(self, timeline: Timeline | None = None, as_of: str | None = None) -> pa.Schema | None:
         """The data schema (no meta columns) of the newest commit at or before ``as_of``."""
         timeline = timeline or self.timeline
-        for instant in reversed(timeline.completed_commits()):
-            if not timeline.visible_as_of(instant.timestamp, as_of):
-                continue
+        # As of an instant: the commits completed by then, archived ones of versions 8 and 9 included.
+        commits = (timeline.completed_commits() if as_of is None
+                   else timeline.completed_commits_in_range(None, as_of, archived=True))
+        for instant in reversed(commits):
             text = timeline.commit_metadata(instant).schema
             if text:
                 return arrow_schema_from_avro(parse_avro_schema(text))

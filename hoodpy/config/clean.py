@@ -90,7 +90,12 @@ class ArchivalConfig:
     )
     BATCH = ConfigKey(
         "hoodie.commits.archival.batch", 10, parse_int,
-        doc="Instants per Avro data block in the archive log file.",
+        doc="Instants per Avro data block in the archive log file (table version 6).",
+    )
+    TIMELINE_COMPACTION_BATCH = ConfigKey(
+        "hoodie.timeline.compaction.batch.size", 10, parse_int,
+        doc="Table versions 8 and 9: once a layer of the LSM history holds this many files, they are merged "
+            "into one file of the next layer.",
     )
 
     @staticmethod
@@ -104,3 +109,6 @@ class ArchivalConfig:
                                      f"must be larger than {ArchivalConfig.MIN_COMMITS.key} ({low})")
         if config.get(ArchivalConfig.BATCH) < 1:
             raise InvalidConfigError(ArchivalConfig.BATCH.key, config.get(ArchivalConfig.BATCH), "must be at least 1")
+        compaction = config.get(ArchivalConfig.TIMELINE_COMPACTION_BATCH)
+        if compaction < 1:
+            raise InvalidConfigError(ArchivalConfig.TIMELINE_COMPACTION_BATCH.key, compaction, "must be at least 1")

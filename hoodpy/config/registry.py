@@ -131,7 +131,11 @@ def options_markdown() -> str:
         "(once per key per process). Values that would change results if ignored are refused with an "
         "`InvalidConfigError` before a write starts: payload classes other than DefaultHoodieRecordPayload, "
         "EventTimeAvroPayload and OverwriteWithLatestAvroPayload, the CUSTOM merge mode, record merger "
-        "strategies and implementations of your own.",
+        "strategies and implementations of your own. Key generator keys (record key and partition fields, "
+        "the key generator class or type, path style, `hoodie.keygen.timebased.*`) given with one write are "
+        "honoured where the table does not record them (a Hudi 0.14 table keeps the time-based keys out of "
+        "`hoodie.properties`) and refused naming the key where they differ from the table's, as Hudi refuses a "
+        "write whose key generator conflicts with the table's.",
         "",
     ]
     for scope in SCOPES:

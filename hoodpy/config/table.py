@@ -9,7 +9,7 @@ from hoodpy.errors import UnsupportedServiceError, UnsupportedTableTypeError, Un
 
 SUPPORTED_TABLE_VERSION = 6
 SUPPORTED_TIMELINE_LAYOUT = 1
-WRITABLE_VERSIONS = (6, 8)  # versions of the tables hoodpy creates
+WRITABLE_VERSIONS = (6, 8, 9)  # versions of the tables hoodpy creates
 INITIAL_VERSION_KEY = "hoodie.table.initial.version"  # informational (see config.registry)
 COPY_ON_WRITE, MERGE_ON_READ = "COPY_ON_WRITE", "MERGE_ON_READ"
 
@@ -17,7 +17,8 @@ COPY_ON_WRITE, MERGE_ON_READ = "COPY_ON_WRITE", "MERGE_ON_READ"
 def _parse_write_version(value: object) -> int:
     version = parse_int(value)
     if version not in WRITABLE_VERSIONS:
-        raise ValueError(f"hoodpy creates tables of version {' or '.join(map(str, WRITABLE_VERSIONS))}")
+        raise ValueError(f"hoodpy creates tables of version {', '.join(map(str, WRITABLE_VERSIONS[:-1]))} or "
+                         f"{WRITABLE_VERSIONS[-1]}")
     return version
 
 
@@ -77,8 +78,8 @@ class TableConfig:
     CHECKSUM = ConfigKey("hoodie.table.checksum", None, parse_int, doc="CRC32 of '<db>.<table>'.")
     WRITE_TABLE_VERSION = ConfigKey(
         "hoodie.write.table.version", 6, _parse_write_version,
-        doc="Table version of a table hoodpy creates: 6 (Hudi 0.14, the default) or 8 (Hudi 1.0, timeline "
-            "layout 2). Writes into an existing table keep its version.")
+        doc="Table version of a table hoodpy creates: 6 (Hudi 0.14, the default), 8 (Hudi 1.0) or 9 (Hudi 1.1; "
+            "both timeline layout 2). Writes into an existing table keep its version.")
     TIMELINE_PATH = ConfigKey(
         "hoodie.timeline.path", "timeline",
         doc="Folder under .hoodie/ of the active timeline in timeline layout 2 (table versions 8 and 9); hoodpy "

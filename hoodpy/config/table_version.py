@@ -1,8 +1,11 @@
-"""Table versions hoodpy writes: what ``hoodie.properties`` says at each (Hudi 0.14: 6; Hudi 1.0: 8).
+"""Table versions hoodpy writes: what ``hoodie.properties`` says at each (Hudi 0.14: 6; Hudi 1.0: 8;
+Hudi 1.1: 9).
 
-A new table is version 6 unless ``hoodie.write.table.version`` asks for 8. Version 8 keeps its timeline in
-``.hoodie/timeline`` (layout 2) and records a few keys version 6 does not have; the values below are those
-of the Hudi 1.0 fixtures (``hudi-samples/hudi-rs/sample_table/cow/v8_*``).
+A new table is version 6 unless ``hoodie.write.table.version`` asks for 8 or 9. Versions 8 and 9 keep their
+timeline in ``.hoodie/timeline`` (layout 2) and record a few keys version 6 does not have; the values below
+are those of the Hudi 1.0 and 1.1 fixtures (``hudi-samples/hudi-rs/sample_table/cow/v8_*`` and ``v9_*``).
+Version 9 names the ordering field ``hoodie.table.ordering.fields``, records ``hoodie.table.format=native``
+and the key generator by type only, and no merge strategy id for the two ordering merge modes.
 """
 
 from __future__ import annotations
@@ -20,13 +23,16 @@ MERGE_STRATEGY_IDS = {
     COMMIT_TIME_ORDERING: "ce9acb64-bde0-424c-9b91-f6ebba25356d",
 }
 MERGE_MODE_PROPERTY = WriteConfig.RECORD_MERGE_MODE.aliases[0]  # hoodie.record.merge.mode, as tables store it
+ORDERING_FIELDS_PROPERTY = "hoodie.table.ordering.fields"  # version 9's name of hoodie.table.precombine.field
+TABLE_FORMAT_PROPERTY = "hoodie.table.format"
+NATIVE_TABLE_FORMAT = "native"
 
 
 def versioned_properties(props: Mapping[str, str], version: int, merge_mode: str | None = None,
                          key_generator_type: str | None = None) -> dict[str, str]:
     """``props`` (a new version-6 table's properties) turned into those of a new table of ``version``;
     ``merge_mode``: the configured record merge mode (default: event time with an ordering field);
-    ``key_generator_type``: Hudi's type name of the table's key generator (version 8 records it)."""
+    ``key_generator_type``: Hudi's type name of the table's key generator (versions 8 and 9 record it)."""
     if version not in WRITABLE_VERSIONS:
         raise InvalidConfigError(TableConfig.WRITE_TABLE_VERSION.key, version, f"must be one of {WRITABLE_VERSIONS}")
     out = dict(props)
@@ -40,8 +46,16 @@ def versioned_properties(props: Mapping[str, str], version: int, merge_mode: str
     out[TableConfig.TIMELINE_HISTORY_PATH.key] = TableConfig.TIMELINE_HISTORY_PATH.default
     mode = merge_mode or (EVENT_TIME_ORDERING if out.get(TableConfig.PRECOMBINE_FIELD.key) else COMMIT_TIME_ORDERING)
     out[MERGE_MODE_PROPERTY] = mode
-    if mode in MERGE_STRATEGY_IDS:
-        out[WriteConfig.MERGE_STRATEGY_ID.key] = MERGE_STRATEGY_IDS[mode]
     if key_generator_type:
         out[KeyGeneratorConfig.TYPE.key] = key_generator_type
+    if version == 8:
+        if mode in MERGE_STRATEGY_IDS:
+            out[WriteConfig.MERGE_STRATEGY_ID.key] = MERGE_STRATEGY_IDS[mode]
+        return out
+    ordering = out.pop(TableConfig.PRECOMBINE_FIELD.key, None)
+    if ordering:
+        out[ORDERING_FIELDS_PROPERTY] = ordering
+    out[TABLE_FORMAT_PROPERTY] = NATIVE_TABLE_FORMAT
+    if key_generator_type:
+        out.pop(TableConfig.KEY_GENERATOR_CLASS.key, None)  # the type says it, as Hudi 1.1 records it
     return out

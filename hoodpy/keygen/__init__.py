@@ -293,6 +293,64 @@ class KeyGenerator:
         return keys
 
 
+# The options that decide how keys and partition paths are made, in the order a conflict is reported.
+_KEY_SHAPING = (TableConfig.RECORD_KEY_FIELDS, TableConfig.PARTITION_FIELDS, TableConfig.KEY_GENERATOR_CLASS,
+                KeyGeneratorConfig.TYPE, TableConfig.HIVE_STYLE_PARTITIONING, TableConfig.URL_ENCODE_PARTITIONING,
+                KeyGeneratorConfig.WRITE_PARTITION_FIELDS, *_TIMEBASED_KEYS)
+
+
+def _shape(keygen: KeyGenerator) -> tuple:
+    """What decides the keys and paths a key generator makes (an Avro twin class makes the same)."""
+    return (keygen.record_key_fields, keygen.partition_fields, keygen.kind, keygen.hive_style_partitioning,
+            keygen.url_encode_partitioning, keygen.partition_types, keygen.timestamp)
+
+
+def _completes(table: KeyGenerator, write: KeyGenerator) -> bool:
+    """Whether ``write`` only fills in what ``table`` leaves open: CustomKeyGenerator field types or the
+    time-based format a Hudi 0.14 table keeps out of hoodie.properties."""
+    if _shape(table)[:5] != _shape(write)[:5]:
+        return False
+    types = all(t is None or t == w for t, w in zip(table.partition_types, write.partition_types, strict=True))
+    return types and (table.timestamp is None or table.timestamp == write.timestamp)
+
+
+def key_generator_for_write(table: KeyGenerator, table_config: HoodieConfig, options: Mapping[str, Any] | None,
+                            ) -> KeyGenerator:
+    """The key generator of one write given ``options`` (the write's own, under any of a key's names) on a
+    table whose key generator and config are ``table`` / ``table_config``.
+
+    The table's, unless the options only complete it (CustomKeyGenerator field types or the time-based format a
+    Hudi 0.14 table keeps out of hoodie.properties): then the completed one. Options that would make other
+    keys or partition paths (another key generator, record key or partition field, path style, time format)
+    are refused naming the first of them: rows written so would not be found again under their keys, and Hudi
+    refuses such a write too ("Config conflict", HoodieWriterUtils.validateTableConfig).
+    """
+    given = HoodieConfig.of(options)
+    shaping = [key for key in _KEY_SHAPING if given.is_set(key)]
+    if not shaping:
+        return table
+    merged = dict(table_config.options)
+    if given.is_set(KeyGeneratorConfig.TYPE) and not given.is_set(TableConfig.KEY_GENERATOR_CLASS):
+        shaping.append(TableConfig.KEY_GENERATOR_CLASS)  # the class would win over the type given
+    for key in shaping:  # the write's value under the key's own name, whichever name either side used
+        for name in key.names():
+            merged.pop(name, None)
+        if given.is_set(key):
+            merged[key.key] = given.raw(key)
+    write = KeyGenerator.from_config(HoodieConfig(merged))
+    if _shape(write) == _shape(table):
+        return table
+    if _completes(table, write):
+        return write
+    for key in shaping:
+        if given.is_set(key) and given.get(key) != table_config.get(key):
+            name = next(n for n in key.names() if n in given.options)
+            raise InvalidConfigError(name, given.raw(key), f"the table has {table_config.raw(key)!r}; a write "
+                                     "cannot change how the table's record keys and partition paths are made")
+    raise InvalidConfigError(TableConfig.KEY_GENERATOR_CLASS.key, write.key_generator_class,
+                             "the write's options make other record keys or partition paths than the table's")
+
+
 def virtual_keys(config: HoodieConfig) -> KeyGenerator | None:
     """The key generator when the table keeps no keys in its files (``hoodie.populate.meta.fields=false``:
     Hudi's virtual keys), else None."""

@@ -103,9 +103,15 @@ class TimestampFormat:
 
     def _from_strings(self, column: pa.Array) -> pa.Array:
         if self.time_unit is not None:
-            raise InvalidRecordError(
-                f"A string field needs {K.TIMESTAMP_TYPE.key}=DATE_STRING and an input date format, "
-                f"not {self.timestamp_type}")
+            # Java Hudi 1.1's SQL UPDATE declares a numeric time-based partition column a string in the table
+            # schema (the v9 time-based samples) and keeps the rows' partition paths: a string holding the
+            # number gives that path here. Other text needs DATE_STRING, as in Hudi.
+            bad = pc.filter(column, pc.invert(pc.match_substring_regex(column, r"^-?\d{1,18}$")))
+            if len(bad):
+                raise InvalidRecordError(
+                    f"A string field needs {K.TIMESTAMP_TYPE.key}=DATE_STRING and an input date format, "
+                    f"not {self.timestamp_type} (value {bad[0].as_py()!r} is not a number)")
+            return self.values(column.cast(pa.int64()))
         column = pc.fill_null(column, self._default_string()) if column.null_count else column
         distinct = pc.unique(column)
         millis, zones = [], []

@@ -243,20 +243,22 @@ def incremental(table: ReadableTable, start: str, end: str | None = None) -> Dat
     if end is not None:
         validate_instant_time(end)
     timeline = table.timeline
-    commits = timeline.completed_commits_in_range(start, end)
+    # Archived commits of versions 8 and 9 are in the history, with completion time and metadata.
+    commits = timeline.completed_commits_in_range(start, end, archived=True)
     end = end or (commits[-1].completed_at if commits else start)
     touched = {(s.partition_path, s.file_id) for i in commits for s in timeline.commit_metadata(i).write_stats}
     view = table.file_system_view(as_of=end)
-    # A start before the active timeline (archived commits): every file group, the commit-time filter decides.
-    active = timeline.completed_commits()
-    archived = not active or start < active[0].timestamp
-    slices = [s for s in view.latest_file_slices() if archived or (s.partition_path, s.file_id) in touched]
+    # A start before every recorded write (commits archived in version 6, whose completion times and
+    # metadata are not read): every file group, the commit-time filter decides.
+    recorded = timeline.earliest_recorded_write()
+    unrecorded = recorded is None or start < recorded
+    slices = [s for s in view.latest_file_slices() if unrecorded or (s.partition_path, s.file_id) in touched]
     df = _read_slices(table, view.timeline, slices, table.spark_schema(as_of=end), view.timeline.committed(end))
     commit_time = F.col(COMMIT_TIME)
     in_window = commit_time.isin([i.timestamp for i in commits])
-    if archived:  # rows of archived commits: no completion time is known, their instant time decides
+    if unrecorded:  # rows of unrecorded commits: no completion time is known, their instant time decides
         older = (commit_time > F.lit(start)) & (commit_time <= F.lit(end))
-        if active:
-            older = older & (commit_time < F.lit(active[0].timestamp))
+        if recorded is not None:
+            older = older & (commit_time < F.lit(recorded))
         in_window = in_window | older
     return df.filter(in_window)

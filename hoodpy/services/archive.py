@@ -13,32 +13,47 @@ Each instant's state files (requested, inflight, completed) become HoodieArchive
 in Avro data blocks of ``hoodie.commits.archival.batch`` records into a new log file
 ``.commits_.archive.<n>_1-0-1`` (the file is complete before any instant is removed); then the instant files
 are deleted. The active-timeline loader lists ``.hoodie/`` only, so it never sees the archive.
+
+Table versions 8 and 9 archive as Hudi 1.x's TimelineArchiverV2 does: the commits as above (but never at or
+after the newest completed commit before the oldest pending write), then every completed clean and rollback
+older than the newest archived commit; each instant becomes one row of a new layer-0 file of the LSM history
+(:mod:`hoodpy.timeline.history`: its completion time, the completed file's bytes, the plan's bytes), the
+history is compacted and cleaned, and the instant files are deleted (pending states first, then completed ones
+oldest first). hoodpy also keeps the last clean's earliest retained commit, as for version 6, so that
+time-travel retention checks keep the clean they need.
 """
 
 from __future__ import annotations
 
+import io
 import json
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import fastavro
+
 from hoodpy.config import HoodieConfig
 from hoodpy.config.clean import ArchivalConfig
-from hoodpy.errors import PlanNotFoundError
+from hoodpy.config.properties import load_table_properties
+from hoodpy.config.storage import StorageConfig
+from hoodpy.errors import InvalidInstantError, PlanNotFoundError
 from hoodpy.file_group.fs_view import list_base_files
 from hoodpy.services.table_service import Options, ServiceContext, TableService
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format, transitions
 from hoodpy.timeline.avro_models import AvroModel, decode_record, deserialize, encode_record, schema_json
-from hoodpy.timeline.instant import LAYOUT_1, Action, Instant, State, format_instant_millis
-from hoodpy.timeline.timeline import METAFOLDER, Timeline, read_layout
+from hoodpy.timeline.history import HistoryInstant, HistoryWriter, history_folder, read_history
+from hoodpy.timeline.instant import (
+    LAYOUT_2, Action, Instant, State, format_instant_millis, parse_instant_file_name, timeline_folder,
+)
+from hoodpy.timeline.metadata import AVRO_MAGIC
+from hoodpy.timeline.timeline import METAFOLDER, Timeline, instant_temp_dir, layout_of
 
 if TYPE_CHECKING:
     from hoodpy.table import HoodieTable
 
 ARCHIVE_FOLDER = f"{METAFOLDER}/archived"
-_log = logging.getLogger(__name__)
 _AVRO_STAT_FIELDS = ("fileId", "path", "prevCommit", "numWrites", "numDeletes", "numUpdateWrites", "totalWriteBytes",
                      "totalWriteErrors", "partitionPath", "totalLogRecords", "totalUpdatedRecordsCompacted",
                      "numInserts", "totalLogBlocks", "totalCorruptLogBlock", "totalRollbackBlocks", "fileSizeInBytes")
@@ -60,30 +75,54 @@ def _replaced_groups_still_on_storage(storage: Storage, timeline: Timeline, inst
     return bool(replaced & present)
 
 
-def instants_to_archive(storage: Storage, timeline: Timeline, config: HoodieConfig) -> list[Instant]:
+_PENDING_WRITES = (Action.COMMIT, Action.DELTACOMMIT, Action.REPLACECOMMIT, Action.COMPACTION)
+
+
+def _commits_to_archive(storage: Storage, timeline: Timeline, low: int, bounds: list[str]) -> list[Instant]:
+    """The oldest completed commits down to ``low``, stopping at the first savepoint, the last clean's
+    earliest retained commit, the first of ``bounds`` and a replacecommit whose replaced groups still have
+    files."""
     from hoodpy.services.clean.service import last_completed_clean_earliest
-    
+
+    commits = timeline.completed_commits()
+    bounds = bounds + timeline.savepoint_times()[:1]
+    earliest = last_completed_clean_earliest(storage, timeline)
+    if earliest:
+        bounds.append(earliest)
+    limit = min(bounds) if bounds else None
+    out = []
+    for c in commits[: len(commits) - low]:
+        if limit is not None and c.timestamp >= limit:
+            break
+        if c.action == Action.REPLACECOMMIT and _replaced_groups_still_on_storage(storage, timeline, c):
+            break
+        out.append(c)
+    return out
+
+
+def instants_to_archive(storage: Storage, timeline: Timeline, config: HoodieConfig) -> list[Instant]:
     ArchivalConfig.validate(config)
     low, high = config.get(ArchivalConfig.MIN_COMMITS), config.get(ArchivalConfig.MAX_COMMITS)
+    commits = timeline.completed_commits()
+    if timeline.layout == LAYOUT_2:
+        if len(commits) <= high:
+            return []
+        # Hudi 1.x keeps the newest completed commit before the oldest pending write (or that write).
+        pending = timeline.pending(_PENDING_WRITES)[:1]
+        before = [c.timestamp for c in commits if pending and c.timestamp < pending[0].timestamp]
+        out = _commits_to_archive(storage, timeline, low, (before[-1:] or [p.timestamp for p in pending]))
+        if out:  # cleans and rollbacks go with the commits they are older than
+            out += [i for i in timeline.filter(actions=[Action.CLEAN, Action.ROLLBACK], states=[State.COMPLETED])
+                    if i.timestamp < out[-1].timestamp]
+        return sorted(out, key=lambda i: (i.timestamp, i.action.value))
     out: list[Instant] = []
     for action in (Action.CLEAN, Action.ROLLBACK):
         done = timeline.filter(actions=[action], states=[State.COMPLETED])
         if len(done) > high:
             out += done[: len(done) - low]
-    commits = timeline.completed_commits()
     if len(commits) > high:
-        bounds = [i.timestamp for i in timeline.instants if not i.is_completed][:1]
-        bounds += timeline.savepoint_times()[:1]
-        earliest = last_completed_clean_earliest(storage, timeline)
-        if earliest:
-            bounds.append(earliest)
-        limit = min(bounds) if bounds else None
-        for c in commits[: len(commits) - low]:
-            if limit is not None and c.timestamp >= limit:
-                break
-            if c.action == Action.REPLACECOMMIT and _replaced_groups_still_on_storage(storage, timeline, c):
-                break
-            out.append(c)
+        out += _commits_to_archive(storage, timeline, low, [i.timestamp for i in timeline.instants
+                                                            if not i.is_completed][:1])
     return sorted(out, key=lambda i: (i.timestamp, i.action.value))
 
 
@@ -157,6 +196,7 @@ class ArchiveService(TableService[ArchivePlan, ArchiveResult]):
 
     action = None  # archival has no instant of its own
     run_holds_lock = True
+    supports_table_version_8 = True  # into the LSM history
 
     def schedule(self, options: Options = None, *, instant_time: str | None = None) -> ArchivePlan | None:
         """The instants :func:`instants_to_archive` selects now; None when nothing qualifies."""
@@ -171,6 +211,9 @@ class ArchiveService(TableService[ArchivePlan, ArchiveResult]):
         context = self._context(options)
         storage, config = context.storage, context.config
         chosen = list(plan.instants)
+        props = load_table_properties(storage)
+        if layout_of(props) == LAYOUT_2:
+            return _archive_into_history(storage, config, history_folder(props), chosen)
         mtimes = {f.path.rsplit("/", 1)[-1]: f.mtime_ns for f in storage.list_files(METAFOLDER)}
         entries = []
         for instant in chosen:
@@ -200,16 +243,72 @@ class ArchiveService(TableService[ArchivePlan, ArchiveResult]):
         return []  # archival leaves nothing pending: the archive file is complete before any instant goes
 
 
+# -- table versions 8 and 9: the LSM history ------------------------------------------------------------------
+def _state_files(storage: Storage) -> dict[tuple[str, Action], list[Instant]]:
+    """Every layout-2 instant file by (instant time, action); a compaction's pending files go with the commit
+    it completes as (Java's comparable action)."""
+    out: dict[tuple[str, Action], list[Instant]] = {}
+    for f in storage.list_files(timeline_folder(LAYOUT_2)):
+        instant = parse_instant_file_name(f.path.rsplit("/", 1)[-1], LAYOUT_2)
+        if instant is not None:
+            action = Action.COMMIT if instant.action == Action.COMPACTION else instant.action
+            out.setdefault((instant.timestamp, action), []).append(instant)
+    return out
+
+
+def _non_empty(storage: Storage, instant: Instant | None) -> bytes | None:
+    return (storage.read_bytes(instant.path) or None) if instant is not None else None
+
+
+def history_instant(storage: Storage, files: list[Instant]) -> HistoryInstant:
+    """The HoodieLSMTimelineInstant of one completed instant and its pending files (Java's
+    MetadataConversionUtils.createLSMTimelineInstant): the completed file's bytes as metadata; as plan the
+    clean's plan, a replacecommit's requested metadata or, when not empty, its inflight metadata, a
+    compaction's plan."""
+    [completed] = [i for i in files if i.is_completed]
+    requested = next((i for i in files if i.is_requested), None)
+    inflight = next((i for i in files if i.is_inflight), None)
+    pending = requested or inflight
+    plan = None
+    if pending is not None and pending.action == Action.CLEAN:
+        plan = storage.read_bytes(pending.path)
+    elif pending is not None and pending.action == Action.REPLACECOMMIT:
+        plan = _non_empty(storage, inflight) or _non_empty(storage, requested)
+    elif pending is not None and pending.action == Action.COMPACTION:
+        plan = _non_empty(storage, requested)
+    return HistoryInstant(completed.timestamp, completed.completion_time, completed.completed_action,
+                          _non_empty(storage, completed), plan)
+
+
+def _archive_into_history(storage: Storage, config: HoodieConfig, folder: str, chosen: list[Instant],
+                          ) -> ArchiveResult:
+    files = _state_files(storage)
+    groups = [files.get((i.timestamp, i.action), []) for i in chosen]
+    groups = [g for g in groups if any(i.is_completed for i in g)]  # another archival took the rest
+    if not groups:
+        return ArchiveResult()
+    for group in groups:  # a write's leftover markers go before its instant does, as in Java
+        storage.delete_dir(instant_temp_dir(group[0].timestamp))
+    writer = HistoryWriter(storage, folder, compression=config.get(StorageConfig.PARQUET_COMPRESSION_CODEC),
+                           batch_size=config.get(ArchivalConfig.TIMELINE_COMPACTION_BATCH))
+    name = writer.append([history_instant(storage, g) for g in groups])
+    # Pending states first: a completed file removed first would leave what looks like a pending instant.
+    for group in groups:
+        for instant in group:
+            if not instant.is_completed:
+                storage.delete(instant.path)
+    for group in groups:
+        storage.delete(next(i for i in group if i.is_completed).path)
+    writer.compact_and_clean()
+    archived = [next(i for i in g if i.is_completed) for g in groups]
+    return ArchiveResult(archived=archived, archive_file=f"{folder}/{name}", entries=len(groups))
+
+
 def archive_after_commit(table: HoodieTable, options: Mapping[str, Any] | None = None) -> ArchiveResult | None:
     """``hoodie.archive.automatic``: archive after each commit (cheap when nothing qualifies)."""
     context = ServiceContext.of(table, options)
     config = context.config
     if not config.get(ArchivalConfig.AUTOMATIC):
-        return None
-    if read_layout(context.storage) != LAYOUT_1:
-        # Tables of version 8 and 9 archive into the LSM timeline, which hoodpy does not write: their
-        # active timeline keeps growing (readers are unaffected) until a Java Hudi archives it.
-        _log.info("Automatic archival skipped on %s: table version 8/9 (timeline layout 2)", context.name)
         return None
     service = ArchiveService(context)
     timeline = service.context.timeline()
@@ -222,7 +321,11 @@ def archive_after_commit(table: HoodieTable, options: Mapping[str, Any] | None =
 
 
 def read_archived_entries(storage: Storage) -> list[dict[str, Any]]:
-    """Every HoodieArchivedMetaEntry in ``.hoodie/archived``, oldest first (one per instant and state)."""
+    """Every HoodieArchivedMetaEntry in ``.hoodie/archived``, oldest first (one per instant and state); for a
+    table of version 8 or 9 the same entries made from its LSM history (see :func:`history_entries`)."""
+    props = load_table_properties(storage)
+    if layout_of(props) == LAYOUT_2:
+        return [e for h in read_history(storage, history_folder(props)) for e in history_entries(h)]
     files = sorted((v, f.path) for f in storage.list_files(ARCHIVE_FOLDER)
                    if (v := log_format.archive_file_version(f.path.rsplit("/", 1)[-1])) is not None)
     seen: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -248,3 +351,39 @@ def archived_instants(storage: Storage) -> list[Instant]:
             except ValueError:
                 continue
     return out
+
+
+_METADATA_MODELS = {Action.CLEAN: ("hoodieCleanMetadata", AvroModel.CLEAN_METADATA),
+                    Action.ROLLBACK: ("hoodieRollbackMetadata", AvroModel.ROLLBACK_METADATA),
+                    Action.SAVEPOINT: ("hoodieSavePointMetadata", AvroModel.SAVEPOINT_METADATA)}
+_COMMIT_KEYS = {Action.COMMIT: "hoodieCommitMetadata", Action.DELTACOMMIT: "hoodieCommitMetadata",
+                Action.REPLACECOMMIT: "hoodieReplaceCommitMetadata"}
+
+
+def _avro_record(data: bytes, source: str) -> dict[str, Any]:
+    try:
+        for record in fastavro.reader(io.BytesIO(data)):
+            return record
+    except Exception as e:  # fastavro reports corrupt input with many exception types
+        raise InvalidInstantError(f"Archived instant {source} holds unreadable metadata: {e}") from e
+    raise InvalidInstantError(f"Archived instant {source} holds no metadata record")
+
+
+def history_entries(entry: HistoryInstant) -> list[dict[str, Any]]:
+    """An archived instant of the LSM history as the HoodieArchivedMetaEntry dicts the version-6 archive
+    holds: a REQUESTED entry at its instant time (in Hudi 1.x the requested time) and a COMPLETED one at its
+    completion time, with the completed metadata decoded (commit metadata as its Avro record)."""
+    source = f"{entry.instant_time}__{entry.action}"
+    base = {"commitTime": entry.instant_time, "actionType": entry.action, "version": entry.version}
+    done: dict[str, Any] = {**base, "actionState": State.COMPLETED.value, "stateTransitionTime": entry.completion_time}
+    instant = entry.instant()
+    if instant is not None and entry.metadata:
+        if instant.action in _COMMIT_KEYS:
+            record = (_avro_record(entry.metadata, source) if entry.metadata.startswith(AVRO_MAGIC)
+                      else json.loads(entry.metadata.decode("utf-8")))
+            done[_COMMIT_KEYS[instant.action]] = record
+        elif instant.action in _METADATA_MODELS:
+            key, model = _METADATA_MODELS[instant.action]
+            done[key] = deserialize(model, entry.metadata, source=source)
+    requested = {**base, "actionState": State.REQUESTED.value, "stateTransitionTime": entry.instant_time}
+    return [requested, done]

@@ -6,12 +6,17 @@ hidden first, its base files deleted, its pending files removed) and ``<r>.resto
 HoodieRestoreMetadata embedding one HoodieRollbackMetadata per instant. As in Hudi, the rollbacks a restore
 performs get no rollback instants of their own. Every step is idempotent, so a restore interrupted by a crash
 is finished by the next ``run`` (or ``finish_pending()``).
+
+In table versions 8 and 9 (timeline layout 2) "after the savepoint" is by completion time, as Hudi 1.x's
+RestorePlanActionExecutor has it: pending clusterings that started after the savepoint first (named by their
+pending action, ``clustering``), then the writes that completed after the savepointed commit did, newest
+completion first, and pending writes that started after it.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hoodpy.errors import SavepointError
 from hoodpy.file_group.file_group import BaseFile
@@ -21,7 +26,10 @@ from hoodpy.services.table_service import Options, TableService, instant_time_of
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
-from hoodpy.timeline.instant import Action, Instant, State, new_instant_time, plan_instant_time, validate_instant_time
+from hoodpy.timeline.instant import (
+    CLUSTERING, LAYOUT_2, Action, Instant, State, new_instant_time, plan_instant_time, validate_instant_time,
+)
+from hoodpy.timeline.timeline import Timeline, read_layout
 from hoodpy.transaction.heartbeat import heartbeat_path
 
 _WRITE_ACTIONS = (Action.COMMIT, Action.DELTACOMMIT, Action.REPLACECOMMIT, Action.COMPACTION)
@@ -40,16 +48,41 @@ def _rel(instant: Instant) -> str:
 
 def _rollback_one(storage: Storage, target: Instant, restore_time: str, files: list[BaseFile]) -> dict:
     started = time.monotonic()
-    storage.delete(_rel(target.with_state(State.COMPLETED)))  # hide it first: readers see the older state
+    completed = transitions.completed_file(storage, target)
+    if completed is not None:
+        storage.delete(_rel(completed))  # hide it first: readers see the older state
     mine: dict[str, list[str]] = {}
     for bf in files:
         if bf.instant_time == target.timestamp:
             mine.setdefault(bf.partition_path, []).append(bf.path)
     deleted, failed = delete_files(storage, mine)
+    # A layout-2 replacecommit's pending files are named clustering when it is one: remove either name.
+    names = {target, replace(target, clustering=True)} if target.layout == LAYOUT_2 else {target}
     for state in (State.INFLIGHT, State.REQUESTED):
-        storage.delete(_rel(target.with_state(state)))
+        for named in names:
+            storage.delete(_rel(named.with_state(state)))
     storage.delete(heartbeat_path(target.timestamp))
     return rollback_metadata(restore_time, target, deleted, failed, int((time.monotonic() - started) * 1000))
+
+
+def _action_name(instant: Instant) -> str:
+    """The action a restore plan records: a pending layout-2 clustering's is ``clustering``."""
+    return CLUSTERING if instant.clustering and not instant.is_completed else instant.action.value
+
+
+def _targets(timeline: Timeline, savepoint_time: str) -> list[Instant]:
+    """The writes a restore to ``savepoint_time`` rolls back, in the order it rolls them back."""
+    writes = timeline.filter(actions=_WRITE_ACTIONS)
+    if timeline.layout != LAYOUT_2:
+        return sorted((i for i in writes if i.timestamp > savepoint_time), key=lambda i: i.timestamp, reverse=True)
+    clusterings = sorted((i for i in writes if i.clustering and not i.is_completed and i.timestamp > savepoint_time),
+                         key=lambda i: i.timestamp, reverse=True)
+    saved_at = timeline.completion_time(savepoint_time) or savepoint_time
+    pending = sorted((i for i in writes if not i.is_completed and i.timestamp > savepoint_time
+                      and i not in clusterings), key=lambda i: i.timestamp, reverse=True)
+    done = sorted((i for i in writes if i.is_completed and i.completed_at > saved_at),
+                  key=lambda i: i.completed_at, reverse=True)
+    return clusterings + pending + done
 
 
 class RestoreService(TableService[RestorePlan, Instant]):
@@ -61,6 +94,7 @@ class RestoreService(TableService[RestorePlan, Instant]):
 
     action = Action.RESTORE
     run_holds_lock = True
+    supports_table_version_8 = True
 
     def schedule(self, options: Options = None, *, savepoint_time: str, instant_time: str | None = None,
                  ) -> RestorePlan:
@@ -75,29 +109,34 @@ class RestoreService(TableService[RestorePlan, Instant]):
         if later:
             raise SavepointError(f"Cannot restore to savepoint {savepoint_time}: later savepoints "
                                  f"{', '.join(later)} pin commits it would roll back; delete them first")
-        targets = sorted((i for i in timeline.filter(actions=_WRITE_ACTIONS) if i.timestamp > savepoint_time),
-                         key=lambda i: i.timestamp, reverse=True)
+        targets = _targets(timeline, savepoint_time)
         latest = timeline.latest_instant_time()
         restore_time = (new_instant_time(after=latest) if instant_time is None
                         else plan_instant_time(instant_time, latest, "Restore"))
-        body = {"instantsToRollback": [{"commitTime": i.timestamp, "action": i.action.value} for i in targets],
+        body = {"instantsToRollback": [{"commitTime": i.timestamp, "action": _action_name(i)} for i in targets],
                 "version": 2, "savepointToRestoreTimestamp": savepoint_time}
-        transitions.create_requested(storage, restore_time, Action.RESTORE, serialize(AvroModel.RESTORE_PLAN, body))
+        transitions.create_requested(storage, restore_time, Action.RESTORE, serialize(AvroModel.RESTORE_PLAN, body),
+                                     layout=timeline.layout)
         return self.plan(restore_time)
 
     def plan(self, instant_time: str) -> RestorePlan:
         storage = self.storage
-        rel = _rel(Instant(instant_time, Action.RESTORE, State.REQUESTED))
+        timeline = self.context.timeline()
+        rel = _rel(timeline.new_instant(instant_time, Action.RESTORE, State.REQUESTED))
         d = deserialize(AvroModel.RESTORE_PLAN, storage.read_bytes(rel), source=storage.full_path(rel))
-        instants = tuple(Instant(i["commitTime"], Action(i["action"]), State.COMPLETED)
-                         for i in d["instantsToRollback"])
-        return RestorePlan(instant_time, d.get("savepointToRestoreTimestamp") or "", instants)
+        instants = []
+        for info in d["instantsToRollback"]:
+            clustering = info["action"] == CLUSTERING
+            action = Action.REPLACECOMMIT if clustering else Action(info["action"])
+            instants.append(Instant(info["commitTime"], action, State.COMPLETED, layout=timeline.layout,
+                                    clustering=clustering))
+        return RestorePlan(instant_time, d.get("savepointToRestoreTimestamp") or "", tuple(instants))
 
     def execute(self, plan: RestorePlan | str, *, options: Options = None) -> Instant:
         storage = self.storage
         plan = self.plan(instant_time_of_plan(plan))  # as saved: a rerun after a crash does the same work
         started = time.monotonic()
-        requested = Instant(plan.instant_time, Action.RESTORE, State.REQUESTED)
+        requested = self.context.timeline().new_instant(plan.instant_time, Action.RESTORE, State.REQUESTED)
         inflight = requested.with_state(State.INFLIGHT)
         if not storage.exists(_rel(inflight)):
             inflight = transitions.transition_to_inflight(storage, requested, storage.read_bytes(_rel(requested)))
@@ -111,7 +150,7 @@ class RestoreService(TableService[RestorePlan, Instant]):
             "instantsToRollback": [i.timestamp for i in plan.instants],
             "hoodieRestoreMetadata": per_instant,
             "version": 1,
-            "restoreInstantInfo": [{"commitTime": i.timestamp, "action": i.action.value} for i in plan.instants],
+            "restoreInstantInfo": [{"commitTime": i.timestamp, "action": _action_name(i)} for i in plan.instants],
         }
         return transitions.complete(storage, inflight, serialize(AvroModel.RESTORE_METADATA, metadata))
 
@@ -123,5 +162,6 @@ class RestoreService(TableService[RestorePlan, Instant]):
 
 
 def read_restore_metadata(storage: Storage, instant_time: str) -> dict:
-    rel = _rel(Instant(instant_time, Action.RESTORE, State.COMPLETED))
+    pending = Instant(instant_time, Action.RESTORE, State.INFLIGHT, layout=read_layout(storage))
+    rel = _rel(transitions.completed_file(storage, pending) or pending.with_state(State.COMPLETED))
     return deserialize(AvroModel.RESTORE_METADATA, storage.read_bytes(rel), source=storage.full_path(rel))

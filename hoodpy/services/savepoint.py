@@ -1,7 +1,8 @@
 """Savepoints: pin a completed commit's files against cleaning, list and delete them, and restore to one.
 
-A savepoint is written as Hudi writes it: ``<t>.savepoint.inflight`` (empty), then ``<t>.savepoint`` holding
-Avro HoodieSavepointMetadata with, per partition, the base file names of the table as of commit ``t`` (the
+A savepoint is written as Hudi writes it: ``<t>.savepoint.inflight`` (empty), then ``<t>.savepoint`` (in
+table versions 8 and 9 ``<t>_<completion>.savepoint`` in ``.hoodie/timeline``) holding Avro
+HoodieSavepointMetadata with, per partition, the base file names of the table as of commit ``t`` (the
 savepoint shares the commit's instant time). The cleaner never deletes those files and archival never
 passes the oldest savepoint.
 
@@ -83,7 +84,6 @@ class SavepointService:
     """``HoodieTable.savepoints``: create, list, delete and restore savepoints of one table."""
 
     def __init__(self, context: ServiceContext):
-        context.require_table_version_6("savepoint")
         self.context = context
 
     @classmethod
@@ -140,7 +140,7 @@ class SavepointService:
                                  f"(savepoints: {', '.join(timeline.savepoint_times()) or 'none'})")
         savepoint = read_savepoint(storage, instant_time)
         storage.write_atomic(f"{DELETED_SAVEPOINTS_DIR}/{instant_time}", json.dumps(sorted(savepoint.files)).encode())
-        transitions.delete_completed(storage, Instant(instant_time, Action.SAVEPOINT, State.COMPLETED))
+        transitions.delete_completed(storage, timeline.new_instant(instant_time, Action.SAVEPOINT, State.COMPLETED))
 
     def rollback_to(self, instant_time: str) -> Instant:
         """Restore the table to the savepoint (a ``restore`` instant); returns the restore instant."""

@@ -335,3 +335,34 @@ def decode_record(model: AvroModel | str, data: bytes, writer_schema: str | None
     model = AvroModel(model)
     writer = fastavro.parse_schema(json.loads(writer_schema)) if writer_schema else _parsed(model)
     return fastavro.schemaless_reader(io.BytesIO(data), writer, _parsed(model))
+
+
+# --------------------------------------------------------------------------------------------------------
+# Table versions 8 and 9 (Hudi 1.x writer schemas)
+# --------------------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def table_version_8_schema(name: str) -> dict[str, Any]:
+    """The writer schema Hudi 1.x embeds in ``name``'s instant files (``avro/table_version_8/<name>.avsc``,
+    fully inlined as Java writes it), parsed for fastavro. Callers must not mutate it."""
+    text = resources.files(__package__).joinpath("avro", "table_version_8", f"{name}.avsc").read_text("utf-8")
+    return fastavro.parse_schema(json.loads(text))
+
+
+def serialize_for_layout(model: AvroModel | str, record: Mapping[str, Any], layout: int) -> bytes:
+    """:func:`serialize` for a table of timeline ``layout``: in layout 2 with the Hudi 1.x writer schema
+    where hoodpy has it (fields 1.x added take their defaults), else with the 0.14 one (which Java 1.x reads
+    by schema resolution)."""
+    model = AvroModel(model)
+    if layout < 2 or not resources.files(__package__).joinpath(
+            "avro", "table_version_8", f"{model.short_name}.avsc").is_file():
+        return serialize(model, record)
+    full_schema, names = _resolved(model)
+    complete = _complete(full_schema, record, names, model.short_name)
+    buf = io.BytesIO()
+    try:
+        fastavro.writer(buf, table_version_8_schema(model.short_name), [complete], codec="null", validator=True)
+    except ValidationError as e:
+        raise ValueError(f"Record is not a valid {model.short_name}: {e}") from e
+    return buf.getvalue()

@@ -6,13 +6,12 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 import fastavro
 
 from hoodpy.errors import InvalidInstantError
+from hoodpy.timeline.avro_models import table_version_8_schema
 
 AVRO_MAGIC = b"Obj\x01"
 NULL_COMMIT = "null"  # Hudi writes the string "null" as prevCommit of a new file group
@@ -154,8 +153,8 @@ class CommitMetadata:
         if not replace:
             record.pop("partitionToReplaceFileIds", None)
         buf = io.BytesIO()
-        fastavro.writer(buf, _v8_schema("HoodieReplaceCommitMetadata" if replace else "HoodieCommitMetadata"),
-                        [record], codec="null")
+        name = "HoodieReplaceCommitMetadata" if replace else "HoodieCommitMetadata"
+        fastavro.writer(buf, table_version_8_schema(name), [record], codec="null")
         return buf.getvalue()
 
     def to_bytes(self, layout: int) -> bytes:
@@ -206,9 +205,3 @@ class CommitMetadata:
             partition_to_replace_file_ids=dict(replace) if replace is not None else None,
             compacted=bool(d.get("compacted", False)),
         )
-
-
-@lru_cache(maxsize=None)
-def _v8_schema(name: str) -> dict[str, Any]:
-    text = resources.files(__package__).joinpath("avro", "table_version_8", f"{name}.avsc").read_text("utf-8")
-    return fastavro.parse_schema(json.loads(text))

@@ -30,7 +30,7 @@ from hoodpy.index.bloom import locate_on_driver
 from hoodpy.index.bucket import BucketSpec, bucket_file_groups, bucket_id_column, new_bucket_file_id
 from hoodpy.index.bloom_filter import serialized_sizes
 from hoodpy.index.configured import index_for
-from hoodpy.keygen import KeyGenerator, virtual_keys
+from hoodpy.keygen import KeyGenerator, key_generator_for_write, virtual_keys
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json, evolve_schema
 from hoodpy.services.rollback import rollback_failed_writes
@@ -142,7 +142,7 @@ class Writer:
             # Files with and without keys in one table would not read back: the table decides, once.
             raise InvalidConfigError(populate.key, self.config.raw(populate),
                                      f"the table has {populate.key}={str(table.config.get(populate)).lower()}")
-        self.keygen = table.keygen
+        self.keygen = key_generator_for_write(table.keygen, table.config, options)
         self.ordering_field: str | None = self.config.get(TableConfig.PRECOMBINE_FIELD)
         # A delete whose batch lacks the partition fields: keys are looked up in every partition.
         self._delete_by_key_only = False

@@ -249,7 +249,8 @@ def test_a_table_created_at_version_8_is_read_by_hudi_rs(hoodpy_spark, tmp_path)
 
 def test_an_unknown_write_table_version_is_refused_before_anything_is_written(hoodpy_spark, tmp_path):
     path = tmp_path / "t7"
-    with pytest.raises(InvalidConfigError, match="hoodie.write.table.version: hoodpy creates tables of version 6 or 8"):
+    with pytest.raises(InvalidConfigError,
+                       match="hoodie.write.table.version: hoodpy creates tables of version 6, 8 or 9"):
         hoodpy_spark.sql(f"""CREATE TABLE v7_created (id INT, ts BIGINT) USING hoodpy LOCATION '{path}'
                             TBLPROPERTIES (primaryKey = 'id', 'hoodie.write.table.version' = '7')""")
     assert not path.exists() or not any(path.iterdir())

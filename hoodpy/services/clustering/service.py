@@ -30,7 +30,7 @@ from hoodpy.services.clustering.strategy import plan_clustering
 from hoodpy.services.table_service import Options, ServiceContext, TableService, instant_time_of_plan
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
-from hoodpy.timeline.avro_models import AvroModel, serialize
+from hoodpy.timeline.avro_models import AvroModel, serialize_for_layout
 from hoodpy.timeline.instant import Action, Instant, plan_instant_time
 from hoodpy.timeline.metadata import OperationType
 from hoodpy.timeline.timeline import Timeline
@@ -89,6 +89,7 @@ class ClusteringService(TableService[ClusteringPlan, ClusteringCommitResult]):
     """
 
     action = Action.REPLACECOMMIT
+    supports_table_version_8 = True
 
     def schedule(self, options: Options = None, *, instant_time: str | None = None,
                  sort_columns: Sequence[str] | str | None = None, layout: str | None = None,
@@ -127,8 +128,11 @@ class ClusteringService(TableService[ClusteringPlan, ClusteringCommitResult]):
                 return None
             instant_time = plan_instant_time(instant_time, timeline.latest_instant_time(), "Clustering")
             plan = replace(plan, instant_time=instant_time)
-            transitions.create_requested(storage, instant_time, Action.REPLACECOMMIT,
-                                         serialize(AvroModel.REQUESTED_REPLACE_METADATA, plan.requested_metadata()))
+            # Layout 2 (versions 8 and 9) names it <t>.clustering.requested, with Hudi 1.x's schema.
+            data = serialize_for_layout(AvroModel.REQUESTED_REPLACE_METADATA, plan.requested_metadata(),
+                                        timeline.layout)
+            transitions.create_requested(storage, instant_time, Action.REPLACECOMMIT, data,
+                                         layout=timeline.layout, clustering=True)
             return plan
 
     def execute(self, plan: ClusteringPlan | str, *, options: Options = None) -> ClusteringCommitResult:
@@ -189,7 +193,7 @@ def cluster_after_commit(table: HoodieTable, options: Mapping[str, Any] | None =
     context = ServiceContext.of(table)
     config = context.config.with_options(options)
     if not (config.get(ClusteringConfig.INLINE) or config.get(ClusteringConfig.SCHEDULE_INLINE)):
-        return None  # built only when asked for: tables of version 8 and 9 refuse the service
+        return None
     service = ClusteringService(context)
     if config.get(ClusteringConfig.INLINE):
         plan = service.schedule(options, trigger=INLINE)

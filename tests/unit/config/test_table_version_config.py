@@ -58,7 +58,7 @@ def test_version_8_properties_of_a_new_table():
     assert ordered["hoodie.record.merge.mode"] == "EVENT_TIME_ORDERING"
     assert ordered["hoodie.record.merge.strategy.id"] == "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
     with pytest.raises(InvalidConfigError, match="hoodie.write.table.version"):
-        versioned_properties(base, 9)
+        versioned_properties(base, 7)
 
 
 def test_merge_on_read_opens_at_versions_6_8_and_9():
