@@ -143,6 +143,17 @@ WRITE_CASES = [
               lambda v: "UPDATED"),
     WriteCase("v9_txns_simple_overwrite", "txn_id", "concat(txn_id, '-new')", "txn_type", "'UPDATED'",
               lambda v: "UPDATED"),
+    # Virtual keys: keys computed from the key generator, no meta columns written.
+    WriteCase("v8_simplekeygen_hivestyle_no_metafields", "id", "id + 1000", "intField", "intField + 7",
+              lambda v: v + 7),
+    WriteCase("v9_txns_complex_meta", "txn_id", "concat(txn_id, '-new')", "txn_type", "'UPDATED'",
+              lambda v: "UPDATED"),
+    WriteCase("v9_txns_simple_nometa", "txn_id", "concat(txn_id, '-new')", "txn_type", "'UPDATED'",
+              lambda v: "UPDATED"),
+    WriteCase("v9_txns_nonpart_meta", "txn_id", "concat(txn_id, '-new')", "txn_type", "'UPDATED'",
+              lambda v: "UPDATED"),
+    WriteCase("v9_txns_nonpart_nometa", "txn_id", "concat(txn_id, '-new')", "txn_type", "'UPDATED'",
+              lambda v: "UPDATED"),
 ]
 
 
