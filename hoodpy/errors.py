@@ -119,6 +119,11 @@ class PlanNotFoundError(HoodieError):
     pass
 
 
+class CompactionError(HoodieError):
+    """A compaction that cannot be scheduled or run: a copy-on-write table, an instant that would overlap
+    writes in progress; the table is unchanged."""
+
+
 class HoodieIOError(HoodieError):
     """A storage operation failed; names the path."""
 
