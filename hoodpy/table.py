@@ -1,5 +1,6 @@
 """HoodieTable: the public façade over one Hudi table (table version 6): copy-on-write tables are read and
-written; merge-on-read tables are read (snapshot, read-optimized, time travel, incremental) and refuse writes.
+written; merge-on-read tables are read (snapshot, read-optimized, time travel, incremental) and compacted,
+and refuse writes.
 
 Example:
     >>> t = HoodieTable.create(spark, "/lake/trips", table_name="trips",

@@ -24,14 +24,18 @@ from hoodpy.inspect.rows import limited
 from sql_ext.procedures.base import (
     INTEGER,
     LONG,
+    OPTIONAL_TABLE,
+    OPTIONS,
     PATH,
+    PENDING_LIMIT,
     STRING,
     TABLE,
     Args,
     Parameter,
     Procedure,
     ProcedureContext,
-    parse_options,
+    TableServiceProcedure,
+    csv_items,
     spark_output,
 )
 
@@ -41,41 +45,28 @@ _OPERATIONS = {SCHEDULE: SCHEDULE, EXECUTE: EXECUTE, SCHEDULE_AND_EXECUTE: SCHED
 _OUTPUT = spark_output(COMPACTION)
 
 
-def _csv(text: str) -> list[str]:
-    return [p.strip() for p in text.split(",") if p.strip()]
 
-
-class RunCompactionProcedure(Procedure):
+class RunCompactionProcedure(TableServiceProcedure):
     """Schedule and/or execute compaction of a merge-on-read table; one row per compaction scheduled or run."""
 
     name = "run_compaction"
     parameters = (
         Parameter.required("op", STRING, doc="schedule, execute, scheduleAndExecute (run: the same)."),
-        Parameter.optional("table", STRING, doc="Table name in the Spark catalog (or give path)."),
+        OPTIONAL_TABLE,
         PATH,
         Parameter.optional("timestamp", LONG, doc="A pending compaction instant to execute."),
-        Parameter.optional("options", STRING, doc="hoodie.* options as 'k1=v1,k2=v2'."),
+        OPTIONS,
         Parameter.optional("instants", STRING, doc="Comma-separated pending compaction instants to execute."),
-        Parameter.optional("limit", INTEGER, doc="Execute at most this many pending plans (oldest first)."),
+        PENDING_LIMIT,
     )
     output = _OUTPUT
-
-    @classmethod
-    def bind(cls, args):
-        bound = super().bind(args)
-        if not bound.get("table") and not bound.get("path"):
-            cls._fail("missing required argument 'table' (or 'path')")
-        return bound
 
     def call(self, ctx: ProcedureContext, args: Args) -> Iterable[tuple]:
         op = args["op"].strip().lower()
         if op not in _OPERATIONS:
             self._fail(f"argument 'op' must be schedule, execute, scheduleAndExecute or run, got {args['op']!r}")
         operation = _OPERATIONS[op]
-        try:
-            options = parse_options(args["options"])
-        except ValueError as e:
-            self._fail(f"argument 'options' must be 'key=value[,key=value...]': {e}")
+        options = self._options(args)
         instants = args["instants"]
         if args["timestamp"] is not None and instants is None:
             instants, operation = str(args["timestamp"]), EXECUTE
@@ -85,7 +76,7 @@ class RunCompactionProcedure(Procedure):
         if instants is not None:
             if operation != EXECUTE:
                 self._fail("specific instants only can be used in 'execute' op or not specific op")
-            wanted = _csv(instants)
+            wanted = csv_items(instants)
             missing = [i for i in wanted if i not in pending]
             if missing:
                 self._fail(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not a pending compaction "
