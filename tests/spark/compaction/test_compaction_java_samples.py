@@ -361,3 +361,64 @@ def test_inspect_rows_list_compactions(spark, tmp_path):
     assert latest[op.file_id][2] == t and latest[op.file_id][3].endswith(f"_{t}.parquet")
     assert [r[2] for r in all_slices(table.storage).rows if r[1] == op.file_id] == [t, op.base_instant_time]
     assert compaction_plans(table.storage).rows == [(t, 1, "COMPLETED")]
+
+
+def _delete_block(instant: str, schema: str, keys: list[str]) -> bytes:
+    import struct
+
+    from hoodpy.file_group.log_file import DELETE_RECORD_LIST_SCHEMA
+
+    payload = io.BytesIO()
+    fastavro.schemaless_writer(payload, fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA), {"deleteRecordList": [
+        {"recordKey": k, "partitionPath": "", "orderingVal": 0} for k in keys]})
+    return log_format.encode_block(log_format.DELETE_BLOCK, {log_format.INSTANT_TIME: instant, log_format.SCHEMA: schema},
+                                   struct.pack(">ii", 3, len(payload.getvalue())) + payload.getvalue())
+
+
+def test_all_deleted_slice_and_slice_of_logs_only(spark, tmp_path):
+    """A delete block removing every key of a group (as Spark SQL DELETE writes one): the compacted slice is an
+    empty base file, as Java's merge handle writes one. A group made of a log file only (a new file group
+    written straight to logs) gets its first base file (prevCommit "null", the records as inserts)."""
+    path = unzip_sample(f"{MOR_V6}/v6_nonpartitioned", tmp_path)
+    [java_log] = [p for p in path.iterdir() if ".log." in p.name]
+    fid, base = java_log.name[1:].split("_")[0], "20250117083125837"
+    [block] = log_format.scan_blocks(java_log.read_bytes())
+    schema = block.header[log_format.SCHEMA]
+    t3 = "20250117090000000"
+    delete_log = f".{fid}_{base}.log.2_0-1-1"
+    (path / delete_log).write_bytes(_delete_block(t3, schema, ["1", "2", "3"]))
+    row = pq.read_table(pa.BufferReader(block.content))
+    new_fid = "00000005-aaaa-4bbb-8ccc-dddddddddddd-0"
+    for column, value in ((RECORD_KEY, "5"), ("id", 5), (COMMIT_TIME, t3), (FILE_NAME, new_fid)):
+        row = row.set_column(row.schema.get_field_index(column), column, pa.array([value], row.schema.field(column).type))
+    sink = pa.BufferOutputStream()
+    pq.write_table(row, sink)
+    new_log = f".{new_fid}_{t3}.log.1_0-1-2"
+    (path / new_log).write_bytes(log_format.encode_block(
+        log_format.PARQUET_DATA_BLOCK, {log_format.INSTANT_TIME: t3, log_format.SCHEMA: schema},
+        sink.getvalue().to_pybytes()))
+    meta = json.loads((path / ".hoodie" / "20250117083136333.deltacommit").read_text())
+    template = meta["partitionToWriteStats"][""][0]
+    meta["partitionToWriteStats"] = {"": [{**template, "fileId": f, "path": n, "prevCommit": b, "logFiles": [n]}
+                                          for f, n, b in ((fid, delete_log, base), (new_fid, new_log, t3))]}
+    for suffix, body in ((".deltacommit.requested", ""), (".deltacommit.inflight", "{}"),
+                         (".deltacommit", json.dumps(meta))):
+        (path / ".hoodie" / f"{t3}{suffix}").write_text(body)
+
+    table = HoodieTable.for_path(spark, str(path))
+    before = hudi_rs.df_rows(table.read())
+    assert sorted(r["id"] for r in before) == [4, 5] and before == hudi_rs.snapshot(str(path))
+    plan = table.compaction.schedule()
+    assert {op.file_id: op.data_file_name is None for op in plan.operations} == {fid: False, new_fid: True}
+    table.compaction.execute(plan.instant_time)
+    after = hudi_rs.df_rows(table.read())
+    assert without_file_names(after) == without_file_names(before)
+    assert after == hudi_rs.snapshot(str(path)) == hudi_rs.read_optimized(str(path))
+    assert hudi_rs.df_rows(table.read(query_type="read_optimized")) == after
+    stats = {s["fileId"]: s for s in json.loads((path / ".hoodie" / f"{plan.instant_time}.commit").read_text())
+             ["partitionToWriteStats"][""]}
+    emptied, created = stats[fid], stats[new_fid]
+    assert (emptied["numWrites"], emptied["numDeletes"], emptied["prevCommit"]) == (0, 3, base)
+    assert pq.read_table(path / emptied["path"]).num_rows == 0
+    assert (created["numWrites"], created["numInserts"], created["prevCommit"]) == (1, 1, "null")
+    assert created["totalLogRecords"] == 1 and created["runtimeStats"]["totalCreateTime"] >= 0
