@@ -67,8 +67,8 @@ def merge_slice(base: pa.Table | None, blocks: Sequence[LogBlock], schema: pa.Sc
 
 def merge_slice_with_stats(base: pa.Table | None, blocks: Sequence[LogBlock], schema: pa.Schema,
                            ordering_field: str | None) -> tuple[pa.Table, MergeStats]:
-    """:func:`merge_slice`, and what the merge did: the base rows first (in file order), then the keys the
-    logs brought in."""
+    """:func:`merge_slice`, and what the merge did. Rows come out as the base rows no log names (in file
+    order), then the merged keys."""
     logs: list[pa.Table | list[DeletedRecord]] = []
     log_keys: set[str] = set()
     log_records = 0

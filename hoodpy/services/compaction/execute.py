@@ -29,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from hoodpy.arrow_rows import finalize, task_ids
+from hoodpy.config import HoodieConfig
 from hoodpy.config.table import MERGE_ON_READ, TableConfig
 from hoodpy.config.write import event_time_ordering_field
 from hoodpy.errors import CompactionError, IllegalInstantTransitionError, PlanNotFoundError
@@ -79,7 +80,7 @@ class CompactionCommitResult:
     metadata: CommitMetadata | None = field(default=None, repr=False)
 
 
-def require_merge_on_read(storage: Storage, config, what: str = "compact") -> None:
+def require_merge_on_read(storage: Storage, config: HoodieConfig, what: str = "compact") -> None:
     """Compaction merges log files into base files: only merge-on-read tables have them (Hudi refuses the rest
     with "Can only compact table of type MERGE_ON_READ")."""
     table_type = config.get(TableConfig.TYPE)
@@ -161,7 +162,7 @@ def _compact_task(ctx: _JobContext):
 
 
 def _stat(row: dict) -> WriteStat:
-    return WriteStat(**{k: v for k, v in row.items()}, file_size_in_bytes=row["total_write_bytes"])
+    return WriteStat(**row, file_size_in_bytes=row["total_write_bytes"])
 
 
 def _run_job(table: HoodieTable, plan: CompactionPlan, instant_time: str, context: ServiceContext,
