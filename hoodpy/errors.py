@@ -59,7 +59,7 @@ class UnsupportedTableTypeError(HoodieError):
         self.base_path, self.table_type, self.operation = base_path, table_type, operation
         super().__init__(
             f"Table at {base_path!r} is a {table_type} table: hoodpy reads it but cannot {operation} it yet "
-            f"(only COPY_ON_WRITE tables take writes, table services and rollbacks)")
+            f"(only COPY_ON_WRITE tables take writes, table services other than compaction, and rollbacks)")
 
 
 class InvalidConfigError(HoodieError):
@@ -117,6 +117,11 @@ class WriteConflictError(HoodieError):
 
 class PlanNotFoundError(HoodieError):
     pass
+
+
+class CompactionError(HoodieError):
+    """A compaction that cannot be scheduled or run: a copy-on-write table, an instant that would overlap
+    writes in progress; the table is unchanged."""
 
 
 class HoodieIOError(HoodieError):

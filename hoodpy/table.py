@@ -1,5 +1,6 @@
 """HoodieTable: the public façade over one Hudi table (table version 6): copy-on-write tables are read and
-written; merge-on-read tables are read (snapshot, read-optimized, time travel, incremental) and refuse writes.
+written; merge-on-read tables are read (snapshot, read-optimized, time travel, incremental) and compacted,
+and refuse writes.
 
 Example:
     >>> t = HoodieTable.create(spark, "/lake/trips", table_name="trips",
@@ -56,6 +57,7 @@ from hoodpy.schema import (
 from hoodpy.services.archive import archive_after_commit
 from hoodpy.services.clean.service import clean_after_commit, validate_after_commit_services
 from hoodpy.services.clustering.service import cluster_after_commit, resume_pending_clustering
+from hoodpy.services.compaction.service import compact_after_commit, validate_compaction_options
 from hoodpy.storage import Storage, open_storage
 from hoodpy.timeline.instant import timeline_folder
 from hoodpy.timeline.timeline import Timeline, layout_of
@@ -216,6 +218,14 @@ class HoodieTable:
         return ClusteringService.of(self)
 
     @property
+    def compaction(self):
+        """Compaction (merge-on-read tables): ``schedule(...)`` a plan, ``execute(plan)`` it, or ``run(...)``
+        both; ``instants()`` lists them."""
+        from hoodpy.services.compaction.service import CompactionService
+
+        return CompactionService.of(self)
+
+    @property
     def cleaning(self):
         """Cleaning: ``schedule(options)`` a plan, ``execute(plan)`` it, or ``run(options)`` both."""
         from hoodpy.services.clean.service import CleanService
@@ -245,10 +255,12 @@ class HoodieTable:
         op = WriteOperation(operation if isinstance(operation, WriteOperation)
                             else (str(operation).lower() if operation else config.get(WriteConfig.OPERATION)))
         validate_after_commit_services(config)  # a bad clean / archival option fails before anything is written
+        validate_compaction_options(config)
         resume_pending_clustering(self, options)
         result = Writer(self, options).write(df, op)
         self._record_create_schema(result)
         cluster_after_commit(self, options)
+        compact_after_commit(self, options)  # merge-on-read tables only
         clean_after_commit(self, options)
         archive_after_commit(self, options)
         return result

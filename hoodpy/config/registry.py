@@ -22,6 +22,7 @@ from typing import Any
 from hoodpy.config import ConfigKey, declared_key, declared_keys, parse_bool
 from hoodpy.config.clean import ArchivalConfig, CleanConfig
 from hoodpy.config.clustering import ClusteringConfig
+from hoodpy.config.compaction import CompactionConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
 from hoodpy.config.filesystem import FileSystemConfig
 from hoodpy.config.index import IndexConfig
@@ -38,7 +39,8 @@ HUDI_PREFIX = "hoodie."
 
 # Scope classes, in the order docs/options.md lists them.
 SCOPES: tuple[type, ...] = (TableConfig, KeyGeneratorConfig, WriteConfig, ReadConfig, IndexConfig, StorageConfig,
-                            ConcurrencyConfig, CleanConfig, ArchivalConfig, ClusteringConfig, MetadataConfig,
+                            ConcurrencyConfig, CleanConfig, ArchivalConfig, ClusteringConfig, CompactionConfig,
+                            MetadataConfig,
                             SqlConfig, TableOptions, FileSystemConfig)
 
 # Properties Java Hudi writes into hoodie.properties that hoodpy knows and has nothing to do for.

@@ -75,13 +75,17 @@ class SliceLogBlocks:
 
     blocks: tuple[LogBlock, ...]
     corrupt_blocks: int
+    total_blocks: int = 0  # every block read, whatever its type (compaction reports them)
+    rollback_blocks: int = 0
 
 
 def effective_blocks(files: Iterable[tuple[str, bytes]], committed: Container[str]) -> SliceLogBlocks:
     """The data and delete blocks of a slice's log files ((name, bytes), in log order) that count."""
     queue: list[LogBlock | CorruptBlock] = []
+    total = rollbacks = 0
     for source, data in files:
         for block in log_format.scan_blocks(data, source):
+            total += 1
             if isinstance(block, CorruptBlock):
                 _log.warning("Skipping a corrupt log block of %d bytes at byte %d of %s",
                              block.length, block.offset, source)
@@ -90,6 +94,7 @@ def effective_blocks(files: Iterable[tuple[str, bytes]], committed: Container[st
                 if block.header.get(log_format.COMMAND_BLOCK_TYPE) != ROLLBACK_COMMAND:
                     raise HoodieIOError(source, f"Unknown log command block type "
                                                 f"{block.header.get(log_format.COMMAND_BLOCK_TYPE)!r}")
+                rollbacks += 1
                 target = block.header.get(log_format.TARGET_INSTANT_TIME)
                 queue = [b for b in queue if isinstance(b, LogBlock) and b.instant_time != target]
             elif block.block_type in (log_format.AVRO_DATA_BLOCK, log_format.PARQUET_DATA_BLOCK,
@@ -99,7 +104,7 @@ def effective_blocks(files: Iterable[tuple[str, bytes]], committed: Container[st
             else:
                 raise HoodieIOError(source, f"Unsupported log block type {block.block_type}")
     blocks = tuple(b for b in queue if isinstance(b, LogBlock))
-    return SliceLogBlocks(blocks, len(queue) - len(blocks))
+    return SliceLogBlocks(blocks, len(queue) - len(blocks), total, rollbacks)
 
 
 def data_rows(block: LogBlock, schema: pa.Schema) -> pa.Table:

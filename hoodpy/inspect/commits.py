@@ -88,11 +88,13 @@ def commits_metadata(storage: Storage, *, limit: int | None = None, timeline: Ti
         transition = completed_time(times, instant)
         for partition, stats in timeline.commit_metadata(instant).partition_to_write_stats.items():
             for s in stats:
-                # Copy-on-write tables have no log files: the log counters are always zero.
+                # The log counters are those a compaction records (zero for other writes).
                 rows.append((
                     instant.timestamp, transition, instant.action.value, s.partition_path or partition,
                     s.file_id, s.prev_commit, s.num_writes, s.num_inserts, s.num_deletes,
-                    s.num_update_writes, s.total_write_errors, 0, 0, 0, 0, 0, s.total_write_bytes,
+                    s.num_update_writes, s.total_write_errors, s.total_log_blocks, s.total_corrupt_log_blocks,
+                    s.total_rollback_blocks, s.total_log_records, s.total_updated_records_compacted,
+                    s.total_write_bytes,
                 ))
     return make_rows(COMMITS_METADATA, rows, limit)
 

@@ -18,14 +18,20 @@ StateTimes = dict[tuple[str, str], dict[str, int | None]]
 
 def state_file_times(storage: Storage) -> StateTimes:
     """(instant time, action) -> {state: modification time in ns} of the instant files under ``.hoodie/``
-    (``.hoodie/timeline/`` in table versions 8 and 9)."""
+    (``.hoodie/timeline/`` in table versions 8 and 9). A compaction's states are filed under the commit it
+    completes as (:attr:`Instant.comparable_action`); look them up with :func:`state_key`."""
     out: StateTimes = {}
     layout = read_layout(storage)
     for info in storage.list_files(timeline_folder(layout)):
         instant = parse_instant_file_name(info.path.rsplit("/", 1)[-1], layout)
         if instant is not None:
-            out.setdefault((instant.timestamp, instant.action.value), {})[instant.state.value] = info.mtime_ns
+            out.setdefault(state_key(instant), {})[instant.state.value] = info.mtime_ns
     return out
+
+
+def state_key(instant: Instant) -> tuple[str, str]:
+    """The key of an instant's states in :func:`state_file_times`."""
+    return instant.timestamp, instant.comparable_action.value
 
 
 def format_clock(mtime_ns: int | None) -> str | None:
@@ -37,4 +43,4 @@ def format_clock(mtime_ns: int | None) -> str | None:
 
 def completed_time(times: StateTimes, instant: Instant) -> str | None:
     """When ``instant`` completed, in instant format (None while it is pending)."""
-    return format_instant_millis(times.get((instant.timestamp, instant.action.value), {}).get("COMPLETED"))
+    return format_instant_millis(times.get(state_key(instant), {}).get("COMPLETED"))

@@ -1,8 +1,10 @@
 """Table service plans on the timeline as rows: clustering plans (``show_clustering``'s columns, plus one
-row per input file slice) and pending clean plans (one row per partition, and one per file to delete).
+row per input file slice), compaction plans (``show_compaction``'s columns) and pending clean plans (one row
+per partition, and one per file to delete).
 
-A plan is what a requested instant holds: ``<t>.replacecommit.requested`` (operation CLUSTER) and
-``<t>.clean.requested``. Plans that cannot be read are skipped, as Hudi's listings skip them.
+A plan is what a requested instant holds: ``<t>.replacecommit.requested`` (operation CLUSTER),
+``<t>.compaction.requested`` and ``<t>.clean.requested``. Plans that cannot be read are skipped, as Hudi's
+listings skip them.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from hoodpy.services.clean.execute import load_clean_plan
 from hoodpy.services.clean.plan import CleanerPlan
 from hoodpy.services.clustering.plan import ClusteringPlan, clustering_instants
 from hoodpy.storage import Storage
+from hoodpy.timeline.compaction_plan import CompactionPlan, load_compaction_plan
 from hoodpy.timeline.instant import Action, Instant
 from hoodpy.timeline.timeline import Timeline
 
 CLUSTERING = columns(("timestamp", "string"), ("input_group_size", "int"), ("state", "string"),
                      ("involved_partitions", "string"))
+COMPACTION = columns(("timestamp", "string"), ("operation_size", "int"), ("state", "string"))
 CLUSTERING_SLICES = columns(
     ("timestamp", "string"), ("state", "string"), ("group", "int"), ("partition_path", "string"),
     ("file_id", "string"), ("base_instant", "string"), ("num_output_file_groups", "int"),
@@ -62,6 +66,29 @@ def clustering_plan_slices(storage: Storage, *, pending_only: bool = True, limit
                 rows.append((instant.timestamp, instant.state.value, number, s.partition_path, s.file_id,
                              s.base_instant_time, group.num_output_file_groups, sort_columns, layout))
     return make_rows(CLUSTERING_SLICES, rows, limit)
+
+
+def compaction_instants(storage: Storage, timeline: Timeline | None = None) -> list[tuple[Instant, CompactionPlan]]:
+    """Compactions on the active timeline with their plans, newest first: pending ones (action compaction)
+    and completed ones (a commit whose ``<t>.compaction.requested`` holds the plan)."""
+    timeline = timeline or Timeline.load(storage)
+    out = []
+    for instant in reversed(timeline.filter(actions=[Action.COMPACTION, Action.COMMIT])):
+        try:
+            out.append((instant, load_compaction_plan(storage, instant.timestamp)))
+        except PlanNotFoundError:
+            continue  # a commit that was no compaction
+    return out
+
+
+def compaction_row(instant: Instant, plan: CompactionPlan) -> tuple:
+    """``show_compaction`` / ``run_compaction``'s row: instant time, number of operations, state."""
+    return instant.timestamp, len(plan.operations), instant.state.value
+
+
+def compaction_plans(storage: Storage, *, limit: int | None = None) -> Rows:
+    """One row per compaction on the active timeline (Hudi's show_compaction), newest first."""
+    return make_rows(COMPACTION, (compaction_row(i, p) for i, p in compaction_instants(storage)), limit)
 
 
 def pending_clean_plans(storage: Storage) -> list[tuple[Instant, CleanerPlan]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from hoodpy.inspect.instant_times import format_clock, state_file_times
+from hoodpy.inspect.instant_times import format_clock, state_file_times, state_key
 from hoodpy.inspect.rows import Rows, columns, make_rows
 from hoodpy.services.archive import read_archived_entries
 from hoodpy.storage import Storage
@@ -72,7 +72,7 @@ def timeline_rows(storage: Storage, *, limit: int | None = 20, archived: bool = 
             rows.append((instant.timestamp, instant.action.value, instant.state.value,
                          *(_archived_clock(states.get(s.value)) for s in State), "ARCHIVED", None))
             continue
-        states = times.get((instant.timestamp, instant.action.value), {})
+        states = times.get(state_key(instant), {})
         rows.append((
             instant.timestamp, instant.action.value, instant.state.value,
             format_clock(states.get(State.REQUESTED.value)), format_clock(states.get(State.INFLIGHT.value)),

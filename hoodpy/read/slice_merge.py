@@ -46,23 +46,43 @@ def _wins(new: _Version, old: _Version, event_time: bool) -> bool:
         return True
 
 
+class MergeStats(NamedTuple):
+    """What merging a slice did, as compaction's write stats report it."""
+
+    log_records: int  # records and deletes read from the log blocks
+    log_keys: int  # distinct keys the logs name (Hudi's merged records in log)
+    updated: int  # base keys written with a log version merged in
+    inserted: int  # keys written that the base file did not hold
+    deleted: int  # base keys a delete removed
+
+
 def merge_slice(base: pa.Table | None, blocks: Sequence[LogBlock], schema: pa.Schema,
                 ordering_field: str | None) -> pa.Table:
     """The slice's rows with ``schema``: the base rows (``base``, None for a slice of logs only) merged with
     the records of ``blocks`` (the slice's effective data and delete blocks, in log order).
 
     Base rows whose key no log block names pass through untouched, without per-row work."""
+    return merge_slice_with_stats(base, blocks, schema, ordering_field)[0]
+
+
+def merge_slice_with_stats(base: pa.Table | None, blocks: Sequence[LogBlock], schema: pa.Schema,
+                           ordering_field: str | None) -> tuple[pa.Table, MergeStats]:
+    """:func:`merge_slice`, and what the merge did. Rows come out as the base rows no log names (in file
+    order), then the merged keys."""
     logs: list[pa.Table | list[DeletedRecord]] = []
     log_keys: set[str] = set()
+    log_records = 0
     for block in blocks:
         if block.block_type == log_format.DELETE_BLOCK:
             deletes = deleted_records(block)
             logs.append(deletes)
             log_keys.update(d.record_key for d in deletes)
+            log_records += len(deletes)
         else:
             rows = align(data_rows(block, schema), schema)
             logs.append(rows)
             log_keys.update(rows.column(RECORD_KEY).to_pylist())
+            log_records += rows.num_rows
     untouched: list[pa.Table] = []
     tables: list[pa.Table] = []
     steps: list[int | list[DeletedRecord]] = []  # in write order: an index into tables, or deletes
@@ -98,4 +118,7 @@ def merge_slice(base: pa.Table | None, blocks: Sequence[LogBlock], schema: pa.Sc
         offsets.append(offsets[-1] + t.num_rows)
     picks = [offsets[v.table] + v.row for v in latest.values() if v.table >= 0]
     merged = pa.concat_tables(tables).take(pa.array(picks, pa.int64())) if tables else schema.empty_table()
-    return pa.concat_tables([*untouched, merged])
+    in_base = set(tables[0].column(RECORD_KEY).to_pylist()) if base is not None and tables else set()
+    updated = sum(1 for k, v in latest.items() if v.table >= 0 and k in in_base)
+    stats = MergeStats(log_records, len(log_keys), updated, len(picks) - updated, len(in_base) - updated)
+    return pa.concat_tables([*untouched, merged]), stats

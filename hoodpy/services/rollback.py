@@ -1,4 +1,5 @@
 """Rollback: undo a failed (pending) write, or the latest completed commit, recording a rollback instant.
+An inflight compaction is rolled back to requested: its files go, its plan stays for the next attempt.
 
 :class:`RollbackService` follows the table-service contract: ``schedule(target=...)`` saves the plan (Avro
 HoodieRollbackPlan listing the files to delete) as ``<r>.rollback.requested``; ``execute`` moves it to
@@ -158,7 +159,11 @@ class RollbackService(TableService[RollbackPlan, Instant]):
             storage.delete(completed.path)
         deleted, failed = delete_files(storage, plan.files)
         storage.delete_dir(instant_temp_dir(target.timestamp))
-        transitions.delete_pending(storage, target.with_state(State.INFLIGHT))
+        if target.action == Action.COMPACTION:
+            # A failed compaction attempt: its plan stays, to be executed again (Hudi's rollbackInflightCompaction).
+            transitions.revert_to_requested(storage, target.with_state(State.INFLIGHT))
+        else:
+            transitions.delete_pending(storage, target.with_state(State.INFLIGHT))
         storage.delete(heartbeat_path(target.timestamp))
         metadata = rollback_metadata(plan.instant_time, target, deleted, failed, _elapsed_ms(started))
         return transitions.complete(storage, inflight, serialize(AvroModel.ROLLBACK_METADATA, metadata))

@@ -15,6 +15,7 @@ instant file                                     record
 ``<t>.savepoint``                                HoodieSavepointMetadata
 ``<t>.restore.requested``                        HoodieRestorePlan
 ``<t>.restore``                                  HoodieRestoreMetadata
+``<t>.compaction.requested``                     HoodieCompactionPlan
 ===============================================  ===============================================
 
 The schemas are data: ``avro/*.avsc`` beside this module, one per named record, transcribed from
@@ -66,6 +67,7 @@ class AvroModel(str, Enum):
     SAVEPOINT_METADATA = f"{NAMESPACE}.HoodieSavepointMetadata"
     RESTORE_PLAN = f"{NAMESPACE}.HoodieRestorePlan"
     RESTORE_METADATA = f"{NAMESPACE}.HoodieRestoreMetadata"
+    COMPACTION_PLAN = f"{NAMESPACE}.HoodieCompactionPlan"
     COMMIT_METADATA = f"{NAMESPACE}.HoodieCommitMetadata"
     REPLACE_COMMIT_METADATA = f"{NAMESPACE}.HoodieReplaceCommitMetadata"
     ARCHIVED_META_ENTRY = f"{NAMESPACE}.HoodieArchivedMetaEntry"

@@ -93,6 +93,12 @@ class Instant:
         return self.completion_time or self.timestamp
 
     @property
+    def comparable_action(self) -> Action:
+        """The action this instant shares a timeline entry with: a compaction completes as a commit of the same
+        time, so the two are one entry (Hudi's getComparableAction)."""
+        return Action.COMMIT if self.action == Action.COMPACTION else self.action
+
+    @property
     def completed_action(self) -> str:
         """The action in the completed file's name (a completed compaction is a commit)."""
         return Action.COMMIT.value if self.action == Action.COMPACTION else self.action.value

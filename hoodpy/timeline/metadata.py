@@ -28,6 +28,7 @@ class OperationType:
     INSERT_OVERWRITE = "INSERT_OVERWRITE"
     INSERT_OVERWRITE_TABLE = "INSERT_OVERWRITE_TABLE"
     CLUSTER = "CLUSTER"
+    COMPACT = "COMPACT"
     DELETE_PARTITION = "DELETE_PARTITION"
     UNKNOWN = "UNKNOWN"
 
@@ -49,6 +50,15 @@ class WriteStat:
     file_size_in_bytes: int = 0
     total_create_time: int = 0
     total_upsert_time: int = 0
+    # Filled by compaction (what it read from the slice's log files); zero for other writes.
+    total_log_records: int = 0
+    total_log_files_compacted: int = 0
+    total_log_size_compacted: int = 0
+    total_updated_records_compacted: int = 0
+    total_log_blocks: int = 0
+    total_corrupt_log_blocks: int = 0
+    total_rollback_blocks: int = 0
+    total_scan_time: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -64,18 +74,18 @@ class WriteStat:
             "totalWriteErrors": int(self.total_write_errors),
             "tempPath": None,
             "partitionPath": self.partition_path,
-            "totalLogRecords": 0,
-            "totalLogFilesCompacted": 0,
-            "totalLogSizeCompacted": 0,
-            "totalUpdatedRecordsCompacted": 0,
-            "totalLogBlocks": 0,
-            "totalCorruptLogBlock": 0,
-            "totalRollbackBlocks": 0,
+            "totalLogRecords": int(self.total_log_records),
+            "totalLogFilesCompacted": int(self.total_log_files_compacted),
+            "totalLogSizeCompacted": int(self.total_log_size_compacted),
+            "totalUpdatedRecordsCompacted": int(self.total_updated_records_compacted),
+            "totalLogBlocks": int(self.total_log_blocks),
+            "totalCorruptLogBlock": int(self.total_corrupt_log_blocks),
+            "totalRollbackBlocks": int(self.total_rollback_blocks),
             "fileSizeInBytes": int(self.file_size_in_bytes),
             "minEventTime": None,
             "maxEventTime": None,
             "runtimeStats": {
-                "totalScanTime": 0,
+                "totalScanTime": int(self.total_scan_time),
                 "totalUpsertTime": int(self.total_upsert_time),
                 "totalCreateTime": int(self.total_create_time),
             },
@@ -98,6 +108,14 @@ class WriteStat:
             file_size_in_bytes=int(d.get("fileSizeInBytes") or 0),
             total_create_time=int(runtime.get("totalCreateTime") or 0),
             total_upsert_time=int(runtime.get("totalUpsertTime") or 0),
+            total_log_records=int(d.get("totalLogRecords") or 0),
+            total_log_files_compacted=int(d.get("totalLogFilesCompacted") or 0),
+            total_log_size_compacted=int(d.get("totalLogSizeCompacted") or 0),
+            total_updated_records_compacted=int(d.get("totalUpdatedRecordsCompacted") or 0),
+            total_log_blocks=int(d.get("totalLogBlocks") or 0),
+            total_corrupt_log_blocks=int(d.get("totalCorruptLogBlock") or 0),
+            total_rollback_blocks=int(d.get("totalRollbackBlocks") or 0),
+            total_scan_time=int(runtime.get("totalScanTime") or 0),
         )
 
 

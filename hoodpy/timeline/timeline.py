@@ -67,11 +67,12 @@ class Timeline:
     def __init__(self, storage: Storage, instants: Iterable[Instant], layout: int = LAYOUT_1):
         self.storage = storage
         self.layout = layout
-        # One entry per (timestamp, action): the most advanced state present wins.
+        # One entry per (timestamp, action): the most advanced state present wins. A compaction and the commit
+        # it completes as are one entry (``<t>.compaction.requested`` / ``.inflight``, then ``<t>.commit``).
         latest: dict[tuple[str, Action], Instant] = {}
         rank = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
         for i in instants:
-            key = (i.timestamp, i.action)
+            key = (i.timestamp, i.comparable_action)
             if key not in latest or rank[i.state] > rank[latest[key].state]:
                 latest[key] = i
         self.instants: list[Instant] = sorted(latest.values(), key=lambda i: (i.timestamp, i.action.value))

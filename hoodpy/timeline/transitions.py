@@ -8,6 +8,8 @@ maintain is removed (:mod:`hoodpy.timeline.metadata_table`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hoodpy.errors import IllegalInstantTransitionError
 from hoodpy.storage import Storage
 from hoodpy.timeline.instant import LAYOUT_2, Action, Instant, State, new_instant_time, timeline_folder
@@ -92,7 +94,25 @@ def delete_pending(storage: Storage, instant: Instant) -> None:
         raise IllegalInstantTransitionError(instant, "a completed instant cannot be deleted as pending")
     # Inflight first: a crash in between leaves a requested instant, which is still recognisably pending.
     for state in (State.INFLIGHT, State.REQUESTED):
-        storage.delete(_rel(instant.with_state(state)))
+        for form in _pending_forms(instant):
+            storage.delete(_rel(form.with_state(state)))
+
+
+def _pending_forms(instant: Instant) -> list[Instant]:
+    """The instant, and for a commit also the compaction it may have completed: a compaction's pending files
+    are ``<t>.compaction.requested`` / ``.inflight`` (Hudi reverts a completed compaction to them)."""
+    return [instant, replace(instant, action=Action.COMPACTION)] if instant.action == Action.COMMIT else [instant]
+
+
+def revert_to_requested(storage: Storage, inflight: Instant) -> Instant:
+    """Back from inflight to requested (a failed compaction attempt, whose plan runs again): the inflight file
+    goes, as Java's revertInstantFromInflightToRequested does in timeline layout 1."""
+    if inflight.state != State.INFLIGHT:
+        raise IllegalInstantTransitionError(inflight, "only an inflight instant can revert to requested")
+    requested = inflight.with_state(State.REQUESTED)
+    _require(storage, requested)
+    storage.delete(_rel(inflight))
+    return requested
 
 
 def delete_completed(storage: Storage, instant: Instant) -> None:
@@ -113,5 +133,6 @@ def delete_archived(storage: Storage, instant: Instant) -> None:
     if instant.state != State.COMPLETED:
         raise IllegalInstantTransitionError(instant, "only completed instants are archived")
     for state in (State.REQUESTED, State.INFLIGHT):
-        storage.delete(_rel(instant.with_state(state)))
+        for form in _pending_forms(instant):
+            storage.delete(_rel(form.with_state(state)))
     storage.delete(_rel(instant))

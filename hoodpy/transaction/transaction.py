@@ -22,9 +22,11 @@ T = TypeVar("T")
 
 
 class WriteTransaction:
-    def __init__(self, storage: Storage, config: HoodieConfig):
-        # Every write, table service and rollback starts here: refuse table types hoodpy cannot change.
-        check_writable(storage.base_uri, config.get(TableConfig.TYPE))
+    def __init__(self, storage: Storage, config: HoodieConfig, *, merge_on_read: bool = False):
+        # Every write, table service and rollback starts here: refuse table types hoodpy cannot change
+        # (``merge_on_read``: a service that works on merge-on-read tables, compaction).
+        if not merge_on_read:
+            check_writable(storage.base_uri, config.get(TableConfig.TYPE))
         self.storage = storage
         self.config = config
         self.optimistic = ConcurrencyConfig.is_optimistic(config)

@@ -154,6 +154,10 @@ class Parameter:
 
 TABLE = Parameter.required("table", STRING, unless="path", doc="Table name in the Spark catalog.")
 PATH = Parameter.optional("path", STRING, doc="Table base path (used when table is not given).")
+# The run_* procedures' (TableServiceProcedure) shared parameters.
+OPTIONAL_TABLE = Parameter.optional("table", STRING, doc="Table name in the Spark catalog (or give path).")
+OPTIONS = Parameter.optional("options", STRING, doc="hoodie.* options as 'k1=v1,k2=v2'.")
+PENDING_LIMIT = Parameter.optional("limit", INTEGER, doc="Execute at most this many pending plans (oldest first).")
 
 
 def _sql_literal(value: Any) -> str:
@@ -237,6 +241,13 @@ class Procedure:
     def _fail(cls, problem: str) -> None:
         raise ProcedureArgumentError(cls.name, problem, cls.signature())
 
+    def _options(self, args: Args) -> dict[str, str]:
+        """The ``options`` argument ('k1=v1,k2=v2') as a dict; a malformed one fails naming it."""
+        try:
+            return parse_options(args["options"])
+        except ValueError as e:
+            self._fail(f"argument 'options' must be 'key=value[,key=value...]': {e}")
+
     def call(self, ctx: ProcedureContext, args: Args) -> Iterable[tuple]:
         raise NotImplementedError
 
@@ -254,6 +265,18 @@ class Procedure:
                 self._fail(f"argument 'filter' is not a valid predicate over the output columns "
                            f"({', '.join(n for n, _ in self.output)}): {str(e).splitlines()[0]}")
         return df
+
+
+class TableServiceProcedure(Procedure):
+    """Hudi's run_* procedures declare ``table`` optional (``op`` or other arguments come first) but need
+    ``table`` or ``path``."""
+
+    @classmethod
+    def bind(cls, args: Sequence[CallArgument]) -> Args:
+        bound = super().bind(args)
+        if not bound.get("table") and not bound.get("path"):
+            cls._fail("missing required argument 'table' (or 'path')")
+        return bound
 
 
 @dataclass
@@ -283,6 +306,11 @@ _SPARK_TYPES = {"string": StringType(), "int": IntegerType(), "long": LongType()
 def spark_output(columns: Sequence[Column]) -> tuple[tuple[str, DataType], ...]:
     """A procedure's ``output`` from the engine's column declarations (``hoodpy.inspect``)."""
     return tuple((name, _SPARK_TYPES[kind]) for name, kind in columns)
+
+
+def csv_items(text: str | None) -> list[str]:
+    """Comma-separated names (instants, partitions, columns), blanks dropped."""
+    return [p.strip() for p in (text or "").split(",") if p.strip()]
 
 
 def parse_options(text: str | None) -> dict[str, str]:

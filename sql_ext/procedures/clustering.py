@@ -37,14 +37,18 @@ from sql_ext.dialect import DIALECT
 from sql_ext.procedures.base import (
     BOOLEAN,
     INTEGER,
+    OPTIONAL_TABLE,
+    OPTIONS,
     PATH,
+    PENDING_LIMIT,
     STRING,
     TABLE,
     Args,
     Parameter,
     Procedure,
     ProcedureContext,
-    parse_options,
+    TableServiceProcedure,
+    csv_items,
     spark_output,
 )
 
@@ -58,43 +62,30 @@ SHOW_INVOLVED_PARTITION = Parameter.optional("show_involved_partition", BOOLEAN,
 _OUTPUT = spark_output(CLUSTERING)
 
 
-def _csv(text: str | None) -> list[str]:
-    return [p.strip() for p in (text or "").split(",") if p.strip()]
 
-
-class RunClusteringProcedure(Procedure):
+class RunClusteringProcedure(TableServiceProcedure):
     """Schedule and/or execute clustering (merge small files, sort); one row per plan scheduled or run."""
 
     name = "run_clustering"
     parameters = (
-        Parameter.optional("table", STRING, doc="Table name in the Spark catalog (or give path)."),
+        OPTIONAL_TABLE,
         PATH,
         Parameter.optional("predicate", STRING, doc="Spark SQL predicate over partition columns."),
         Parameter.optional("order", STRING, doc="Comma-separated sort columns."),
         SHOW_INVOLVED_PARTITION,
         Parameter.optional("op", STRING, doc="schedule, execute or scheduleAndExecute (default)."),
         Parameter.optional("order_strategy", STRING, doc="linear, z-order or hilbert."),
-        Parameter.optional("options", STRING, doc="hoodie.* options as 'k1=v1,k2=v2'."),
+        OPTIONS,
         Parameter.optional("instants", STRING, doc="Comma-separated pending clustering instants to execute."),
         Parameter.optional("selected_partitions", STRING, doc="Comma-separated partition paths."),
         Parameter.optional("partition_regex_pattern", STRING, doc="Regex over partition paths."),
-        Parameter.optional("limit", INTEGER, doc="Execute at most this many pending plans (oldest first)."),
+        PENDING_LIMIT,
     )
     output = _OUTPUT
 
-    @classmethod
-    def bind(cls, args):
-        bound = super().bind(args)
-        if not bound.get("table") and not bound.get("path"):
-            cls._fail("missing required argument 'table' (or 'path')")
-        return bound
-
     def call(self, ctx: ProcedureContext, args: Args) -> Iterable[tuple]:
         table = ctx.table(args)
-        try:
-            options = parse_options(args["options"])
-        except ValueError as e:
-            self._fail(f"argument 'options' must be 'key=value[,key=value...]': {e}")
+        options = self._options(args)
         op = args["op"]
         if op is not None and op.strip().lower() not in _OPERATIONS:
             self._fail(f"argument 'op' must be schedule, execute or scheduleAndExecute, got {op!r}")
@@ -104,7 +95,7 @@ class RunClusteringProcedure(Procedure):
         if args["predicate"] is not None:
             selected = self._partitions_matching(ctx, table, args["predicate"])
         elif args["selected_partitions"] is not None:
-            selected = _csv(args["selected_partitions"])
+            selected = csv_items(args["selected_partitions"])
         if selected is not None and not selected:
             return []  # Hudi: "No partition matched" -- nothing scheduled
         conf: dict[str, str] = {}
@@ -114,7 +105,7 @@ class RunClusteringProcedure(Procedure):
         elif args["partition_regex_pattern"] is not None:
             conf[ClusteringConfig.PARTITION_REGEX_PATTERN.key] = args["partition_regex_pattern"]
         if args["order"] is not None:
-            conf[ClusteringConfig.SORT_COLUMNS.key] = ",".join(_csv(args["order"]))
+            conf[ClusteringConfig.SORT_COLUMNS.key] = ",".join(csv_items(args["order"]))
         if args["order_strategy"] is not None:
             try:
                 conf[ClusteringConfig.LAYOUT_OPTIMIZE_STRATEGY.key] = parse_layout_strategy(args["order_strategy"])
@@ -132,7 +123,7 @@ class RunClusteringProcedure(Procedure):
         if args["instants"] is not None:
             if operation not in (None, EXECUTE):
                 self._fail("specific instants only can be used in 'execute' op or not specific op")
-            wanted = _csv(args["instants"])
+            wanted = csv_items(args["instants"])
             missing = [i for i in wanted if i not in pending]
             if missing:
                 self._fail(f"specific clustering instant(s) {', '.join(missing)} do not exist as pending "
@@ -184,7 +175,7 @@ class RunClusteringProcedure(Procedure):
                        f"({', '.join(fields)}): {str(e).splitlines()[0]}")
 
     def _check_order_columns(self, table: HoodieTable, conf: dict[str, str]) -> None:
-        columns = _csv(conf.get(ClusteringConfig.SORT_COLUMNS.key))
+        columns = csv_items(conf.get(ClusteringConfig.SORT_COLUMNS.key))
         if not columns:
             return
         schema = table_schema(table.storage, table.timeline)

@@ -86,8 +86,9 @@ def test_logs_join_the_compacted_slice_by_completion_time(spark, samples_dir):
     path = str(unzip_sample(f"{MOR_V9}/v9_txns_simple_meta", samples_dir / "slices"))
     table = HoodieTable.for_path(spark, path)
     timeline = table.timeline
+    # A completed compaction is one timeline entry, the commit it completed as (operation COMPACT).
     compaction = [i for i in timeline.completed_commits() if i.action == Action.COMMIT and
-                  timeline.find(i.timestamp, Action.COMPACTION) is not None]
+                  timeline.commit_metadata(i).operation_type == "COMPACT"]
     assert len(compaction) == 1
     view = FileSystemView.load(table.storage, timeline, as_of=compaction[0].completion_time)
     deltacommits = {i.timestamp for i in timeline.completed_commits() if i.action == Action.DELTACOMMIT}

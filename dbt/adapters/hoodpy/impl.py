@@ -44,6 +44,7 @@ class HoodpyConfig(SparkConfig):
     index_type: Optional[str] = None
     hoodie_options: Optional[Dict[str, Any]] = None
     clustering: Optional[Dict[str, Any]] = None
+    compaction: Optional[Dict[str, Any]] = None
     clean: Optional[Dict[str, Any]] = None
     delete_column: Optional[str] = None
 
@@ -214,8 +215,8 @@ class HoodpyAdapter(SparkAdapter):
 
     @available
     def hoodpy_service_args(self, model: Dict[str, Any], service: str, overrides: Dict[str, Any]) -> str:
-        """``name => value`` arguments of a ``CALL run_clustering`` / ``run_clean`` for a model's table:
-        the model's clustering / clean config, overridden by the macro's arguments."""
+        """``name => value`` arguments of a ``CALL run_clustering`` / ``run_compaction`` / ``run_clean`` for a
+        model's table: the model's clustering / compaction / clean config, overridden by the macro's arguments."""
         from dbt.adapters.hoodpy.services import procedure_args
 
         try:

@@ -11,6 +11,9 @@ index_type             ``hoodie.index.type`` (BUCKET: ``hoodie.bucket.index.num.
 hoodie_options         any ``hoodie.*`` key, passed as is
 clustering             ``{order: [cols], strategy: linear|z-order|hilbert, inline: true, max_commits: 4,
                        target_file_max_bytes: N, small_file_limit: N}`` -> ``hoodie.clustering.*``
+compaction             merge-on-read tables: ``{inline: true, max_delta_commits: 5, max_delta_seconds: N,
+                       trigger_strategy: NUM_COMMITS|TIME_ELAPSED|NUM_AND_TIME|NUM_OR_TIME, target_io: MB,
+                       logfile_size_threshold: N}`` -> ``hoodie.compact.*`` / ``hoodie.compaction.*``
 clean                  ``{policy: KEEP_LATEST_COMMITS|KEEP_LATEST_FILE_VERSIONS|KEEP_LATEST_BY_HOURS,
                        retained: N, automatic: true}`` -> ``hoodie.cleaner.*`` / ``hoodie.clean.*``
 delete_column          a boolean column: rows with true delete their key; the column is not stored
@@ -26,9 +29,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hoodpy.config import ConfigKey, parse_csv
+from hoodpy.config import ConfigKey, HoodieConfig, parse_csv
 from hoodpy.config.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanConfig
 from hoodpy.config.clustering import ClusteringConfig
+from hoodpy.config.compaction import CompactionConfig
 from hoodpy.config.index import IndexConfig
 from hoodpy.errors import InvalidConfigError, MissingConfigError
 from hoodpy.index.bucket import BucketSpec
@@ -47,6 +51,14 @@ _CLUSTERING_KEYS = {
     "max_commits": ClusteringConfig.INLINE_MAX_COMMITS,
     "target_file_max_bytes": ClusteringConfig.TARGET_FILE_MAX_BYTES,
     "small_file_limit": ClusteringConfig.SMALL_FILE_LIMIT,
+}
+_COMPACTION_KEYS = {
+    "inline": CompactionConfig.INLINE,
+    "max_delta_commits": CompactionConfig.INLINE_MAX_DELTA_COMMITS,
+    "max_delta_seconds": CompactionConfig.INLINE_MAX_DELTA_SECONDS,
+    "trigger_strategy": CompactionConfig.INLINE_TRIGGER_STRATEGY,
+    "target_io": CompactionConfig.TARGET_IO,
+    "logfile_size_threshold": CompactionConfig.LOG_FILE_SIZE_THRESHOLD,
 }
 _CLEAN_KEYS = ("policy", "retained", "automatic")
 _RETAINED_KEY = {
@@ -90,6 +102,11 @@ class ClusteringSpec:
 
 
 @dataclass(frozen=True)
+class CompactionSpec:
+    inline: bool
+
+
+@dataclass(frozen=True)
 class TableSpec:
     """What one model's config asks of its table."""
 
@@ -101,6 +118,7 @@ class TableSpec:
     options: dict[str, str] = field(default_factory=dict)   # hoodie.* keys for every write
     clustering: ClusteringSpec | None = None
     clean_automatic: bool = False
+    compaction: CompactionSpec | None = None
     delete_column: str | None = None
 
     @property
@@ -134,7 +152,7 @@ def table_spec(model: str, config: Mapping[str, Any], *, resource_type: str = "m
     """
     keys = tuple(record_key) if record_key is not None else _names(config.get("unique_key"))
     file_format = str(config.get("file_format") or ("hoodpy" if keys else "parquet")).lower()
-    hoodpy_only = [k for k in ("precombine_key", "index_type", "hoodie_options", "clustering", "clean",
+    hoodpy_only = [k for k in ("precombine_key", "index_type", "hoodie_options", "clustering", "compaction", "clean",
                                "delete_column") if config.get(k) not in (None, {}, [])]
     if file_format not in HOODPY_FORMATS:
         if hoodpy_only:
@@ -157,11 +175,12 @@ def table_spec(model: str, config: Mapping[str, Any], *, resource_type: str = "m
     _check_bucket_layout(model, keys, options)
     clustering = _clustering(model, config.get("clustering"), options)
     clean_automatic = _clean(model, config.get("clean"), options)
+    compaction = _compaction(model, config.get("compaction"), options)
     precombine = config.get("precombine_key")
     delete_column = config.get("delete_column")
     return TableSpec(model, file_format, keys, str(precombine) if precombine else None,
                      _names(config.get("partition_by")), options, clustering, clean_automatic,
-                     str(delete_column) if delete_column else None)
+                     compaction, str(delete_column) if delete_column else None)
 
 
 def _check_bucket_layout(model: str, keys: Sequence[str], options: Mapping[str, str]) -> None:
@@ -208,6 +227,26 @@ def _clustering(model: str, value: Any, options: dict[str, str]) -> ClusteringSp
             option = _CLUSTERING_KEYS[key]
             options[option.key] = str(_count(model, f"clustering.{key}", option, section[key]))
     return ClusteringSpec(sort_columns, _LAYOUT_NAMES[layout], inline)
+
+
+def _compaction(model: str, value: Any, options: dict[str, str]) -> CompactionSpec | None:
+    if value is None:
+        return None
+    section = _section(model, "compaction", value, list(_COMPACTION_KEYS))
+    inline = _parsed(model, "compaction.inline", _COMPACTION_KEYS["inline"], section.get("inline", True))
+    options[_COMPACTION_KEYS["inline"].key] = "true" if inline else "false"
+    if "trigger_strategy" in section:
+        options[_COMPACTION_KEYS["trigger_strategy"].key] = _parsed(
+            model, "compaction.trigger_strategy", _COMPACTION_KEYS["trigger_strategy"], section["trigger_strategy"])
+    for key in ("max_delta_commits", "max_delta_seconds", "target_io", "logfile_size_threshold"):
+        if key in section:
+            option = _COMPACTION_KEYS[key]
+            options[option.key] = str(_count(model, f"compaction.{key}", option, section[key]))
+    try:
+        CompactionConfig.validate(HoodieConfig.of(options))
+    except InvalidConfigError as e:
+        raise InvalidConfigError(e.key, e.value, f"model {model!r}: {e.reason}") from None
+    return CompactionSpec(inline)
 
 
 def _clean(model: str, value: Any, options: dict[str, str]) -> bool:

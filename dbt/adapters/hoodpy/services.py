@@ -1,8 +1,10 @@
-"""Arguments of the table-service CALLs the ``hoodpy_run_clustering()`` / ``hoodpy_run_clean()`` macros emit.
+"""Arguments of the table-service CALLs the ``hoodpy_run_clustering()`` / ``hoodpy_run_compaction()`` /
+``hoodpy_run_clean()`` macros emit.
 
-The macros render ``CALL run_clustering(table => '<this>', ...)`` / ``CALL run_clean(...)`` (Hudi's
-procedures, run by hoodpy's SQL layer), so a post-hook's effect is visible in dbt's logs as SQL. Defaults come
-from the model's ``clustering`` / ``clean`` config; the macro's arguments override them.
+The macros render ``CALL run_clustering(table => '<this>', ...)`` / ``CALL run_compaction(...)`` /
+``CALL run_clean(...)`` (Hudi's procedures, run by hoodpy's SQL layer), so a post-hook's effect is visible in
+dbt's logs as SQL. Defaults come from the model's ``clustering`` / ``compaction`` / ``clean`` config; the
+macro's arguments override them.
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ from hoodpy.config.clean import (
     CleanConfig,
 )
 from hoodpy.config.clustering import ClusteringConfig, parse_layout_strategy
+from hoodpy.config.compaction import CompactionConfig
 from hoodpy.errors import InvalidConfigError
 from sql_ext.catalog import sql_literal
 
 from dbt.adapters.hoodpy.model_config import TableSpec, _LAYOUT_NAMES, _names
 
 _CLUSTERING_PLAN_KEYS = (ClusteringConfig.TARGET_FILE_MAX_BYTES.key, ClusteringConfig.SMALL_FILE_LIMIT.key)
+_COMPACTION_PLAN_KEYS = (CompactionConfig.TARGET_IO.key, CompactionConfig.LOG_FILE_SIZE_THRESHOLD.key)
+_COMPACTION_OPS = ("schedule", "execute", "scheduleandexecute", "run")
 _RETAIN_ARGUMENT = {KEEP_LATEST_COMMITS: "retain_commits", KEEP_LATEST_FILE_VERSIONS: "file_versions_retained",
                     KEEP_LATEST_BY_HOURS: "hours_retained"}
 
@@ -33,7 +38,8 @@ def _options_text(options: Mapping[str, Any]) -> str:
 
 
 def procedure_args(spec: TableSpec, service: str, overrides: Mapping[str, Any]) -> str:
-    """``name => value, ...`` for ``run_clustering`` or ``run_clean`` (without the table argument)."""
+    """``name => value, ...`` for ``run_clustering``, ``run_compaction`` or ``run_clean`` (without the table
+    argument)."""
     overrides = {k: v for k, v in overrides.items() if v is not None}
     args: dict[str, Any] = {}
     if service == "clustering":
@@ -48,6 +54,14 @@ def procedure_args(spec: TableSpec, service: str, overrides: Mapping[str, Any]) 
             except ValueError as e:
                 raise InvalidConfigError("strategy", strategy, f"model {spec.model!r}: {e}") from None
         options = {k: v for k, v in spec.options.items() if k in _CLUSTERING_PLAN_KEYS}
+    elif service == "compaction":
+        unknown = [k for k in overrides if k not in ("op", "options")]
+        op = str(overrides.get("op", "run"))
+        if op.lower() not in _COMPACTION_OPS:
+            raise InvalidConfigError("op", op, f"model {spec.model!r}: expected schedule, execute, "
+                                               "scheduleAndExecute or run")
+        args["op"] = op
+        options = {k: v for k, v in spec.options.items() if k in _COMPACTION_PLAN_KEYS}
     elif service == "clean":
         unknown = [k for k in overrides if k not in ("policy", "retained", "options")]
         policy = overrides.get("policy") or spec.options.get(CleanConfig.POLICY.key)
@@ -62,7 +76,7 @@ def procedure_args(spec: TableSpec, service: str, overrides: Mapping[str, Any]) 
                 args[_RETAIN_ARGUMENT[policy]] = int(retained)
         options = {}
     else:
-        raise InvalidConfigError("service", service, "expected clustering or clean")
+        raise InvalidConfigError("service", service, "expected clustering, compaction or clean")
     if unknown:
         raise InvalidConfigError(unknown[0], overrides[unknown[0]],
                                  f"model {spec.model!r}: not an argument of the {service} macro")

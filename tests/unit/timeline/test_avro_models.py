@@ -224,6 +224,12 @@ RECORDS[AvroModel.REPLACE_COMMIT_METADATA] = {
     "partitionToWriteStats": {PARTITION: [_WRITE_STAT]}, "extraMetadata": {}, "version": 1,
     "operationType": "CLUSTER", "partitionToReplaceFileIds": {PARTITION: ["fg-0"]},
 }
+RECORDS[AvroModel.COMPACTION_PLAN] = {
+    "operations": [{"baseInstantTime": "20240101000000000", "deltaFilePaths": [".fg-1_20240101000000000.log.1_0-1-0"],
+                    "dataFilePath": "fg-1_0-1-0_20240101000000000.parquet", "fileId": "fg-1", "partitionPath": PARTITION,
+                    "metrics": {"TOTAL_LOG_FILES": 1.0, "TOTAL_IO_MB": 0.0}, "bootstrapFilePath": None}],
+    "extraMetadata": None, "version": 2, "strategy": None, "preserveHoodieMetadata": False,
+}
 RECORDS[AvroModel.ARCHIVED_META_ENTRY] = {
     "hoodieCommitMetadata": RECORDS[AvroModel.COMMIT_METADATA], "hoodieCleanMetadata": None,
     "hoodieCompactionMetadata": None, "hoodieRollbackMetadata": None, "hoodieSavePointMetadata": None,

@@ -2,6 +2,8 @@
 
        post_hook="{{ hoodpy_run_clustering() }}"                       -- the model's clustering config
        post_hook="{{ hoodpy_run_clustering(order=['city'], strategy='z-order') }}"
+       post_hook="{{ hoodpy_run_compaction() }}"                       -- merge-on-read: schedule and execute
+       post_hook="{{ hoodpy_run_compaction(op='schedule') }}"
        post_hook="{{ hoodpy_run_clean(policy='KEEP_LATEST_FILE_VERSIONS', retained=1) }}"
        post_hook="CALL run_clustering(table => '{{ this }}')"           -- raw CALL works too
 
@@ -11,6 +13,11 @@
   {%- set args = adapter.hoodpy_service_args(model, 'clustering', {'order': order, 'strategy': strategy,
                                                                      'options': options}) -%}
   call run_clustering(table => '{{ relation or this }}'{{ ', ' ~ args if args }})
+{%- endmacro %}
+
+{% macro hoodpy_run_compaction(op=none, options=none, relation=none) -%}
+  {%- set args = adapter.hoodpy_service_args(model, 'compaction', {'op': op, 'options': options}) -%}
+  call run_compaction(table => '{{ relation or this }}'{{ ', ' ~ args if args }})
 {%- endmacro %}
 
 {% macro hoodpy_run_clean(policy=none, retained=none, options=none, relation=none) -%}
