@@ -15,6 +15,12 @@ Options, as Hudi's datasource takes them:
   hoodpy), as Hudi turns it into an instant.
 
 A user schema (``spark.read.schema(...)``) is refused: the table's schema is what a read returns.
+
+Filters prune as in SQL: ``load(path).where("city = 'sf' AND fare > 20")`` (a SQL condition string, called on
+the loaded DataFrame itself) reads the table again with the conjuncts :mod:`sql_ext.pushdown` can push, so only
+the files they may match are listed and read; the whole condition still filters the rows. A ``Column``
+condition, or a filter after other transformations, is applied by Spark alone (its parquet reader still skips
+row groups by their statistics).
 """
 
 from __future__ import annotations
@@ -73,4 +79,34 @@ def load(spark: SparkSession, path: str, options: Mapping[str, object], *, schem
     table = HoodieTable.for_path(spark, path, options={k: v for k, v in opts.items() if k.startswith("hoodie.")})
     if window is not None:
         return table.read_incremental(*window)
-    return table.read(as_of=as_of, query_type=query)
+    df = table.read(as_of=as_of, query_type=query)
+    df.__class__ = _pruning_class(type(df))
+    df.__dict__[_SNAPSHOT] = (table, as_of, query)
+    return df
+
+
+_SNAPSHOT = "_hoodpy_snapshot"  # on a loaded DataFrame: (table, as_of, query type) it reads
+_PRUNING_CLASSES: dict[type, type] = {}
+
+
+def _pruning_class(base: type) -> type:
+    """``base`` (classic or Spark Connect DataFrame) whose ``filter`` / ``where`` with a SQL condition re-read
+    the snapshot with the filters the condition pushes."""
+    if base in _PRUNING_CLASSES or _SNAPSHOT in base.__dict__:
+        return _PRUNING_CLASSES.get(base, base)
+
+    def filter(self, condition):
+        snapshot = self.__dict__.get(_SNAPSHOT)
+        if snapshot is not None and isinstance(condition, str):
+            from sql_ext.pushdown import condition_filters
+
+            table, as_of, query = snapshot
+            filters = condition_filters(condition, self.schema)
+            if filters:
+                return base.filter(table.read(as_of=as_of, filters=filters, query_type=query), condition)
+        return base.filter(self, condition)
+
+    _PRUNING_CLASSES[base] = type(base.__name__, (base,), {
+        "filter": filter, "where": filter, _SNAPSHOT: None, "__module__": base.__module__,
+        "__doc__": base.__doc__})
+    return _PRUNING_CLASSES[base]
