@@ -102,18 +102,21 @@ class HoodpyStreamReader(DataSourceStreamReader):
     def __init__(self, options: Mapping[str, str], schema: StructType):
         self.options = dict(options)
         self.schema = schema
-
-    def _start_setting(self) -> str:
-        from hoodpy.config import HoodieConfig
-        from hoodpy.config.read import ReadConfig
-        from sql_ext.datasource.options import hoodpy_options
-
-        return str(HoodieConfig.of(hoodpy_options(self.options)).get(ReadConfig.STREAMING_START_OFFSET)).strip()
+        self._initial: dict | None = None
 
     def initialOffset(self) -> dict:
-        from hoodpy.config.read import EARLIEST, LATEST, ReadConfig
+        """Asked until the query's first batch is logged in its checkpoint; fixed once computed, so that
+        ``latest`` means the newest commit when the query started, not when data arrived."""
+        if self._initial is None:
+            self._initial = self._first_offset()
+        return self._initial
 
-        start = self._start_setting()
+    def _first_offset(self) -> dict:
+        from hoodpy.config import HoodieConfig
+        from hoodpy.config.read import EARLIEST, LATEST, ReadConfig
+        from sql_ext.datasource.options import hoodpy_options
+
+        start = str(HoodieConfig.of(hoodpy_options(self.options)).get(ReadConfig.STREAMING_START_OFFSET)).strip()
         if start.lower() == EARLIEST:
             return {_OFFSET: EARLIEST_INSTANT}
         if start.lower() == LATEST:

@@ -123,6 +123,13 @@ def test_a_failing_job_commits_nothing(api_spark, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t"]
 
 
+@pytest.fixture(scope="module")
+def one_row_table(api_spark, tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("bad") / "t")
+    batch(api_spark, (1, 1, "a", "sf")).write.format("hoodpy").options(**OPTIONS).save(path)
+    return path
+
+
 @pytest.mark.parametrize("change, error, match", [
     ({"hoodie.datasource.write.operation": "upsertt"}, InvalidConfigError, "hoodie.datasource.write.operation"),
     ({"hoodie.datasource.write.operation": "delete_partition"}, InvalidConfigError, "delete_partition is not"),
@@ -131,19 +138,16 @@ def test_a_failing_job_commits_nothing(api_spark, tmp_path):
     ({"hoodie.table.name": "other"}, InvalidConfigError, "has 'modes'"),
     ({"hoodie.datasource.write.table.type": "MERGE_ON_READ"}, InvalidConfigError, "COPY_ON_WRITE"),
 ])
-def test_bad_options_leave_the_table_unchanged(api_spark, tmp_path, change, error, match):
-    spark, path = api_spark, str(tmp_path / "t")
-    batch(spark, (1, 1, "a", "sf")).write.format("hoodpy").options(**OPTIONS).save(path)
-    before = tree(path)
+def test_bad_options_leave_the_table_unchanged(api_spark, one_row_table, change, error, match):
+    before = tree(one_row_table)
     with pytest.raises(error, match=match):
-        batch(spark, (2, 1, "b", "sf")).write.format("hoodpy").options(**{**OPTIONS, **change}).mode("append") \
-            .save(path)
-    assert tree(path) == before
+        batch(api_spark, (2, 1, "b", "sf")).write.format("hoodpy").options(**{**OPTIONS, **change}).mode("append") \
+            .save(one_row_table)
+    assert tree(one_row_table) == before
 
 
-def test_bad_batches_and_modes_leave_the_table_unchanged(api_spark, tmp_path):
-    spark, path = api_spark, str(tmp_path / "t")
-    batch(spark, (1, 1, "a", "sf")).write.format("hoodpy").options(**OPTIONS).save(path)
+def test_bad_batches_and_modes_leave_the_table_unchanged(api_spark, one_row_table):
+    spark, path = api_spark, one_row_table
     before = tree(path)
     no_key = spark.createDataFrame([(1, "a", "sf")], "ts long, v string, city string")
     with pytest.raises(InvalidRecordError, match="record key column"):
