@@ -4,8 +4,11 @@
   ``HoodieTable.for_path(spark, path).upsert(batch)`` of the same upsert batch (updates spread over the table plus
   inserts); the sides alternate on one table, each repetition a new ordering value so every update rewrites;
 * read: a TPC-H Q1-style aggregate (filter, group by, sums, averages, counts) over
-  ``spark.read.format("hoodpy").load(path)`` vs ``spark.read.parquet(*latest base files)``; each repetition
-  includes making the DataFrame (hoodpy: timeline, file-system view; parquet: listing the given files);
+  ``spark.read.format("hoodpy").load(path)`` vs ``spark.read.parquet(*latest base files)`` (and the same given the
+  schema, as hoodpy's scan is); each repetition includes making the DataFrame (hoodpy: timeline, file-system
+  view; parquet: the given files' footers for the schema);
+* route: the driver-side work the DataFrame route adds before the same write (options, path check, the
+  definition compared), against opening the table, many times: the write ratio's systematic part;
 * stream: ``writeStream.format("hoodpy")`` from a folder of JSON files, one file per micro-batch (records/s of
   the whole run, and seconds from a file's arrival to its commit being readable with a 1-second trigger).
 
@@ -98,6 +101,24 @@ def bench_write(spark, path: str, rows: int, repeats: int, update_share: float, 
     return out
 
 
+def bench_route(spark, path: str, repeats: int) -> dict:
+    """What the DataFrame route adds on the driver before the same write starts: the options read, the path
+    checked, the table opened and its definition compared with the options; against opening the table alone."""
+    from hoodpy.storage import open_storage
+    from hoodpy.table import HoodieTable
+    from sql_ext.datasource.batch_write import WriteRequest, require_definition
+
+    def route(_):
+        request = WriteRequest.of(path, "append", OPTIONS)
+        open_storage(spark, path, request.options).exists(".hoodie/hoodie.properties")
+        require_definition(HoodieTable.for_path(spark, path, options=request.hoodie_options), request.config)
+
+    def open_only(_):
+        HoodieTable.for_path(spark, path, options=OPTIONS)
+
+    return alternate(repeats, dataframe_api=route, hoodie_table=open_only)
+
+
 def bench_read(spark, path: str, repeats: int) -> dict:
     from hoodpy.table import HoodieTable
 
@@ -111,8 +132,13 @@ def bench_read(spark, path: str, repeats: int) -> dict:
     def parquet(i):
         answers["parquet"] = q1(spark.read.parquet(*latest))
 
-    out = alternate(repeats, dataframe_api=dataframe_api, parquet=parquet)
-    assert answer(answers["hoodpy"]) == answer(answers["parquet"]), "the two sides disagree"
+    def parquet_given_schema(i):  # what hoodpy's scan does: the schema from the table, not from the footers
+        answers["parquet_given_schema"] = q1(spark.read.schema(schema).parquet(*latest))
+
+    schema = spark.read.parquet(*latest).schema
+    out = alternate(repeats, dataframe_api=dataframe_api, parquet=parquet, parquet_given_schema=parquet_given_schema)
+    assert answer(answers["hoodpy"]) == answer(answers["parquet"]) == answer(answers["parquet_given_schema"]), \
+        "the sides disagree"
     out["ratio"] = round(out["dataframe_api"]["median_s"] / out["parquet"]["median_s"], 3)
     out["latest_base_files"] = len(latest)
     return out
@@ -181,6 +207,7 @@ def main() -> None:
             .option("hoodie.datasource.write.operation", "bulk_insert").mode("overwrite").save(path)
         result = {"rows": args.rows, "load_s": round(time.perf_counter() - started, 3),
                   "write": bench_write(spark, path, args.rows, args.repeats, args.update_share, args.inserts),
+                  "route_overhead": bench_route(spark, path, 4 * args.repeats),
                   "read": bench_read(spark, path, args.repeats),
                   "commits": len(HoodieTable.for_path(spark, path).timeline.completed_commits())}
         if args.stream_files:

@@ -28,31 +28,14 @@ The route, decided on measurements (pyspark 4.0.5, ../shared/DESIGN.md and ``ben
   stream reader plans each micro-batch from the timeline (offsets are instants) and its tasks read file slices
   with pyarrow.
 
+Modules: :mod:`~sql_ext.datasource.install` (what ``enable`` calls), :mod:`~sql_ext.datasource.builders`
+(the recording builders), :mod:`~sql_ext.datasource.options`, :mod:`~sql_ext.datasource.batch_read`,
+:mod:`~sql_ext.datasource.batch_write`, :mod:`~sql_ext.datasource.stream_sink` (also ``sink(...)``, the sink as a
+``foreachBatch`` function) and :mod:`~sql_ext.datasource.stream_source`. Nothing is imported here: Spark's
+Python workers import the stream source alone.
+
 Patching the builder classes (not a session instance) is needed because ``spark.read`` and ``df.write`` are
 properties that make a new builder on each access; the patched methods only record and pass on, so the
 classes behave as before for every other format. No JVM internals are used: the same code serves Spark
 Connect.
 """
-
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from sql_ext.datasource.install import install
-    from sql_ext.datasource.stream_sink import sink
-
-# Imported on first use: Spark's Python workers import the stream source of this package and need nothing else.
-_LAZY = {"install": "sql_ext.datasource.install", "sink": "sql_ext.datasource.stream_sink"}
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'sql_ext.datasource' has no attribute {name!r}")
-
-
-__all__ = ["install", "sink"]

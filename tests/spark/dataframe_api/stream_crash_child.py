@@ -1,5 +1,6 @@
 """Run by test_dataframe_streaming.py in its own process: a Structured Streaming query writes a folder of JSON
-files into a hoodpy table, one file per micro-batch, through :func:`sql_ext.datasource.sink`, and the process
+files into a hoodpy table, one file per micro-batch, through
+:func:`sql_ext.datasource.stream_sink.sink`, and the process
 dies (``os._exit``) right after the sink committed batch ``crash_batch``: before Spark records that batch as
 done, so a restart from the checkpoint replays it."""
 
@@ -15,7 +16,7 @@ def main(source: str, table: str, checkpoint: str, options_json: str, crash_batc
 
     from hoodpy.spark_worker import spark_conf
     from sql_ext import enable
-    from sql_ext.datasource import sink
+    from sql_ext.datasource.stream_sink import sink
 
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .config("spark.sql.shuffle.partitions", "2").config("spark.sql.session.timeZone", "UTC")
