@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from hoodpy.config import HoodieConfig
@@ -54,7 +54,7 @@ def as_of_instant(value: str) -> str:
             moment = datetime.strptime(text, pattern)
         except ValueError:
             continue
-        return instant_time_of(moment.replace(tzinfo=timezone.utc))
+        return instant_time_of(moment.replace(tzinfo=UTC))
     raise InvalidConfigError(ReadConfig.AS_OF_INSTANT.key, value, "expected an instant time (yyyyMMddHHmmss[SSS]) "
                              "or a timestamp 'yyyy-MM-dd HH:mm:ss[.SSS]' / 'yyyy-MM-dd'")
 

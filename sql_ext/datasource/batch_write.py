@@ -98,9 +98,8 @@ class WriteRequest:
                                      f"partitionBy({', '.join(parts)}) names other columns")
         if parts and given is None:  # Hudi takes partitionBy columns as the partition path fields
             opts[TableConfig.PARTITION_FIELDS.aliases[0]] = ",".join(parts)
-        request = cls(path, save_mode(mode), opts, parts)
-        request.operation  # an unknown operation fails before anything is looked at
-        return request
+        write_operation(HoodieConfig.of(opts))  # an unknown operation fails before anything is looked at
+        return cls(path, save_mode(mode), opts, parts)
 
     @property
     def config(self) -> HoodieConfig:
@@ -108,16 +107,21 @@ class WriteRequest:
 
     @property
     def operation(self) -> str:
-        raw = self.config.raw(WriteConfig.OPERATION)
-        if raw is not None and str(raw).strip().lower() == DELETE_PARTITION:
-            raise InvalidConfigError(WriteConfig.OPERATION.key, raw,
-                                     "delete_partition is not supported by hoodpy yet; use insert_overwrite with "
-                                     "the partitions' new rows, or the delete operation with their keys")
-        return self.config.get(WriteConfig.OPERATION)
+        return write_operation(self.config)
 
     @property
     def hoodie_options(self) -> dict[str, str]:
         return {k: v for k, v in self.options.items() if k.startswith("hoodie.")}
+
+
+def write_operation(config: HoodieConfig) -> str:
+    """The write operation the options name (upsert by default); delete_partition is refused, naming it."""
+    raw = config.raw(WriteConfig.OPERATION)
+    if raw is not None and str(raw).strip().lower() == DELETE_PARTITION:
+        raise InvalidConfigError(WriteConfig.OPERATION.key, raw,
+                                 "delete_partition is not supported by hoodpy yet; use insert_overwrite with "
+                                 "the partitions' new rows, or the delete operation with their keys")
+    return config.get(WriteConfig.OPERATION)
 
 
 def save(df: DataFrame, request: WriteRequest) -> CommitResult | None:
@@ -224,12 +228,12 @@ def table_definition(df: DataFrame, request: WriteRequest, path: str) -> dict[st
     require_columns(data.schema, list(keygen.record_key_fields), "record key")
     require_columns(data.schema, list(keygen.partition_fields), "partition")
     require_columns(data.schema, [precombine] if precombine else [], "ordering (precombine)")
-    return dict(table_name=str(name).strip(), record_key_fields=keys,
-                partition_fields=parse_csv(config.raw(TableConfig.PARTITION_FIELDS) or ""),
-                precombine_field=precombine, hive_style_partitioning=keygen.hive_style_partitioning,
-                database_name=config.get(TableConfig.DATABASE_NAME),
-                key_generator_class=config.raw(TableConfig.KEY_GENERATOR_CLASS), schema=data.schema,
-                options=request.hoodie_options, table_properties=request.hoodie_options)
+    return {"table_name": str(name).strip(), "record_key_fields": keys,
+            "partition_fields": parse_csv(config.raw(TableConfig.PARTITION_FIELDS) or ""),
+            "precombine_field": precombine, "hive_style_partitioning": keygen.hive_style_partitioning,
+            "database_name": config.get(TableConfig.DATABASE_NAME),
+            "key_generator_class": config.raw(TableConfig.KEY_GENERATOR_CLASS), "schema": data.schema,
+            "options": request.hoodie_options, "table_properties": request.hoodie_options}
 
 
 def new_table(df: DataFrame, request: WriteRequest, path: str) -> HoodieTable:

@@ -2,8 +2,8 @@
 
 ``spark.read`` / ``df.write`` / ``df.writeStream`` make a new builder on each access, and in classic PySpark the
 builder keeps its format and options in the JVM, where Python cannot read them back without JVM internals. So
-:func:`patch_builders` wraps the builder classes' methods (classic and, where it is importable, Spark
-Connect's): each setter (``format``, ``option``, ``options``, ``mode``, ``partitionBy``, ``schema``, ``trigger``,
+:func:`patch_builders` wraps the builder classes' methods (classic PySpark's, or Spark Connect's once a Connect
+session is enabled): each setter (``format``, ``option``, ``options``, ``mode``, ``partitionBy``, ``schema``, ``trigger``,
 ``queryName``, ``outputMode``) appends ``(name, args, kwargs)`` to a list on the builder and then runs as it always
 did; the session and DataFrame properties that make builders note where each came from. A terminal call
 (``load``, ``table``, ``save``, ``start``) looks at the recorded format: ``hoodpy`` goes to this package's
@@ -220,29 +220,38 @@ def _classes(module: str, *names: str) -> list[type] | None:
     return [getattr(mod, n) for n in names]
 
 
-def patch_builders() -> None:
-    """Make every builder class record its calls and route ``format("hoodpy")`` (idempotent)."""
-    flavours = (
-        ("pyspark.sql.readwriter", "pyspark.sql.streaming.readwriter", "pyspark.sql.session",
-         "pyspark.sql.classic.dataframe"),
-        ("pyspark.sql.connect.readwriter", "pyspark.sql.connect.streaming.readwriter",
-         "pyspark.sql.connect.session", "pyspark.sql.connect.dataframe"),
-    )
-    for readwriter, streaming, session, dataframe in flavours:
-        found = _classes(readwriter, "DataFrameReader", "DataFrameWriter")
-        stream = _classes(streaming, "DataStreamWriter")
-        owners = _classes(session, "SparkSession"), _classes(dataframe, "DataFrame")
-        if found is None or stream is None or None in owners:
-            continue
-        reader, writer = found
-        _patch(reader, _READER_SETTERS, {"load": _load, "table": _table})
-        _patch(writer, _WRITER_SETTERS, {
-            "save": _save,
-            "saveAsTable": lambda m: _refused(m, "saveAsTable", "save(path), then CREATE TABLE <name> USING hoodpy "
-                                             "LOCATION '<path>' through sql_ext's SQL layer"),
-            "insertInto": lambda m: _refused(m, "insertInto", "save(path) with mode('append')")})
-        _patch(stream[0], _STREAM_WRITER_SETTERS, {
-            "start": _start,
-            "toTable": lambda m: _refused(m, "toTable", "start(path) into the table's base path")})
-        _patch_origin(owners[0][0], "read")
-        _patch_origin(owners[1][0], "write", "writeStream")
+_FLAVOURS = {
+    "classic": ("pyspark.sql.readwriter", "pyspark.sql.streaming.readwriter", "pyspark.sql.session",
+                "pyspark.sql.classic.dataframe"),
+    "connect": ("pyspark.sql.connect.readwriter", "pyspark.sql.connect.streaming.readwriter",
+                "pyspark.sql.connect.session", "pyspark.sql.connect.dataframe"),
+}
+
+
+def flavour_of(spark: Any) -> str:
+    """``connect`` for a Spark Connect session, else ``classic``."""
+    return "connect" if type(spark).__module__.startswith("pyspark.sql.connect") else "classic"
+
+
+def patch_builders(flavour: str = "classic") -> None:
+    """Make the builder classes of one flavour of PySpark (``classic`` or ``connect``) record their calls and
+    route ``format("hoodpy")`` (idempotent). Each flavour is patched when a session of it is enabled, so a
+    classic session never imports Spark Connect's client."""
+    readwriter, streaming, session, dataframe = _FLAVOURS[flavour]
+    found = _classes(readwriter, "DataFrameReader", "DataFrameWriter")
+    stream = _classes(streaming, "DataStreamWriter")
+    owners = _classes(session, "SparkSession"), _classes(dataframe, "DataFrame")
+    if found is None or stream is None or None in owners:
+        return
+    reader, writer = found
+    _patch(reader, _READER_SETTERS, {"load": _load, "table": _table})
+    _patch(writer, _WRITER_SETTERS, {
+        "save": _save,
+        "saveAsTable": lambda m: _refused(m, "saveAsTable", "save(path), then CREATE TABLE <name> USING hoodpy "
+                                         "LOCATION '<path>' through sql_ext's SQL layer"),
+        "insertInto": lambda m: _refused(m, "insertInto", "save(path) with mode('append')")})
+    _patch(stream[0], _STREAM_WRITER_SETTERS, {
+        "start": _start,
+        "toTable": lambda m: _refused(m, "toTable", "start(path) into the table's base path")})
+    _patch_origin(owners[0][0], "read")
+    _patch_origin(owners[1][0], "write", "writeStream")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from sql_ext.datasource.builders import patch_builders, set_read_table
+from sql_ext.datasource.builders import flavour_of, patch_builders, set_read_table
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -19,7 +19,7 @@ def install(spark: SparkSession, *, read_table: Callable[[str, dict], DataFrame 
     through ``read_table`` (the SQL layer's catalog)."""
     from sql_ext.datasource.stream_source import HoodpyDataSource
 
-    patch_builders()
+    patch_builders(flavour_of(spark))
     sources = getattr(spark, "dataSource", None)  # absent on stand-in sessions (unit tests)
     if sources is not None:
         sources.register(HoodpyDataSource)

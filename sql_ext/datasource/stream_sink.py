@@ -28,7 +28,12 @@ from typing import TYPE_CHECKING, Any
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import InvalidConfigError
 from hoodpy.storage import open_storage
-from sql_ext.datasource.batch_write import APPEND, WriteRequest, require_definition, table_definition
+from sql_ext.datasource.batch_write import (
+    APPEND,
+    WriteRequest,
+    require_definition,
+    table_definition,
+)
 from sql_ext.datasource.batch_write import save as save_batch
 
 if TYPE_CHECKING:

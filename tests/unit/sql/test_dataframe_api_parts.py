@@ -17,7 +17,11 @@ from sql_ext.datasource.batch_read import as_of_instant
 from sql_ext.datasource.batch_write import WriteRequest, save_mode
 from sql_ext.datasource.builders import Recorded
 from sql_ext.datasource.options import hoodpy_options
-from sql_ext.datasource.stream_sink import QUERY_ID_KEY, SINK_CHECKPOINT_KEY, committed_batch
+from sql_ext.datasource.stream_sink import (
+    QUERY_ID_KEY,
+    SINK_CHECKPOINT_KEY,
+    committed_batch,
+)
 from sql_ext.pushdown import condition_filters
 
 
