@@ -22,7 +22,11 @@ def install(spark: SparkSession, *, read_table: Callable[[str, dict], DataFrame 
     patch_builders(flavour_of(spark))
     sources = getattr(spark, "dataSource", None)  # absent on stand-in sessions (unit tests)
     if sources is not None:
-        sources.register(HoodpyDataSource)
+        try:
+            sources.register(HoodpyDataSource)
+        except Exception as e:
+            if "DATA_SOURCE_ALREADY_EXISTS" not in str(e):  # registered by another session of this application
+                raise
     set_read_table(spark, read_table)
     return spark
 
