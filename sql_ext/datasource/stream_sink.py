@@ -14,7 +14,8 @@ is skipped. A new query (a new checkpoint location) writing with the same identi
 0, so a different query id never skips.
 
 Table services run inline from the sink's options after each commit (clustering, clean, archival), as
-``HoodieTable.write`` runs them. ``hoodpy.streaming``-style use without the builder is :func:`sink`::
+``HoodieTable.write`` runs them. Without the builder, :func:`sink` is the same sink as a ``foreachBatch``
+function::
 
     query = df.writeStream.foreachBatch(sink(path, options)).option("checkpointLocation", cp).start()
 """
