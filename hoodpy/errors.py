@@ -52,6 +52,25 @@ class TableVersionChangeError(HoodieError):
     """An upgrade or downgrade of the table version hoodpy cannot do; the table is unchanged."""
 
 
+class PathHoldsOtherDataError(HoodieError):
+    """A write that would create a Hudi table in a folder already holding files that are not one."""
+
+    def __init__(self, base_path: str, examples: Iterable[str] = ()):
+        self.base_path = base_path
+        self.examples = list(examples)[:3]
+        shown = f" (e.g. {', '.join(self.examples)})" if self.examples else ""
+        super().__init__(f"{base_path!r} holds files but no Hudi table (no .hoodie/hoodie.properties){shown}: "
+                         "hoodpy does not write a table over them; use an empty or new path, or remove them")
+
+
+class UnsupportedApiError(HoodieError):
+    """A Spark DataFrame API call that format('hoodpy') does not support; names what to use instead."""
+
+    def __init__(self, call: str, reason: str):
+        self.call, self.reason = call, reason
+        super().__init__(f"{call} is not supported for format('hoodpy'): {reason}")
+
+
 class UnsupportedTableTypeError(HoodieError):
     """An operation hoodpy does not do on this table type yet (writes into merge-on-read tables)."""
 

@@ -43,6 +43,7 @@ from sqlglot import exp
 from hoodpy.read.query import Filter
 from sql_ext.call import NotALiteral, constant
 from sql_ext.catalog import TableName, qualifies_column
+from sql_ext.dialect import DIALECT
 
 _COMPARISONS = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
 _FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -181,3 +182,16 @@ def typed_filters(candidates: list[Filter], schema: StructType) -> list[Filter]:
         if op in ("is null", "is not null") or _fits(value, field.dataType):
             out.append((field.name, op, value))
     return out
+
+
+def condition_filters(condition: str, schema: StructType) -> list[Filter]:
+    """The filters a DataFrame's SQL condition (``df.where("city = 'sf'")``) pushes, as the same condition in
+    the WHERE of a query on a table with ``schema`` would; [] when it does not parse as one condition."""
+    try:
+        statements = [s for s in DIALECT.parse(f"SELECT * FROM __hoodpy_frame WHERE {condition}") if s is not None]
+    except Exception:  # noqa: BLE001 -- not SQL sqlglot reads: Spark decides what it means, nothing is pushed
+        return []
+    if len(statements) != 1:
+        return []
+    node = next(statements[0].find_all(exp.Table), None)
+    return typed_filters(candidate_filters(node), schema) if node is not None else []

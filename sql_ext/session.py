@@ -47,6 +47,7 @@ from sqlglot.tokens import TokenType
 from sql_ext import alter, ddl, dml
 from sql_ext.call import parse_call
 from sql_ext.catalog import HOODPY_PROVIDERS, SparkCatalog, quote_identifier
+from sql_ext.datasource.install import install, uninstall
 from sql_ext.dialect import DIALECT
 from hoodpy.errors import CallSyntaxError, InvalidStatementError, UnsupportedStatementError
 from sql_ext.procedures import get_procedure
@@ -240,6 +241,18 @@ class SqlLayer:
         new_inner = splice(inner, refs, lambda r: "{" + r.key + "}") or render(statements[0])
         return self._pass(escape_braces(prefix) + new_inner, args, **self.reads.frames(refs))
 
+    def read_table(self, name: str, options: Mapping[str, Any]) -> DataFrame | None:
+        """``spark.read[.option(...)].table(name)``: a hoodpy table read with its catalog options and the
+        reader's (Hudi's read options: incremental window, ``as.of.instant``); None for any other name."""
+        entry = self.catalog.lookup(name)
+        if entry is None:
+            return None
+        if not options:
+            return self.table(name)
+        from sql_ext.datasource.batch_read import load
+
+        return load(self.spark, entry.base_path, {**self.reads.read_options(entry), **options})
+
     def table(self, tableName: str) -> DataFrame:
         """``spark.table(name)``: a hoodpy table's snapshot, anything else as Spark resolves it."""
         if not isinstance(tableName, str):
@@ -421,7 +434,8 @@ def _not_reads(tree: exp.Expr) -> list[exp.Expr]:
 
 
 def enable(spark: SparkSession) -> SparkSession:
-    """Install hoodpy's SQL layer on ``spark`` (idempotent) and return the same session.
+    """Install hoodpy's SQL layer on ``spark`` (idempotent) and return the same session; with it Spark's
+    DataFrame API takes ``format("hoodpy")`` (:mod:`sql_ext.datasource`).
 
     Example:
         >>> from sql_ext import enable
@@ -444,6 +458,7 @@ def enable(spark: SparkSession) -> SparkSession:
     spark.sql = sql
     spark.table = table
     setattr(spark, _LAYER_ATTRIBUTE, layer)
+    install(spark, read_table=layer.read_table)
     return spark
 
 
@@ -456,6 +471,7 @@ def disable(spark: SparkSession) -> SparkSession:
         if name in vars(spark):
             delattr(spark, name)
     delattr(spark, _LAYER_ATTRIBUTE)
+    uninstall(spark)
     # If something had already rebound them on the instance before us, put that back.
     if getattr(layer.passthrough_sql, "__self__", None) is not spark:
         spark.sql = layer.passthrough_sql

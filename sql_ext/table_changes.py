@@ -41,8 +41,9 @@ from sqlglot import exp
 from sqlglot.tokens import TokenType
 
 from hoodpy.config import HoodieConfig
-from hoodpy.config.read import INCREMENTAL, ReadConfig
+from hoodpy.config.read import CDC, EARLIEST, INCREMENTAL, LATEST_STATE, ReadConfig
 from hoodpy.errors import InvalidConfigError, InvalidInstantError, InvalidStatementError, UnsupportedStatementError
+from hoodpy.timeline.instant import EARLIEST_INSTANT
 from sql_ext.call import NotALiteral, constant
 from sql_ext.dialect import DIALECT
 
@@ -52,9 +53,6 @@ if TYPE_CHECKING:
     from hoodpy.table import HoodieTable
 
 FUNCTION = "hudi_table_changes"
-LATEST_STATE, CDC = "latest_state", "cdc"
-EARLIEST = "earliest"
-EARLIEST_INSTANT = "0" * 17  # before every instant: Hudi's "000" as a 17-digit instant time
 VIEW_PREFIX = "__hoodpy_changes_"
 _INSTANT = re.compile(r"^\d{14}(\d{3})?$")
 _ZEROS = re.compile(r"^0+$")

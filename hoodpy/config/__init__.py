@@ -91,6 +91,16 @@ def declared_key(name: str) -> ConfigKey | None:
     return _DECLARED.get(name)
 
 
+def declared_spelling(name: str) -> str:
+    """``name`` as a key or alias declared so far spells it, compared ignoring case (Spark's reader and writer
+    options are case-insensitive: ``startoffset`` means ``hoodie.datasource.streaming.startOffset``);
+    ``name`` itself when nothing declares it."""
+    if name in _DECLARED:
+        return name
+    lowered = name.lower()
+    return next((declared for declared in _DECLARED if declared.lower() == lowered), name)
+
+
 @dataclass
 class HoodieConfig:
     """Options as given (strings or Python values), read through :class:`ConfigKey` declarations."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from hoodpy.config import ConfigKey, parse_enum
 
 SNAPSHOT, READ_OPTIMIZED, INCREMENTAL = "snapshot", "read_optimized", "incremental"
+LATEST_STATE, CDC = "latest_state", "cdc"
+EARLIEST, LATEST = "earliest", "latest"
 
 
 class ReadConfig:
@@ -23,4 +25,20 @@ class ReadConfig:
     END_INSTANTTIME = ConfigKey(
         "hoodie.datasource.read.end.instanttime", None,
         doc="Incremental query: records committed up to this instant (inclusive); the latest commit when unset.",
+    )
+    INCREMENTAL_FORMAT = ConfigKey(
+        "hoodie.datasource.query.incremental.format", LATEST_STATE, parse_enum(LATEST_STATE, CDC),
+        doc="latest_state: an incremental query returns the latest version of each record committed in the "
+            "window; cdc (change data capture) is refused until hoodpy writes CDC log files.",
+    )
+    AS_OF_INSTANT = ConfigKey(
+        "as.of.instant", None,
+        doc="Time travel of spark.read.format('hoodpy'): the table as of an instant (yyyyMMddHHmmss[SSS]) or a "
+            "timestamp ('yyyy-MM-dd HH:mm:ss[.SSS]' or 'yyyy-MM-dd', in the session time zone).",
+    )
+    STREAMING_START_OFFSET = ConfigKey(
+        "hoodie.datasource.streaming.startOffset", EARLIEST,
+        doc="Where spark.readStream.format('hoodpy') starts when its checkpoint holds no offset: earliest (every "
+            "committed record), latest (commits after the latest one at start) or an instant time (commits after "
+            "it). Later runs resume from the checkpoint.",
     )

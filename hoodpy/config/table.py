@@ -23,11 +23,14 @@ def _parse_write_version(value: object) -> int:
 
 
 class TableConfig:
-    NAME = ConfigKey("hoodie.table.name", None, doc="Table name.", required=True)
+    NAME = ConfigKey("hoodie.table.name", None, doc="Table name.", required=True,
+                     aliases=("hoodie.datasource.write.table.name",))
     DATABASE_NAME = ConfigKey("hoodie.database.name", "default", doc="Database the table belongs to.")
     TYPE = ConfigKey(
         "hoodie.table.type", COPY_ON_WRITE, parse_enum(COPY_ON_WRITE, MERGE_ON_READ),
-        doc="Table type; hoodpy reads both and writes COPY_ON_WRITE only.",
+        doc="Table type; hoodpy reads both and writes COPY_ON_WRITE only. A DataFrame write "
+            "(df.write.format('hoodpy')) that creates a table takes its type from here.",
+        aliases=("hoodie.datasource.write.table.type",),
     )
     VERSION = ConfigKey("hoodie.table.version", 6, parse_int, doc="On-disk table version.")
     TIMELINE_LAYOUT_VERSION = ConfigKey(

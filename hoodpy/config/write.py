@@ -160,6 +160,12 @@ class WriteConfig:
         doc="Write options whose key starts with this prefix are stored in the commit's extraMetadata (as "
         "Hudi's datasource does): a pipeline records its checkpoint in the same commit as its data.",
     )
+    STREAMING_CHECKPOINT_IDENTIFIER = ConfigKey(
+        "hoodie.datasource.write.streaming.checkpoint.identifier", "default_single_writer",
+        doc="The streaming sink (df.writeStream.format('hoodpy')) records each micro-batch's id under this name "
+            "in the commit's extraMetadata (_hudi_streaming_sink_checkpoint, as Hudi's sink does) and skips a "
+            "batch it already committed; give each query writing into one table its own identifier.",
+    )
     WRITE_PARALLELISM = ConfigKey(
         "hoodie.upsert.shuffle.parallelism", 0, parse_int,
         doc="Spark partitions for the merge stage; 0 lets hoodpy pick one per file group.",

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Protocol
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
@@ -37,8 +39,8 @@ from hoodpy.storage import Storage
 from hoodpy.timeline.instant import validate_instant_time
 from hoodpy.timeline.timeline import CommittedInstants, Timeline
 
-__all__ = ["Filter", "ReadableTable", "bind_filters", "check_filters", "filter_column",
-           "incremental", "query_type", "select_files", "snapshot"]
+__all__ = ["CommitWindow", "Filter", "IncrementalPlan", "ReadableTable", "bind_filters", "check_filters", "filter_column",
+           "incremental", "plan_incremental", "query_type", "select_files", "snapshot"]
 
 
 def query_type(value: str | None) -> str:
@@ -234,11 +236,58 @@ def snapshot(table: ReadableTable, *, as_of: str | None = None, filters: Sequenc
     return df
 
 
-def incremental(table: ReadableTable, start: str, end: str | None = None) -> DataFrame:
-    """Records written by commits and deltacommits that completed in (start, end]: the latest slices of the
-    touched file groups as of ``end`` (merged with their log files), filtered by commit time. Completion is
-    by completion time in table versions 8 and 9 (as Hudi 1.x selects incremental windows), by instant time
-    in version 6."""
+@dataclass(frozen=True)
+class CommitWindow:
+    """Which rows an incremental query over (start, end] keeps, by their ``_hoodie_commit_time``: those of the
+    commits that completed in the window, plus, when the start is before the active timeline, rows of archived
+    commits whose instant time is in (start, end] and before the earliest recorded write (unrecorded: archived
+    in version 6, whose completion times are not read). Small and picklable:
+    Spark tasks filter with it."""
+
+    start: str
+    end: str
+    commit_times: frozenset[str]
+    archived: bool
+    archived_before: str | None  # the earliest recorded write (None: none is recorded)
+
+    def column(self):
+        """The window as a Spark column over ``_hoodie_commit_time``."""
+        commit_time = F.col(COMMIT_TIME)
+        in_window = commit_time.isin(sorted(self.commit_times))
+        if self.archived:  # rows of archived commits: no completion time is known, their instant time decides
+            older = (commit_time > F.lit(self.start)) & (commit_time <= F.lit(self.end))
+            if self.archived_before is not None:
+                older = older & (commit_time < F.lit(self.archived_before))
+            in_window = in_window | older
+        return in_window
+
+    def mask(self, commit_times: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+        """The window over an Arrow column of commit times (null: not kept)."""
+        keep = pc.is_in(commit_times, value_set=pa.array(sorted(self.commit_times), pa.string()))
+        if self.archived:
+            older = pc.and_(pc.greater(commit_times, self.start), pc.less_equal(commit_times, self.end))
+            if self.archived_before is not None:
+                older = pc.and_(older, pc.less(commit_times, self.archived_before))
+            keep = pc.or_(keep, older)
+        return pc.fill_null(keep, False)
+
+
+@dataclass(frozen=True)
+class IncrementalPlan:
+    """What an incremental query reads: the latest slices (as of the window's end) of the file groups its
+    commits touched, filtered by :class:`CommitWindow`. Spark-free, so a streaming source plans with it in a
+    Python worker that has no session."""
+
+    window: CommitWindow
+    slices: tuple[FileSlice, ...]
+    committed: CommittedInstants  # which log blocks count (merge-on-read slices)
+    timeline: Timeline
+
+
+def plan_incremental(table: ReadableTable, start: str, end: str | None = None) -> IncrementalPlan:
+    """The plan of an incremental query over the commits and deltacommits that completed in (start, end]
+    (``end`` None: the latest). Completion is by completion time in table versions 8 and 9 (as Hudi 1.x selects
+    incremental windows), by instant time in version 6."""
     validate_instant_time(start)
     if end is not None:
         validate_instant_time(end)
@@ -253,12 +302,15 @@ def incremental(table: ReadableTable, start: str, end: str | None = None) -> Dat
     recorded = timeline.earliest_recorded_write()
     unrecorded = recorded is None or start < recorded
     slices = [s for s in view.latest_file_slices() if unrecorded or (s.partition_path, s.file_id) in touched]
-    df = _read_slices(table, view.timeline, slices, table.spark_schema(as_of=end), view.timeline.committed(end))
-    commit_time = F.col(COMMIT_TIME)
-    in_window = commit_time.isin([i.timestamp for i in commits])
-    if unrecorded:  # rows of unrecorded commits: no completion time is known, their instant time decides
-        older = (commit_time > F.lit(start)) & (commit_time <= F.lit(end))
-        if recorded is not None:
-            older = older & (commit_time < F.lit(recorded))
-        in_window = in_window | older
-    return df.filter(in_window)
+    window = CommitWindow(start, end, frozenset(i.timestamp for i in commits), unrecorded, recorded)
+    return IncrementalPlan(window, tuple(slices), view.timeline.committed(end), view.timeline)
+
+
+def incremental(table: ReadableTable, start: str, end: str | None = None) -> DataFrame:
+    """Records written by commits and deltacommits that completed in (start, end]: the latest slices of the
+    touched file groups as of ``end`` (merged with their log files), filtered by commit time
+    (:func:`plan_incremental`)."""
+    plan = plan_incremental(table, start, end)
+    df = _read_slices(table, plan.timeline, list(plan.slices), table.spark_schema(as_of=plan.window.end),
+                      plan.committed)
+    return df.filter(plan.window.column())

@@ -44,9 +44,18 @@ def _merge_slices(base_uri: str, slices: list[tuple[str | None, list[str]]], tas
         for batch in batches:
             for task in batch.column(0).to_pylist():
                 for base_rel, log_rels in slices[task::tasks]:
-                    base = read_base_file(storage, base_rel, schema) if base_rel is not None else None
-                    logs = effective_blocks(((storage.full_path(rel), storage.read_bytes(rel)) for rel in log_rels),
-                                            committed)
-                    yield from merge_slice(base, logs.blocks, schema, ordering_field).to_batches()
+                    yield from slice_rows(storage, base_rel, log_rels, schema, committed,
+                                          ordering_field).to_batches()
 
     return merge
+
+
+def slice_rows(storage: Storage, base_rel: str | None, log_rels: Sequence[str], schema: pa.Schema,
+               committed: CommittedInstants, ordering_field: str | None) -> pa.Table:
+    """One file slice's rows with ``schema`` (pyarrow only): its base file (None: a slice of logs only) merged
+    with the blocks of its log files that ``committed`` counts."""
+    base = read_base_file(storage, base_rel, schema) if base_rel is not None else None
+    if not log_rels:
+        return base if base is not None else schema.empty_table()
+    logs = effective_blocks(((storage.full_path(rel), storage.read_bytes(rel)) for rel in log_rels), committed)
+    return merge_slice(base, logs.blocks, schema, ordering_field)

@@ -18,6 +18,7 @@ from enum import Enum
 from hoodpy.errors import InvalidInstantError
 
 INSTANT_TIME_FORMAT = "%Y%m%d%H%M%S"
+EARLIEST_INSTANT = "0" * 17  # before every instant: Hudi's "000" (start of the timeline) as an instant time
 _INSTANT_TIME_RE = re.compile(r"^\d{14}(\d{3})?$")
 _COMPLETED_V2_RE = re.compile(r"^(\d{14}(?:\d{3})?)_(\d{14}(?:\d{3})?)$")
 

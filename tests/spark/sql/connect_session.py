@@ -28,6 +28,24 @@ def main(work: str) -> None:
         f"SELECT id, name FROM connect_db.trips TIMESTAMP AS OF '{first}' ORDER BY id").collect()]
     seen["table_count"] = spark.table("connect_db.trips").count()
     seen["commits"] = len(spark.sql("CALL show_commits(table => 'connect_db.trips')").collect())
+    # Spark's DataFrame API with format("hoodpy"): batch write and read, the streaming sink and source.
+    path, source = os.path.join(work, "api"), os.path.join(work, "api_source")
+    options = {"hoodie.table.name": "api", "hoodie.datasource.write.recordkey.field": "id"}
+    spark.createDataFrame([(1, "a"), (2, "b")], "id int, v string").write.format("hoodpy").options(**options) \
+        .mode("overwrite").save(path)
+    spark.createDataFrame([(2, "B")], "id int, v string").write.format("hoodpy").options(**options) \
+        .mode("append").save(path)
+    os.makedirs(source)
+    with open(os.path.join(source, "a.json"), "w") as f:
+        f.write('{"id": 3, "v": "c"}\n')
+    spark.readStream.schema("id int, v string").json(source).writeStream.format("hoodpy").options(**options) \
+        .option("checkpointLocation", os.path.join(work, "api_checkpoint")).trigger(availableNow=True) \
+        .start(path).awaitTermination()
+    seen["api_rows"] = [list(r) for r in spark.read.format("hoodpy").load(path).select("id", "v").orderBy("id")
+                        .collect()]
+    spark.readStream.format("hoodpy").load(path).writeStream.format("memory").queryName("api_stream") \
+        .trigger(availableNow=True).start().awaitTermination()
+    seen["api_stream"] = [list(r) for r in spark.sql("SELECT id, v FROM api_stream ORDER BY id").collect()]
     print("RESULT " + json.dumps(seen))
     spark.stop()
 

@@ -34,3 +34,4 @@ def test_sql_layer_over_spark_connect(tmp_path):
     assert seen["rows"] == [[1, "a"], [2, "B"]]
     assert seen["first"] == [[1, "a"], [2, "b"]]
     assert seen["table_count"] == 2 and seen["commits"] == 2
+    assert seen["api_rows"] == seen["api_stream"] == [[1, "a"], [2, "B"], [3, "c"]]
