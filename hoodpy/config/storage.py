@@ -1,4 +1,5 @@
-"""Storage-scope keys: base file sizing and parquet settings (Hudi's HoodieStorageConfig/CompactionConfig)."""
+"""Storage-scope keys: base file sizing and parquet settings, merge-on-read log files (Hudi's HoodieStorageConfig /
+CompactionConfig)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,21 @@ def parse_codec(value: object) -> str:
     if text not in COMPRESSION_CODECS:
         raise ValueError(f"not a parquet codec; expected one of {', '.join(COMPRESSION_CODECS)}")
     return "uncompressed" if text == "none" else text
+
+
+LOG_BLOCK_FORMATS = ("avro", "parquet")
+_OTHER_LOG_BLOCK_FORMATS = {"hfile": "HFile data blocks are the metadata table's"}
+
+
+def parse_log_block_format(value: object) -> str:
+    """A log data block format hoodpy writes: avro or parquet (any case)."""
+    text = str(value).strip().lower()
+    if text in _OTHER_LOG_BLOCK_FORMATS:
+        raise ValueError(f"{_OTHER_LOG_BLOCK_FORMATS[text]}; hoodpy writes data blocks as one of "
+                         f"{', '.join(LOG_BLOCK_FORMATS)}")
+    if text not in LOG_BLOCK_FORMATS:
+        raise ValueError(f"not a log data block format; expected one of {', '.join(LOG_BLOCK_FORMATS)}")
+    return text
 
 
 class StorageConfig:
@@ -53,4 +69,19 @@ class StorageConfig:
     INSERT_AUTO_SPLIT = ConfigKey(
         "hoodie.copyonwrite.insert.auto.split", True, parse_bool,
         doc="Size new file groups from the record size estimate.",
+    )
+    LOGFILE_DATA_BLOCK_FORMAT = ConfigKey(
+        "hoodie.logfile.data.block.format", "avro", parse_log_block_format,
+        doc="Data block format of merge-on-read log files: avro (Hudi's default for parquet base files) or "
+            "parquet (one parquet file per block, compressed with hoodie.parquet.compression.codec).",
+    )
+    LOGFILE_MAX_SIZE = ConfigKey(
+        "hoodie.logfile.max.size", 1073741824, parse_int,
+        doc="Merge-on-read log file size in bytes after which a write rolls over to the next log version "
+            "(a block that would take a non-empty file past it goes to a new version).",
+    )
+    LOGFILE_DATA_BLOCK_MAX_SIZE = ConfigKey(
+        "hoodie.logfile.data.block.max.size", 268435456, parse_int,
+        doc="Most bytes of records (as held in memory) one log data block takes; more records start another "
+            "block.",
     )

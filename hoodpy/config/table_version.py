@@ -9,9 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from hoodpy.config import HoodieConfig
 from hoodpy.config.keygen import KeyGeneratorConfig
 from hoodpy.config.table import INITIAL_VERSION_KEY, WRITABLE_VERSIONS, TableConfig
-from hoodpy.config.write import COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING, WriteConfig
+from hoodpy.config.write import (
+    COMMIT_TIME_ORDERING,
+    EVENT_TIME_MERGE_STRATEGY,
+    EVENT_TIME_ORDERING,
+    WriteConfig,
+    merge_mode,
+)
 from hoodpy.errors import InvalidConfigError
 
 # Hudi's HoodieRecordMerger strategy ids of the two merge modes (as Hudi 1.0 records them with the mode).
@@ -20,6 +27,12 @@ MERGE_STRATEGY_IDS = {
     COMMIT_TIME_ORDERING: "ce9acb64-bde0-424c-9b91-f6ebba25356d",
 }
 MERGE_MODE_PROPERTY = WriteConfig.RECORD_MERGE_MODE.aliases[0]  # hoodie.record.merge.mode, as tables store it
+PAYLOAD_CLASS_PROPERTY = "hoodie.compaction.payload.class"  # as version-6 tables store the payload class
+MERGE_STRATEGY_PROPERTY = "hoodie.compaction.record.merger.strategy"
+_PAYLOAD_OF_MODE = {
+    EVENT_TIME_ORDERING: "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
+    COMMIT_TIME_ORDERING: "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
+}
 
 
 def versioned_properties(props: Mapping[str, str], version: int, merge_mode: str | None = None,
@@ -45,3 +58,13 @@ def versioned_properties(props: Mapping[str, str], version: int, merge_mode: str
     if key_generator_type:
         out[KeyGeneratorConfig.TYPE.key] = key_generator_type
     return out
+
+
+def merge_on_read_properties(config: HoodieConfig, precombine_field: str | None) -> dict[str, str]:
+    """What a new merge-on-read table of version 6 records besides a copy-on-write one, as Java Hudi 0.14 does
+    (the v6 merge-on-read samples' hoodie.properties): the payload class and record merger strategy its readers
+    and compaction merge log records with. The payload class is the one of the table's merge mode, so that
+    Java merges as hoodpy does: DefaultHoodieRecordPayload (event time) or OverwriteWithLatestAvroPayload
+    (commit time, Java's default)."""
+    payload = _PAYLOAD_OF_MODE[merge_mode(config, precombine_field)]
+    return {PAYLOAD_CLASS_PROPERTY: payload, MERGE_STRATEGY_PROPERTY: EVENT_TIME_MERGE_STRATEGY}

@@ -22,9 +22,10 @@ T = TypeVar("T")
 
 
 class WriteTransaction:
-    def __init__(self, storage: Storage, config: HoodieConfig):
-        # Every write, table service and rollback starts here: refuse table types hoodpy cannot change.
-        check_writable(storage.base_uri, config.get(TableConfig.TYPE))
+    def __init__(self, storage: Storage, config: HoodieConfig, *, merge_on_read: bool = False):
+        # Every write, table service and rollback starts here: refuse table types hoodpy cannot change
+        # (``merge_on_read``: the caller, a write or a rollback, handles merge-on-read tables).
+        check_writable(storage.base_uri, config.get(TableConfig.TYPE), merge_on_read=merge_on_read)
         self.storage = storage
         self.config = config
         self.optimistic = ConcurrencyConfig.is_optimistic(config)
