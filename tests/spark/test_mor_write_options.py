@@ -1,0 +1,151 @@
+"""Merge-on-read writes under their options and indexes: log files rolled over at ``hoodie.logfile.max.size``
+(several blocks per file, several files per write), the BUCKET index (inserts of an existing bucket go to its
+log; a new bucket starts as a file group of one log file), rollback of a completed deltacommit, and bad input
+(unknown block format, table versions and virtual keys hoodpy does not write as merge-on-read): a clear error
+and the table exactly as it was. hudi-rs reads every table as hoodpy does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hoodpy_spark_helpers import SMALL_BLOOM, tree
+
+from tests.compat import hudi_rs
+from hoodpy.errors import InvalidConfigError, UnsupportedTableTypeError
+from hoodpy.file_group.naming import parse_log_file_name
+from hoodpy.table import HoodieTable
+from hoodpy.timeline import log_format as lf
+
+pytestmark = pytest.mark.spark
+
+DDL = "id string, p string, ts long, v string"
+
+
+def _create(spark, path, **options):
+    return HoodieTable.create(spark, path, table_name="mor", record_key_fields=["id"], partition_fields=["p"],
+                              precombine_field="ts", table_type="MERGE_ON_READ", options={**SMALL_BLOOM, **options})
+
+
+def _values(table) -> dict[str, tuple]:
+    return {r["_hoodie_record_key"]: (r["ts"], r["v"]) for r in hudi_rs.df_rows(table.read())}
+
+
+def test_logs_roll_over_at_the_max_size(spark, table_path):
+    """One record per data block (block max size 1 byte) and room for two blocks per log file: five updates
+    and a delete of one file group take three log versions, each reported by its own write stat."""
+    table = _create(spark, table_path)
+    table.bulk_insert(spark.createDataFrame([(f"k{i}", "a", 1, "x") for i in range(8)], DDL))
+    probe = Path(table_path)
+    options = {"hoodie.logfile.data.block.max.size": "1", "hoodie.parquet.small.file.limit": "0"}
+    # Size a one-record block first, to set the file size two such blocks fill.
+    table.upsert(spark.createDataFrame([("k0", "a", 2, "y")], DDL), options=options)
+    [first] = list(probe.rglob(".*.log.*"))
+    block_size = first.stat().st_size
+    options["hoodie.logfile.max.size"] = str(int(block_size * 2.5))
+    batch = [(f"k{i}", "a", 3, f"z{i}") for i in range(1, 6)]
+    result = table.upsert(spark.createDataFrame(batch, DDL), options=options)
+    deleted = table.delete(spark.createDataFrame([("k7", "a", 0, None)], DDL), options=options)
+
+    stats = sorted(result.metadata.write_stats, key=lambda s: s.log_version)
+    assert [s.log_version for s in stats] == [2, 3, 4] and [s.num_update_writes for s in stats] == [2, 2, 1]
+    names = [s.path.rsplit("/", 1)[-1] for s in stats]
+    assert len({parse_log_file_name(n).write_token for n in names}) == 1  # one task rolled over
+    assert [s.log_files for s in stats] == [[first.name, *names[:i + 1]] for i in range(3)]
+    for s in stats:
+        blocks = list(lf.scan_blocks((probe / s.path).read_bytes()))
+        assert len(blocks) == s.num_writes and s.file_size_in_bytes == (probe / s.path).stat().st_size
+    [delete_stat] = deleted.metadata.write_stats
+    assert delete_stat.log_version == 5 and delete_stat.num_deletes == 1
+    expected = {f"k{i}": (1, "x") for i in range(8)} | {"k0": (2, "y")} | {f"k{i}": (3, f"z{i}") for i in range(1, 6)}
+    del expected["k7"]
+    assert _values(table) == expected
+    assert hudi_rs.df_rows(table.read()) == hudi_rs.snapshot(table_path)
+
+
+BUCKETS = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2"}
+
+
+def test_bucket_index_appends_inserts_and_starts_new_buckets_as_logs(spark, table_path):
+    from hoodpy.index.bucket import BucketSpec, bucket_id
+
+    spec = BucketSpec(2, ("id",))
+    keys = [f"k{i}" for i in range(40)]
+    b0 = [k for k in keys if bucket_id(k, spec) == 0][:3]
+    b1 = [k for k in keys if bucket_id(k, spec) == 1][:2]
+    table = _create(spark, table_path, **BUCKETS)
+    # bulk_insert writes base files (bucket 0 of partition a); an upsert would start the bucket as a log.
+    table.bulk_insert(spark.createDataFrame([(k, "a", 1, "x") for k in b0[:2]], DDL))
+    # An update and an insert into bucket 0, and a first record of bucket 1: all three go to log files.
+    result = table.upsert(spark.createDataFrame([(b0[0], "a", 2, "y"), (b0[2], "a", 2, "y"), (b1[0], "a", 2, "y")],
+                                                DDL))
+    stats = {int(s.file_id[:8]): s for s in result.metadata.write_stats}
+    assert all(s.is_log_write for s in stats.values())
+    assert (stats[0].num_update_writes, stats[0].num_inserts, stats[0].base_file.endswith(".parquet")) == (2, 0, True)
+    new = stats[1]
+    assert (new.num_inserts, new.prev_commit, new.base_file, new.log_version) == (1, result.instant_time, "", 1)
+    assert new.path == f"a/.{new.file_id}_{result.instant_time}.log.1_" + new.path.rsplit("_", 1)[-1]
+    # The log-only group takes the next write's update as its log version 2.
+    again = table.upsert(spark.createDataFrame([(b1[0], "a", 3, "w"), (b1[1], "a", 3, "w")], DDL))
+    [stat] = again.metadata.write_stats
+    assert (stat.file_id, stat.log_version, stat.prev_commit) == (new.file_id, 2, result.instant_time)
+    assert _values(table) == {b0[0]: (2, "y"), b0[1]: (1, "x"), b0[2]: (2, "y"), b1[0]: (3, "w"), b1[1]: (3, "w")}
+    assert hudi_rs.df_rows(table.read()) == hudi_rs.snapshot(table_path)
+    # Read-optimized: the one base file (the first write's); the log-only bucket is not there.
+    ro = hudi_rs.df_rows(table.read(query_type="read_optimized"))
+    assert sorted(r["_hoodie_record_key"] for r in ro) == sorted(b0[:2]) and ro == hudi_rs.read_optimized(table_path)
+
+
+def test_rollback_of_a_completed_deltacommit(spark, table_path):
+    table = _create(spark, table_path)
+    table.insert(spark.createDataFrame([("k1", "a", 1, "x"), ("k2", "a", 1, "x")], DDL))
+    before = tree(table_path)
+    upsert = table.upsert(spark.createDataFrame([("k1", "a", 2, "y"), ("k3", "a", 2, "y")], DDL),
+                          options={"hoodie.parquet.small.file.limit": "0"})
+    written = {s.path for s in upsert.metadata.write_stats}
+    assert any(parse_log_file_name(p.rsplit("/", 1)[-1]) for p in written)
+    table.rollback_to_instant(upsert.instant_time)
+    assert not any((Path(table_path) / p).exists() for p in written)
+    assert _values(table) == {"k1": (1, "x"), "k2": (1, "x")}
+    assert hudi_rs.df_rows(table.read()) == hudi_rs.snapshot(table_path)
+    left = {k for k in tree(table_path) if not k.startswith(".hoodie/")}
+    assert left == {k for k in before if not k.startswith(".hoodie/")}
+
+
+@pytest.mark.parametrize("options,key", [
+    ({"hoodie.logfile.data.block.format": "orc"}, "hoodie.logfile.data.block.format"),
+    ({"hoodie.logfile.data.block.format": "hfile"}, "hoodie.logfile.data.block.format"),
+    ({"hoodie.logfile.max.size": "1GB"}, "hoodie.logfile.max.size"),
+    ({"hoodie.table.type": "COPY_ON_WRITE"}, "hoodie.table.type"),
+])
+def test_bad_options_leave_the_table_unchanged(spark, table_path, options, key):
+    table = _create(spark, table_path)
+    table.insert(spark.createDataFrame([("k1", "a", 1, "x")], DDL))
+    before = tree(table_path)
+    with pytest.raises(InvalidConfigError) as info:
+        table.upsert(spark.createDataFrame([("k1", "a", 2, "y")], DDL), options=options)
+    assert info.value.key == key
+    assert tree(table_path) == before
+
+
+def test_merge_on_read_tables_hoodpy_does_not_write_are_refused(spark, tmp_path):
+    for name, options, match in [
+        ("v8", {"hoodie.write.table.version": "8"}, "table version 8"),
+        ("virtual", {"hoodie.populate.meta.fields": "false"}, "hoodie.populate.meta.fields=false"),
+    ]:
+        with pytest.raises(UnsupportedTableTypeError, match=match):
+            HoodieTable.create(spark, str(tmp_path / name), table_name="t", record_key_fields=["id"],
+                               table_type="MERGE_ON_READ", table_properties=options)
+        assert not (tmp_path / name).exists()
+
+
+def test_table_type_from_the_option(spark, table_path):
+    table = HoodieTable.create(spark, table_path, table_name="t", record_key_fields=["id"],
+                               options={"hoodie.table.type": "merge_on_read"})
+    assert table.properties["hoodie.table.type"] == "MERGE_ON_READ"
+    props = (Path(table_path) / ".hoodie" / "hoodie.properties").read_text()
+    assert "hoodie.compaction.payload.class=org.apache.hudi.common.model.OverwriteWithLatestAvroPayload" in props
+    result = table.insert(spark.createDataFrame([("k1", "a", 1, "x")], DDL))
+    meta = json.loads((Path(table_path) / ".hoodie" / f"{result.instant_time}.deltacommit").read_text())
+    assert meta["operationType"] == "INSERT"
