@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from hoodpy.config import ConfigKey, HoodieConfig, parse_bool, parse_csv, parse_enum, parse_int
-from hoodpy.errors import UnsupportedServiceError, UnsupportedTableTypeError, UnsupportedTableVersionError
+from hoodpy.errors import (
+    InvalidConfigError,
+    UnsupportedServiceError,
+    UnsupportedTableTypeError,
+    UnsupportedTableVersionError,
+)
 
 SUPPORTED_TABLE_VERSION = 6
 SUPPORTED_TIMELINE_LAYOUT = 1
@@ -137,6 +142,19 @@ def check_merge_on_read_writable(base_uri: str, config: HoodieConfig) -> None:
     if not config.get(TableConfig.POPULATE_META_FIELDS):
         raise UnsupportedTableTypeError(base_uri, MERGE_ON_READ, f"write to it with "
                                         f"{TableConfig.POPULATE_META_FIELDS.key}=false (log records keep their keys)")
+
+
+def writes_merge_on_read(base_uri: str, properties: Mapping[str, str], config: HoodieConfig) -> bool:
+    """Whether a write with ``config`` into the table of ``properties`` (hoodie.properties) is a merge-on-read
+    write. The table's type decides: an option naming another one is an InvalidConfigError; a merge-on-read
+    table hoodpy does not write is refused (:func:`check_merge_on_read_writable`)."""
+    table_type = properties.get(TableConfig.TYPE.key, COPY_ON_WRITE)
+    if config.get(TableConfig.TYPE) != table_type:
+        raise InvalidConfigError(TableConfig.TYPE.key, config.raw(TableConfig.TYPE),
+                                 f"the table is {table_type}; its type cannot change")
+    if table_type == MERGE_ON_READ:
+        check_merge_on_read_writable(base_uri, config)
+    return table_type == MERGE_ON_READ
 
 
 def check_version_writable(base_uri: str, version: int) -> None:

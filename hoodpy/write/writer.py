@@ -19,13 +19,7 @@ from hoodpy.arrow_rows import WRITE_STATS_DDL
 from hoodpy.config import HoodieConfig, declared_keys
 from hoodpy.config.index import IndexConfig
 from hoodpy.config.storage import StorageConfig
-from hoodpy.config.table import (
-    COPY_ON_WRITE,
-    MERGE_ON_READ,
-    TableConfig,
-    check_merge_on_read_writable,
-    check_version_writable,
-)
+from hoodpy.config.table import TableConfig, check_version_writable, writes_merge_on_read
 from hoodpy.config.write import WriteConfig, event_time_ordering_field
 from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
@@ -148,13 +142,7 @@ class Writer:
             # Files with and without keys in one table would not read back: the table decides, once.
             raise InvalidConfigError(populate.key, self.config.raw(populate),
                                      f"the table has {populate.key}={str(table.config.get(populate)).lower()}")
-        table_type = table.properties.get(TableConfig.TYPE.key, COPY_ON_WRITE)
-        if self.config.get(TableConfig.TYPE) != table_type:
-            raise InvalidConfigError(TableConfig.TYPE.key, self.config.raw(TableConfig.TYPE),
-                                     f"the table is {table_type}; its type cannot change")
-        self.merge_on_read = table_type == MERGE_ON_READ
-        if self.merge_on_read:
-            check_merge_on_read_writable(self.storage.base_uri, self.config)
+        self.merge_on_read = writes_merge_on_read(self.storage.base_uri, table.properties, self.config)
         self.keygen = table.keygen
         self.ordering_field: str | None = self.config.get(TableConfig.PRECOMBINE_FIELD)
         # A delete whose batch lacks the partition fields: keys are looked up in every partition.
