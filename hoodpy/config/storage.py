@@ -8,33 +8,32 @@ from hoodpy.config import ConfigKey, parse_bool, parse_float, parse_int
 # Parquet codecs by the names Hudi accepts (parquet-mr's CompressionCodecName, any case), plus Spark's "none".
 # LZO is a Hudi name pyarrow cannot write.
 COMPRESSION_CODECS = ("zstd", "snappy", "gzip", "lz4", "lz4_raw", "brotli", "uncompressed", "none")
-UNWRITABLE_CODECS = {"lzo": "pyarrow has no LZO writer"}
+UNWRITABLE_CODECS = {"lzo": "lzo is a Hudi codec hoodpy cannot write (pyarrow has no LZO writer)"}
+# Log data block formats hoodpy writes, and Hudi's others.
+LOG_BLOCK_FORMATS = ("avro", "parquet")
+UNWRITABLE_LOG_BLOCK_FORMATS = {"hfile": "HFile data blocks are the metadata table's"}
+
+
+def _parse_name(value: object, names: tuple[str, ...], refused: dict[str, str], what: str) -> str:
+    """``value`` lower case when it is one of ``names``; a ValueError naming them otherwise (with the reason of
+    a name Hudi knows that hoodpy refuses)."""
+    text = str(value).strip().lower()
+    if text in refused:
+        raise ValueError(f"{refused[text]}; expected one of {', '.join(names)}")
+    if text not in names:
+        raise ValueError(f"not a {what}; expected one of {', '.join(names)}")
+    return text
 
 
 def parse_codec(value: object) -> str:
     """A parquet codec name, lower case; "none" is "uncompressed"."""
-    text = str(value).strip().lower()
-    if text in UNWRITABLE_CODECS:
-        raise ValueError(f"{text} is a Hudi codec hoodpy cannot write ({UNWRITABLE_CODECS[text]}); "
-                         f"expected one of {', '.join(COMPRESSION_CODECS)}")
-    if text not in COMPRESSION_CODECS:
-        raise ValueError(f"not a parquet codec; expected one of {', '.join(COMPRESSION_CODECS)}")
+    text = _parse_name(value, COMPRESSION_CODECS, UNWRITABLE_CODECS, "parquet codec")
     return "uncompressed" if text == "none" else text
-
-
-LOG_BLOCK_FORMATS = ("avro", "parquet")
-_OTHER_LOG_BLOCK_FORMATS = {"hfile": "HFile data blocks are the metadata table's"}
 
 
 def parse_log_block_format(value: object) -> str:
     """A log data block format hoodpy writes: avro or parquet (any case)."""
-    text = str(value).strip().lower()
-    if text in _OTHER_LOG_BLOCK_FORMATS:
-        raise ValueError(f"{_OTHER_LOG_BLOCK_FORMATS[text]}; hoodpy writes data blocks as one of "
-                         f"{', '.join(LOG_BLOCK_FORMATS)}")
-    if text not in LOG_BLOCK_FORMATS:
-        raise ValueError(f"not a log data block format; expected one of {', '.join(LOG_BLOCK_FORMATS)}")
-    return text
+    return _parse_name(value, LOG_BLOCK_FORMATS, UNWRITABLE_LOG_BLOCK_FORMATS, "log data block format")
 
 
 class StorageConfig:
