@@ -35,7 +35,6 @@ from hoodpy.config.table import (
     TableConfig,
     check_merge_on_read_writable,
     check_supported,
-    check_writable,
 )
 from hoodpy.config.table_version import merge_on_read_properties, versioned_properties
 from hoodpy.config.write import WriteConfig
@@ -257,7 +256,6 @@ class HoodieTable:
               options: Mapping[str, Any] | None = None) -> CommitResult:
         """Write ``df`` with ``operation`` (default: ``hoodie.datasource.write.operation``, i.e. upsert)."""
         merge_on_read = self.properties.get(TableConfig.TYPE.key, COPY_ON_WRITE) == MERGE_ON_READ
-        check_writable(self.base_path, self.properties.get(TableConfig.TYPE.key, COPY_ON_WRITE), merge_on_read=True)
         check_options(options)
         config = self.config.with_options(options)
         op = WriteOperation(operation if isinstance(operation, WriteOperation)

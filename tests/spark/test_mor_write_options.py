@@ -149,3 +149,22 @@ def test_table_type_from_the_option(spark, table_path):
     result = table.insert(spark.createDataFrame([("k1", "a", 1, "x")], DDL))
     meta = json.loads((Path(table_path) / ".hoodie" / f"{result.instant_time}.deltacommit").read_text())
     assert meta["operationType"] == "INSERT"
+
+
+@pytest.mark.parametrize("index", ["SIMPLE", "GLOBAL_SIMPLE", "GLOBAL_BLOOM"])
+def test_indexes_located_in_spark(spark, table_path, index):
+    """The indexes that locate keys in Spark tasks: updates and deletes go to the logs of the groups the keys
+    are in; under a global index a key whose partition changed is deleted from its old group's log and
+    inserted into its new partition."""
+    table = _create(spark, table_path, **{"hoodie.index.type": index})
+    table.bulk_insert(spark.createDataFrame([("k1", "a", 1, "x"), ("k2", "a", 1, "x"), ("k3", "b", 1, "x")], DDL))
+    moved = "b" if index.startswith("GLOBAL") else "a"  # a non-global index keeps k2 in partition a as a new key
+    result = table.upsert(spark.createDataFrame([("k1", "a", 2, "y"), ("k2", moved, 2, "y")], DDL),
+                          options={"hoodie.parquet.small.file.limit": "0"})
+    logs = [s for s in result.metadata.write_stats if s.is_log_write]
+    assert logs and all(s.partition_path == "a" for s in logs)
+    table.delete(spark.createDataFrame([("k3", "b", 0, None)], DDL))
+    rows = {(r["_hoodie_partition_path"], r["_hoodie_record_key"]): (r["ts"], r["v"])
+            for r in hudi_rs.df_rows(table.read())}
+    assert rows == {("a", "k1"): (2, "y"), ("a", "k2") if moved == "a" else ("b", "k2"): (2, "y")}
+    assert hudi_rs.df_rows(table.read()) == hudi_rs.snapshot(table_path)
