@@ -57,6 +57,7 @@ _CANONICAL_OPTION = {"primarykey": PRIMARY_KEY_PROPERTY, "precombinefield": PREC
 _TABLE_TYPES = {"cow": COPY_ON_WRITE, "copy_on_write": COPY_ON_WRITE, "mor": MERGE_ON_READ,
                 "merge_on_read": MERGE_ON_READ}
 
+
 def empty_result(spark) -> DataFrame:
     """What Spark returns for a DDL / DML statement: a DataFrame with no columns and no rows."""
     return spark.createDataFrame([], StructType([]))

@@ -24,8 +24,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.compat]
 
 SAMPLES = ("v6_nonpartitioned", "v6_nonpartitioned_rollback", "v6_complexkeygen_hivestyle",
            "v6_simplekeygen_nonhivestyle", "v6_simplekeygen_nonhivestyle_overwritetable")
-CASES = [(s, "avro") for s in SAMPLES] + [("v6_nonpartitioned_rollback", "parquet"),
-                                          ("v6_complexkeygen_hivestyle", "parquet")]
+CASES = [(s, "avro") for s in SAMPLES] + [("v6_complexkeygen_hivestyle", "parquet")]
 NEW_ID = 1000
 
 

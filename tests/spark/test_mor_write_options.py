@@ -151,7 +151,7 @@ def test_table_type_from_the_option(spark, table_path):
     assert meta["operationType"] == "INSERT"
 
 
-@pytest.mark.parametrize("index", ["SIMPLE", "GLOBAL_SIMPLE", "GLOBAL_BLOOM"])
+@pytest.mark.parametrize("index", ["SIMPLE", "GLOBAL_BLOOM"])
 def test_indexes_located_in_spark(spark, table_path, index):
     """The indexes that locate keys in Spark tasks: updates and deletes go to the logs of the groups the keys
     are in; under a global index a key whose partition changed is deleted from its old group's log and
