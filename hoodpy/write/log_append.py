@@ -30,6 +30,8 @@ import pyarrow.compute as pc
 from hoodpy.arrow_rows import add_meta_columns, align, finalize, task_ids, write_stats, write_stats_row
 from hoodpy.config import HoodieConfig
 from hoodpy.config.storage import StorageConfig
+from hoodpy.config.table import MERGE_ON_READ
+from hoodpy.errors import UnsupportedTableTypeError
 from hoodpy.file_group import log_writer
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.file_group.markers import create_marker
@@ -37,6 +39,8 @@ from hoodpy.file_group.naming import LogFileName, join_partition, write_token
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import avro_schema_to_json
 from hoodpy.storage import Storage
+from hoodpy.timeline.instant import Action
+from hoodpy.timeline.timeline import Timeline
 from hoodpy.write.base_file import encode_parquet
 from hoodpy.write.merge import OP, OP_DELETE, TARGET_FILE_ID, MergeContext, merge_file_group
 
@@ -64,6 +68,18 @@ class AppendContext:
     block_format: str = AVRO
     max_file_size: int = 1073741824
     max_block_size: int = 268435456
+
+
+def check_no_pending_compaction(base_uri: str, timeline: Timeline) -> None:
+    """Refuse a merge-on-read write while a compaction is requested or inflight: Hudi writes the records of the
+    file groups it compacts into the slice it starts (base instant: the compaction's), which needs its plan;
+    a log named after the old slice would be left out of the compacted base file."""
+    pending = [i.timestamp for i in timeline.pending([Action.COMPACTION])
+               if not timeline.is_completed_write(i.timestamp)]
+    if pending:
+        raise UnsupportedTableTypeError(base_uri, MERGE_ON_READ,
+                                        f"write to it while compaction {pending[0]} is pending (run or roll back "
+                                        "the compaction first)")
 
 
 def log_slices(view: FileSystemView, *, instant_time: str, base_file_groups: set[tuple[str, str]],

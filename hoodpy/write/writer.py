@@ -46,7 +46,7 @@ from hoodpy.write import commit as commit_step
 from hoodpy.write import records as rec
 from hoodpy.write.base_file import BaseFileOptions
 from hoodpy.write.bulk_insert import BULK_FILE, BulkInsertContext, bulk_insert_partition, plan_files
-from hoodpy.write.log_append import append_context, write_file_group
+from hoodpy.write.log_append import append_context, check_no_pending_compaction, write_file_group
 from hoodpy.write.merge import (
     OP,
     OP_DELETE,
@@ -214,6 +214,8 @@ class Writer:
                  ) -> tuple[DataFrame, pa.Schema]:
         keygen = self.keygen
         is_delete = operation == WriteOperation.DELETE
+        if self.merge_on_read:
+            check_no_pending_compaction(self.storage.base_uri, timeline)
         for key in (*declared_keys(WriteConfig), *declared_keys(IndexConfig), *declared_keys(StorageConfig)):
             self.config.get(key)  # a bad option value fails here, before an instant exists
         self._bucket_layout = BucketSpec.of(self.config)

@@ -168,3 +168,15 @@ def test_indexes_located_in_spark(spark, table_path, index):
             for r in hudi_rs.df_rows(table.read())}
     assert rows == {("a", "k1"): (2, "y"), ("a", "k2") if moved == "a" else ("b", "k2"): (2, "y")}
     assert hudi_rs.df_rows(table.read()) == hudi_rs.snapshot(table_path)
+
+
+def test_writes_wait_for_a_pending_compaction(spark, table_path):
+    """While a compaction is requested, Hudi writes its file groups' records into the slice it starts; hoodpy
+    does not yet, so it refuses the write and leaves the table as it was."""
+    table = _create(spark, table_path)
+    table.insert(spark.createDataFrame([("k1", "a", 1, "x")], DDL))
+    (Path(table_path) / ".hoodie" / "29990101000000000.compaction.requested").write_bytes(b"")
+    before = tree(table_path)
+    with pytest.raises(UnsupportedTableTypeError, match="compaction 29990101000000000 is pending"):
+        table.upsert(spark.createDataFrame([("k1", "a", 2, "y")], DDL))
+    assert tree(table_path) == before
