@@ -15,14 +15,18 @@ import pyarrow.compute as pc
 
 from hoodpy.meta_fields import COMMIT_SEQNO, FILE_NAME, META_COLUMNS
 
-# What every file-writing task returns per file; the field order is the DDL's.
+# What every file-writing task returns per file; the field order is the DDL's. The log_* and base_file fields
+# are set for merge-on-read log files only (HoodieDeltaWriteStat), null for base files.
 WRITE_STATS_SCHEMA = pa.schema([
     ("partition_path", pa.string()), ("file_id", pa.string()), ("path", pa.string()),
     ("prev_commit", pa.string()), ("num_writes", pa.int64()), ("num_deletes", pa.int64()),
     ("num_update_writes", pa.int64()), ("num_inserts", pa.int64()), ("file_size", pa.int64()),
     ("create_time_ms", pa.int64()), ("upsert_time_ms", pa.int64()),
+    ("log_version", pa.int64()), ("log_offset", pa.int64()), ("base_file", pa.string()),
+    ("log_files", pa.list_(pa.string())),
 ])
-WRITE_STATS_DDL = ", ".join(f"{f.name} {'string' if f.type == pa.string() else 'long'}" for f in WRITE_STATS_SCHEMA)
+_DDL_TYPES = {pa.string(): "string", pa.int64(): "long", pa.list_(pa.string()): "array<string>"}
+WRITE_STATS_DDL = ", ".join(f"{f.name} {_DDL_TYPES[f.type]}" for f in WRITE_STATS_SCHEMA)
 
 
 def align(table: pa.Table, schema: pa.Schema) -> pa.Table:

@@ -72,13 +72,14 @@ class UnsupportedApiError(HoodieError):
 
 
 class UnsupportedTableTypeError(HoodieError):
-    """An operation hoodpy does not do on this table type yet (writes into merge-on-read tables)."""
+    """An operation hoodpy does not do on this table type yet (table services of merge-on-read tables)."""
 
     def __init__(self, base_path: str, table_type: str, operation: str):
         self.base_path, self.table_type, self.operation = base_path, table_type, operation
         super().__init__(
             f"Table at {base_path!r} is a {table_type} table: hoodpy reads it but cannot {operation} it yet "
-            f"(only COPY_ON_WRITE tables take writes, table services other than compaction, and rollbacks)")
+            f"(MERGE_ON_READ tables of table version 6 take writes, rollbacks and compaction; clean, clustering, "
+            f"archival and savepoints are COPY_ON_WRITE only); the table is unchanged")
 
 
 class InvalidConfigError(HoodieError):

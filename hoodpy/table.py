@@ -1,6 +1,6 @@
-"""HoodieTable: the public façade over one Hudi table (table version 6): copy-on-write tables are read and
-written; merge-on-read tables are read (snapshot, read-optimized, time travel, incremental) and compacted,
-and refuse writes.
+"""HoodieTable: the public façade over one Hudi table (table version 6): copy-on-write and merge-on-read tables
+are read (merge-on-read: snapshot, read-optimized, time travel, incremental) and written (merge-on-read: as
+deltacommits appending log files, folded in by compaction).
 
 Example:
     >>> t = HoodieTable.create(spark, "/lake/trips", table_name="trips",
@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,21 +23,24 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StringType, StructField, StructType
 
 from hoodpy.config import HoodieConfig
+from hoodpy.config.clustering import ClusteringConfig
 from hoodpy.config.read import ReadConfig
 from hoodpy.config.properties import load_table_properties, save_table_properties, table_checksum
 from hoodpy.config.registry import check_options, check_table_properties
 from hoodpy.config.table import (
     COPY_ON_WRITE,
+    MERGE_ON_READ,
     SUPPORTED_TABLE_VERSION,
     SUPPORTED_TIMELINE_LAYOUT,
     TableConfig,
+    check_merge_on_read_writable,
     check_supported,
-    check_writable,
 )
-from hoodpy.config.table_version import versioned_properties
+from hoodpy.config.table_version import merge_on_read_properties, versioned_properties
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import (
     InvalidConfigError,
+    UnsupportedTableTypeError,
     TableAlreadyExistsError,
     TableNotFoundError,
 )
@@ -66,6 +70,9 @@ from hoodpy.write.writer import CommitResult, Writer
 
 
 
+_log = logging.getLogger(__name__)
+
+
 class HoodieTable:
     """One table at a base path. Cheap to construct; the timeline is re-read on each operation."""
 
@@ -87,8 +94,11 @@ class HoodieTable:
                hive_style_partitioning: bool = False, database_name: str = "default",
                key_generator_class: str | None = None, schema: StructType | None = None,
                options: Mapping[str, Any] | None = None,
-               table_properties: Mapping[str, Any] | None = None) -> HoodieTable:
+               table_properties: Mapping[str, Any] | None = None, table_type: str | None = None) -> HoodieTable:
         """Create an empty table: writes ``.hoodie/hoodie.properties``; data arrives with the first write.
+
+        ``table_type``: ``COPY_ON_WRITE`` (the default) or ``MERGE_ON_READ``, else ``hoodie.table.type`` from
+        ``table_properties`` / ``options``.
 
         ``table_properties`` may carry what else defines the table's keys and files: the key generator type,
         ``hoodie.keygen.timebased.*``, CustomKeyGenerator's ``field:TYPE`` partition fields
@@ -136,7 +146,13 @@ class HoodieTable:
                 to_create_schema_form(avro_schema_from_arrow(arrow, table_name)))
         props[TableConfig.CHECKSUM.key] = str(table_checksum(database_name, table_name))
         keygen = KeyGenerator.from_config(HoodieConfig.of(props))  # validates before anything is written
-        requested = HoodieConfig.of(props, table_properties, options)
+        requested = HoodieConfig.of(props, table_properties, options,
+                                    {TableConfig.TYPE.key: table_type} if table_type else None)
+        props[TableConfig.TYPE.key] = requested.get(TableConfig.TYPE)
+        if props[TableConfig.TYPE.key] == MERGE_ON_READ:
+            check_merge_on_read_writable(storage.base_uri, HoodieConfig.of(requested.options, {
+                TableConfig.VERSION.key: requested.get(TableConfig.WRITE_TABLE_VERSION)}))
+            props.update(merge_on_read_properties(requested, precombine_field))
         BucketSpec.of(requested)  # a bad bucket index layout fails before the table exists
         props = versioned_properties(props, requested.get(TableConfig.WRITE_TABLE_VERSION),
                                      requested.get(WriteConfig.RECORD_MERGE_MODE), keygen.kind)
@@ -249,18 +265,24 @@ class HoodieTable:
     def write(self, df: DataFrame, operation: str | WriteOperation | None = None, *,
               options: Mapping[str, Any] | None = None) -> CommitResult:
         """Write ``df`` with ``operation`` (default: ``hoodie.datasource.write.operation``, i.e. upsert)."""
-        check_writable(self.base_path, self.properties.get(TableConfig.TYPE.key, COPY_ON_WRITE))
+        merge_on_read = self.properties.get(TableConfig.TYPE.key, COPY_ON_WRITE) == MERGE_ON_READ
         check_options(options)
         config = self.config.with_options(options)
         op = WriteOperation(operation if isinstance(operation, WriteOperation)
                             else (str(operation).lower() if operation else config.get(WriteConfig.OPERATION)))
         validate_after_commit_services(config)  # a bad clean / archival option fails before anything is written
         validate_compaction_options(config)
+        if merge_on_read and (config.get(ClusteringConfig.INLINE) or config.get(ClusteringConfig.SCHEDULE_INLINE)):
+            raise UnsupportedTableTypeError(self.base_path, MERGE_ON_READ, "cluster")
         resume_pending_clustering(self, options)
         result = Writer(self, options).write(df, op)
         self._record_create_schema(result)
+        if merge_on_read:
+            compact_after_commit(self, options)
+            # Clean and archival of merge-on-read tables are not built yet: the automatic ones are skipped.
+            _log.info("Automatic clean and archival skipped on merge-on-read table %s", self.name)
+            return result
         cluster_after_commit(self, options)
-        compact_after_commit(self, options)  # merge-on-read tables only
         clean_after_commit(self, options)
         archive_after_commit(self, options)
         return result
@@ -309,7 +331,7 @@ class HoodieTable:
 
         service = RollbackService.of(self)
         # Failed writes after the target go first (per the failed-writes policy), as the next write would.
-        timeline = rollback_failed_writes(service.context.transaction(), self.timeline)
+        timeline = rollback_failed_writes(service.context.transaction(merge_on_read=True), self.timeline)
         target = next((i for i in timeline.completed_commits() if i.timestamp == instant_time), None)
         if target is None:
             raise RollbackError(f"{instant_time} is not a completed commit of {self.name}")

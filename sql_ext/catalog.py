@@ -51,6 +51,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from hoodpy.config.sql import TableOptions
+from hoodpy.config.table import MERGE_ON_READ, TableConfig
 from hoodpy.meta_fields import META_COLUMNS
 from sql_ext.dialect import DIALECT
 from hoodpy.errors import NotAHoodieTableError, UnknownTableError
@@ -136,13 +137,19 @@ def create_options_sql(partition_by: Sequence[str], properties: Mapping[str, Any
 
 
 def hoodpy_table_properties(record_key: Sequence[str], precombine_field: str | None,
-                            options: Mapping[str, str]) -> dict[str, str]:
-    """The TBLPROPERTIES of a hoodpy table: record key, type, ordering field (when set), then ``options``."""
-    props = {PRIMARY_KEY_PROPERTY: ",".join(record_key), TYPE_PROPERTY: "cow"}
+                            options: Mapping[str, str], table_type: str = "cow") -> dict[str, str]:
+    """The TBLPROPERTIES of a hoodpy table: record key, type (``cow`` or ``mor``), ordering field (when set),
+    then ``options``."""
+    props = {PRIMARY_KEY_PROPERTY: ",".join(record_key), TYPE_PROPERTY: table_type}
     if precombine_field:
         props[PRECOMBINE_PROPERTY] = precombine_field
     props.update(options)
     return props
+
+
+def sql_table_type(properties: Mapping[str, str]) -> str:
+    """The ``type`` table property (``cow`` / ``mor``) of a table with these hoodie.properties."""
+    return "mor" if properties.get(TableConfig.TYPE.key) == MERGE_ON_READ else "cow"
 
 
 def normalize_location(location: str) -> str:

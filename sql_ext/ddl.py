@@ -5,7 +5,8 @@
 [COMMENT '...'] [OPTIONS (...)] [TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'cow',
 hoodie.* = ...)] [AS SELECT ...]``:
 
-* ``primaryKey`` is required; ``type`` must be ``cow``. OPTIONS and TBLPROPERTIES are merged.
+* ``primaryKey`` is required; ``type`` is ``cow`` (the default) or ``mor`` (merge-on-read, as
+  ``hoodie.table.type = 'MERGE_ON_READ'``). OPTIONS and TBLPROPERTIES are merged.
 * Partition columns go to the end of the schema (as Spark and Hudi order a partitioned table's columns),
   and partitions are hive-style (``city=sf``) unless ``hoodie.datasource.write.hive_style_partitioning``
   says otherwise, as in Hudi's Spark SQL.
@@ -26,7 +27,7 @@ from sqlglot import exp
 
 from hoodpy.config import HoodieConfig, parse_bool, parse_csv
 from hoodpy.config.sql import TableOptions
-from hoodpy.config.table import TableConfig
+from hoodpy.config.table import COPY_ON_WRITE, MERGE_ON_READ, TableConfig
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import InvalidConfigError
 from hoodpy.index.bucket import BucketSpec
@@ -39,6 +40,7 @@ from sql_ext.catalog import (
     CatalogTable,
     normalize_location,
     hoodpy_table_properties,
+    sql_table_type,
 )
 from sql_ext.dialect import DIALECT
 from hoodpy.errors import CatalogTableExistsError, InvalidStatementError, UnsupportedStatementError
@@ -52,6 +54,8 @@ if TYPE_CHECKING:
 
 _CANONICAL_OPTION = {"primarykey": PRIMARY_KEY_PROPERTY, "precombinefield": PRECOMBINE_PROPERTY,
                      "type": TYPE_PROPERTY}
+_TABLE_TYPES = {"cow": COPY_ON_WRITE, "copy_on_write": COPY_ON_WRITE, "mor": MERGE_ON_READ,
+                "merge_on_read": MERGE_ON_READ}
 
 
 def empty_result(spark) -> DataFrame:
@@ -146,10 +150,8 @@ def create_table(layer: SqlLayer, tree: exp.Create, text: str) -> DataFrame:
 
     options, location, comment, partitioned = table_options(tree)
     config = HoodieConfig.of(options)
-    table_type = config.get(TableOptions.TYPE)
-    if table_type not in ("cow", "copy_on_write"):
-        raise InvalidConfigError(TYPE_PROPERTY, options.get(TYPE_PROPERTY), "hoodpy writes copy-on-write (cow) "
-                                 "tables only")
+    # Hudi's Spark SQL names of the table type; None: not given (hoodie.table.type, if set, decides).
+    table_type = _TABLE_TYPES[config.get(TableOptions.TYPE)] if config.is_set(TableOptions.TYPE) else None
 
     query = tree.expression
     columns = [c for c in (tree.this.expressions if isinstance(tree.this, exp.Schema) else [])
@@ -187,6 +189,9 @@ def create_table(layer: SqlLayer, tree: exp.Create, text: str) -> DataFrame:
             raise InvalidConfigError(PRIMARY_KEY_PROPERTY, ",".join(keys),
                                      f"the table at {base_path} has record key "
                                      f"{','.join(table.keygen.record_key_fields)}")
+        if table_type is not None and table_type != table.properties.get(TableConfig.TYPE.key):
+            raise InvalidConfigError(TYPE_PROPERTY, options.get(TYPE_PROPERTY),
+                                     f"the table at {base_path} is {table.properties.get(TableConfig.TYPE.key)}")
         keys = list(table.keygen.record_key_fields)
         precombine = table.config.get(TableConfig.PRECOMBINE_FIELD)
         existing = StructType(_data_fields(table.spark_schema()))
@@ -210,11 +215,13 @@ def create_table(layer: SqlLayer, tree: exp.Create, text: str) -> DataFrame:
             database_name=name.database, key_generator_class=config.get(TableConfig.KEY_GENERATOR_CLASS),
             schema=data_schema if data_schema.fields else None,
             table_properties={k: v for k, v in options.items() if k.startswith("hoodie.")},
+            table_type=table_type,
         )
         created = True
 
     properties = hoodpy_table_properties(keys, precombine, {
-        k: v for k, v in options.items() if k not in (PRIMARY_KEY_PROPERTY, PRECOMBINE_PROPERTY, TYPE_PROPERTY)})
+        k: v for k, v in options.items() if k not in (PRIMARY_KEY_PROPERTY, PRECOMBINE_PROPERTY, TYPE_PROPERTY)},
+        sql_table_type(table.properties))
     try:
         entry = layer.catalog.register(name, table, data_schema, properties, comment=comment)
     except Exception:

@@ -1,4 +1,5 @@
-"""Storage-scope keys: base file sizing and parquet settings (Hudi's HoodieStorageConfig/CompactionConfig)."""
+"""Storage-scope keys: base file sizing and parquet settings, merge-on-read log files (Hudi's HoodieStorageConfig /
+CompactionConfig)."""
 
 from __future__ import annotations
 
@@ -7,18 +8,32 @@ from hoodpy.config import ConfigKey, parse_bool, parse_float, parse_int
 # Parquet codecs by the names Hudi accepts (parquet-mr's CompressionCodecName, any case), plus Spark's "none".
 # LZO is a Hudi name pyarrow cannot write.
 COMPRESSION_CODECS = ("zstd", "snappy", "gzip", "lz4", "lz4_raw", "brotli", "uncompressed", "none")
-UNWRITABLE_CODECS = {"lzo": "pyarrow has no LZO writer"}
+UNWRITABLE_CODECS = {"lzo": "lzo is a Hudi codec hoodpy cannot write (pyarrow has no LZO writer)"}
+# Log data block formats hoodpy writes, and Hudi's others.
+LOG_BLOCK_FORMATS = ("avro", "parquet")
+UNWRITABLE_LOG_BLOCK_FORMATS = {"hfile": "HFile data blocks are the metadata table's"}
+
+
+def _parse_name(value: object, names: tuple[str, ...], refused: dict[str, str], what: str) -> str:
+    """``value`` lower case when it is one of ``names``; a ValueError naming them otherwise (with the reason of
+    a name Hudi knows that hoodpy refuses)."""
+    text = str(value).strip().lower()
+    if text in refused:
+        raise ValueError(f"{refused[text]}; expected one of {', '.join(names)}")
+    if text not in names:
+        raise ValueError(f"not a {what}; expected one of {', '.join(names)}")
+    return text
 
 
 def parse_codec(value: object) -> str:
     """A parquet codec name, lower case; "none" is "uncompressed"."""
-    text = str(value).strip().lower()
-    if text in UNWRITABLE_CODECS:
-        raise ValueError(f"{text} is a Hudi codec hoodpy cannot write ({UNWRITABLE_CODECS[text]}); "
-                         f"expected one of {', '.join(COMPRESSION_CODECS)}")
-    if text not in COMPRESSION_CODECS:
-        raise ValueError(f"not a parquet codec; expected one of {', '.join(COMPRESSION_CODECS)}")
+    text = _parse_name(value, COMPRESSION_CODECS, UNWRITABLE_CODECS, "parquet codec")
     return "uncompressed" if text == "none" else text
+
+
+def parse_log_block_format(value: object) -> str:
+    """A log data block format hoodpy writes: avro or parquet (any case)."""
+    return _parse_name(value, LOG_BLOCK_FORMATS, UNWRITABLE_LOG_BLOCK_FORMATS, "log data block format")
 
 
 class StorageConfig:
@@ -53,4 +68,19 @@ class StorageConfig:
     INSERT_AUTO_SPLIT = ConfigKey(
         "hoodie.copyonwrite.insert.auto.split", True, parse_bool,
         doc="Size new file groups from the record size estimate.",
+    )
+    LOGFILE_DATA_BLOCK_FORMAT = ConfigKey(
+        "hoodie.logfile.data.block.format", "avro", parse_log_block_format,
+        doc="Data block format of merge-on-read log files: avro (Hudi's default for parquet base files) or "
+            "parquet (one parquet file per block, compressed with hoodie.parquet.compression.codec).",
+    )
+    LOGFILE_MAX_SIZE = ConfigKey(
+        "hoodie.logfile.max.size", 1073741824, parse_int,
+        doc="Merge-on-read log file size in bytes after which a write rolls over to the next log version "
+            "(a block that would take a non-empty file past it goes to a new version).",
+    )
+    LOGFILE_DATA_BLOCK_MAX_SIZE = ConfigKey(
+        "hoodie.logfile.data.block.max.size", 268435456, parse_int,
+        doc="Most bytes of records (as held in memory) one log data block takes; more records start another "
+            "block.",
     )

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from hoodpy.config import ConfigKey, parse_bool, parse_csv, parse_enum, parse_int
-from hoodpy.errors import UnsupportedServiceError, UnsupportedTableTypeError, UnsupportedTableVersionError
+from hoodpy.config import ConfigKey, HoodieConfig, parse_bool, parse_csv, parse_enum, parse_int
+from hoodpy.errors import (
+    InvalidConfigError,
+    UnsupportedServiceError,
+    UnsupportedTableTypeError,
+    UnsupportedTableVersionError,
+)
 
 SUPPORTED_TABLE_VERSION = 6
 SUPPORTED_TIMELINE_LAYOUT = 1
@@ -28,8 +33,9 @@ class TableConfig:
     DATABASE_NAME = ConfigKey("hoodie.database.name", "default", doc="Database the table belongs to.")
     TYPE = ConfigKey(
         "hoodie.table.type", COPY_ON_WRITE, parse_enum(COPY_ON_WRITE, MERGE_ON_READ),
-        doc="Table type; hoodpy reads both and writes COPY_ON_WRITE only. A DataFrame write "
-            "(df.write.format('hoodpy')) that creates a table takes its type from here.",
+        doc="Table type, fixed at creation: COPY_ON_WRITE, or MERGE_ON_READ (table version 6: updates and deletes "
+            "go to log files, writes are deltacommits). A DataFrame write (df.write.format('hoodpy')) that creates "
+            "a table takes its type from here.",
         aliases=("hoodie.datasource.write.table.type",),
     )
     VERSION = ConfigKey("hoodie.table.version", 6, parse_int, doc="On-disk table version.")
@@ -121,11 +127,38 @@ def check_supported(base_uri: str, props: Mapping[str, str]) -> None:
         raise UnsupportedTableVersionError(base_uri, f"table type {table_type}", f"{COPY_ON_WRITE} / {MERGE_ON_READ}")
 
 
-def check_writable(base_uri: str, table_type: str, operation: str = "write to") -> None:
-    """Raise UnsupportedTableTypeError unless hoodpy writes tables of ``table_type`` (copy-on-write only:
-    merge-on-read writes, compaction and log-aware services are not built yet)."""
-    if table_type != COPY_ON_WRITE:
+def check_writable(base_uri: str, table_type: str, operation: str = "write to", *,
+                   merge_on_read: bool = False) -> None:
+    """Raise UnsupportedTableTypeError unless hoodpy can ``operation`` a table of ``table_type``: copy-on-write
+    tables always; merge-on-read tables when ``merge_on_read`` says the caller handles them (writes and
+    rollbacks: compaction and the log-aware clean, clustering, archival and savepoints are not built yet)."""
+    if table_type != COPY_ON_WRITE and not (merge_on_read and table_type == MERGE_ON_READ):
         raise UnsupportedTableTypeError(base_uri, table_type, operation)
+
+
+def check_merge_on_read_writable(base_uri: str, config: HoodieConfig) -> None:
+    """Raise UnsupportedTableTypeError unless hoodpy writes a merge-on-read table so configured: table version 6
+    (versions 8 and 9 name log files after the deltacommit) with meta fields (virtual keys are not written)."""
+    version = config.get(TableConfig.VERSION)
+    if version != 6:
+        raise UnsupportedTableTypeError(base_uri, MERGE_ON_READ, f"write to it at table version {version} (hoodpy "
+                                        "writes merge-on-read tables of table version 6)")
+    if not config.get(TableConfig.POPULATE_META_FIELDS):
+        raise UnsupportedTableTypeError(base_uri, MERGE_ON_READ, f"write to it with "
+                                        f"{TableConfig.POPULATE_META_FIELDS.key}=false (log records keep their keys)")
+
+
+def writes_merge_on_read(base_uri: str, properties: Mapping[str, str], config: HoodieConfig) -> bool:
+    """Whether a write with ``config`` into the table of ``properties`` (hoodie.properties) is a merge-on-read
+    write. The table's type decides: an option naming another one is an InvalidConfigError; a merge-on-read
+    table hoodpy does not write is refused (:func:`check_merge_on_read_writable`)."""
+    table_type = properties.get(TableConfig.TYPE.key, COPY_ON_WRITE)
+    if config.get(TableConfig.TYPE) != table_type:
+        raise InvalidConfigError(TableConfig.TYPE.key, config.raw(TableConfig.TYPE),
+                                 f"the table is {table_type}; its type cannot change")
+    if table_type == MERGE_ON_READ:
+        check_merge_on_read_writable(base_uri, config)
+    return table_type == MERGE_ON_READ
 
 
 def check_version_writable(base_uri: str, version: int) -> None:

@@ -12,9 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from hoodpy.config import HoodieConfig
 from hoodpy.config.keygen import KeyGeneratorConfig
 from hoodpy.config.table import INITIAL_VERSION_KEY, WRITABLE_VERSIONS, TableConfig
-from hoodpy.config.write import COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING, WriteConfig
+from hoodpy.config.write import (
+    COMMIT_TIME_ORDERING,
+    EVENT_TIME_MERGE_STRATEGY,
+    EVENT_TIME_ORDERING,
+    WriteConfig,
+    merge_mode,
+)
 from hoodpy.errors import InvalidConfigError
 
 # Hudi's HoodieRecordMerger strategy ids of the two merge modes (as Hudi 1.0 records them with the mode).
@@ -26,6 +33,12 @@ MERGE_MODE_PROPERTY = WriteConfig.RECORD_MERGE_MODE.aliases[0]  # hoodie.record.
 ORDERING_FIELDS_PROPERTY = "hoodie.table.ordering.fields"  # version 9's name of hoodie.table.precombine.field
 TABLE_FORMAT_PROPERTY = "hoodie.table.format"
 NATIVE_TABLE_FORMAT = "native"
+PAYLOAD_CLASS_PROPERTY = "hoodie.compaction.payload.class"  # as version-6 tables store the payload class
+MERGE_STRATEGY_PROPERTY = "hoodie.compaction.record.merger.strategy"
+_PAYLOAD_OF_MODE = {
+    EVENT_TIME_ORDERING: "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
+    COMMIT_TIME_ORDERING: "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
+}
 
 
 def versioned_properties(props: Mapping[str, str], version: int, merge_mode: str | None = None,
@@ -59,3 +72,13 @@ def versioned_properties(props: Mapping[str, str], version: int, merge_mode: str
     if key_generator_type:
         out.pop(TableConfig.KEY_GENERATOR_CLASS.key, None)  # the type says it, as Hudi 1.1 records it
     return out
+
+
+def merge_on_read_properties(config: HoodieConfig, precombine_field: str | None) -> dict[str, str]:
+    """What a new merge-on-read table of version 6 records besides a copy-on-write one, as Java Hudi 0.14 does
+    (the v6 merge-on-read samples' hoodie.properties): the payload class and record merger strategy its readers
+    and compaction merge log records with. The payload class is the one of the table's merge mode, so that
+    Java merges as hoodpy does: DefaultHoodieRecordPayload (event time) or OverwriteWithLatestAvroPayload
+    (commit time, Java's default)."""
+    payload = _PAYLOAD_OF_MODE[merge_mode(config, precombine_field)]
+    return {PAYLOAD_CLASS_PROPERTY: payload, MERGE_STRATEGY_PROPERTY: EVENT_TIME_MERGE_STRATEGY}

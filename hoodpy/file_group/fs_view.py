@@ -67,6 +67,9 @@ class FileSystemView:
                  log_files: Iterable[LogFile] = ()):
         self.timeline = timeline
         self.as_of = as_of
+        log_files = tuple(log_files)
+        # Every listed log file, committed or not: a merge-on-read write numbers its new log file after them.
+        self.listed_log_files = log_files
         replaced = set()
         for instant in timeline.completed_replacecommits():
             if as_of is None or instant.completed_at <= as_of:

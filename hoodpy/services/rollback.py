@@ -1,6 +1,11 @@
 """Rollback: undo a failed (pending) write, or the latest completed commit, recording a rollback instant.
 An inflight compaction is rolled back to requested: its files go, its plan stays for the next attempt.
 
+What a write leaves is deleted: its base files (their names carry its instant) and, in a merge-on-read table,
+the log files it created (named by its markers while it is pending, by its write stats once completed). hoodpy
+never appends to a log file, so each of those holds the write's blocks only, and deleting it is the whole
+undo: no rollback command block is needed (Java, which may append, writes one instead; both read the same).
+
 :class:`RollbackService` follows the table-service contract: ``schedule(target=...)`` saves the plan (Avro
 HoodieRollbackPlan listing the files to delete) as ``<r>.rollback.requested``; ``execute`` moves it to
 inflight, deletes the files and the target's instant files, and completes ``<r>.rollback`` (Avro
@@ -19,6 +24,7 @@ from typing import TYPE_CHECKING
 from hoodpy.config.concurrency import EAGER, LAZY
 from hoodpy.errors import RollbackError
 from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.file_group.markers import marked_log_files
 from hoodpy.services.table_service import Options, ServiceContext, TableService, instant_time_of_plan
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
@@ -90,6 +96,7 @@ class RollbackService(TableService[RollbackPlan, Instant]):
     action = Action.ROLLBACK
     run_holds_lock = True
     supports_table_version_8 = True  # a write into a version 8/9 table rolls back failed writes first
+    supports_merge_on_read = True  # the log files of a deltacommit go with it
 
     def schedule(self, options: Options = None, *, target: Instant, instant_time: str | None = None,
                  ) -> RollbackPlan:
@@ -110,6 +117,8 @@ class RollbackService(TableService[RollbackPlan, Instant]):
         for bf in list_base_files(storage):
             if bf.instant_time == target.timestamp:
                 files.setdefault(bf.partition_path, []).append(bf.path)
+        for rel in _created_log_files(storage, timeline, target):
+            files.setdefault(rel.rsplit("/", 1)[0] if "/" in rel else "", []).append(rel)
         latest_time = timeline.latest_instant_time()
         rollback_time = (new_instant_time(after=latest_time) if instant_time is None
                          else plan_instant_time(instant_time, latest_time, "Rollback"))
@@ -168,6 +177,23 @@ class RollbackService(TableService[RollbackPlan, Instant]):
         metadata = rollback_metadata(plan.instant_time, target, deleted, failed, _elapsed_ms(started))
         return transitions.complete(storage, inflight, serialize(AvroModel.ROLLBACK_METADATA, metadata))
 
+
+
+def _created_log_files(storage: Storage, timeline: Timeline, target: Instant) -> list[str]:
+    """The log files ``target`` created (relative paths): those its markers name that exist, and for a completed
+    deltacommit those its write stats name. A log file it appended to (Java on HDFS; logOffset > 0) would hold
+    earlier blocks too: such a write is refused rather than half undone."""
+    found = [rel for rel in marked_log_files(storage, target.timestamp) if storage.exists(rel)]
+    if target.is_completed and target.action == Action.DELTACOMMIT:
+        for stat in timeline.commit_metadata(target).write_stats:
+            if not stat.is_log_write or not stat.path:
+                continue
+            if stat.log_offset > 0:
+                raise RollbackError(f"Cannot roll back {target.timestamp}: it appended to the existing log file "
+                                    f"{stat.path} (at byte {stat.log_offset}); hoodpy rolls back log files a write "
+                                    "created")
+            found.append(stat.path)
+    return sorted(set(found))
 
 
 def rollback_failed_writes(transaction: WriteTransaction, timeline: Timeline) -> Timeline:

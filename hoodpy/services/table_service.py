@@ -94,9 +94,10 @@ class ServiceContext:
         """A fresh load of the active timeline."""
         return Timeline.load(self.storage)
 
-    def transaction(self) -> WriteTransaction:
-        """The writers' transaction for this config: ``locked()`` is the table lock under OCC."""
-        return WriteTransaction(self.storage, self.config)
+    def transaction(self, *, merge_on_read: bool = False) -> WriteTransaction:
+        """The writers' transaction for this config: ``locked()`` is the table lock under OCC. It refuses a
+        merge-on-read table unless ``merge_on_read`` says the service handles one."""
+        return WriteTransaction(self.storage, self.config, merge_on_read=merge_on_read)
 
     def require_table_version_6(self, service: str) -> None:
         """Raise UnsupportedServiceError unless the table has timeline layout 1 (table version 6): the
@@ -121,6 +122,9 @@ class TableService(ABC, Generic[PlanT, ResultT]):
     # Whether the service also runs on table versions 8 and 9 (timeline layout 2); those that do not refuse
     # such tables when built, before touching them.
     supports_table_version_8: ClassVar[bool] = False
+    # Whether the service handles merge-on-read tables (their log files); those that do not refuse them when
+    # they take the writers' transaction.
+    supports_merge_on_read: ClassVar[bool] = False
 
     def __init__(self, context: ServiceContext):
         self.context = context
@@ -156,7 +160,8 @@ class TableService(ABC, Generic[PlanT, ResultT]):
         With ``run_holds_lock`` the table lock is held across both, for services whose plan must not go
         stale before it runs (they take commits or instants away and check nothing when completing).
         """
-        guard = self._context(options).transaction().locked() if self.run_holds_lock else nullcontext()
+        guard = (self._context(options).transaction(merge_on_read=self.supports_merge_on_read).locked()
+                 if self.run_holds_lock else nullcontext())
         with guard:
             plan = self.schedule(options, **schedule_args)
             return self.execute(plan, options=options) if plan is not None else None

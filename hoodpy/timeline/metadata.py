@@ -35,7 +35,9 @@ class OperationType:
 
 @dataclass
 class WriteStat:
-    """What one task wrote into one file group (HoodieWriteStat)."""
+    """What one task wrote into one file group (HoodieWriteStat); with a ``log_version``, what it wrote into
+    one merge-on-read log file (HoodieDeltaWriteStat: the log file's version and start offset, and the file
+    slice's base file name, "" for a slice of logs only, and log file names after the write)."""
 
     file_id: str
     path: str | None  # "<partition>/<file name>", relative to the base path
@@ -59,9 +61,18 @@ class WriteStat:
     total_corrupt_log_blocks: int = 0
     total_rollback_blocks: int = 0
     total_scan_time: int = 0
+    log_version: int | None = None
+    log_offset: int = 0
+    base_file: str = ""
+    log_files: list[str] | None = None
+
+    @property
+    def is_log_write(self) -> bool:
+        """Whether the stat is a HoodieDeltaWriteStat (its path a log file)."""
+        return self.log_version is not None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        body = {
             "fileId": self.file_id,
             "path": self.path,
             "cdcStats": None,
@@ -90,10 +101,16 @@ class WriteStat:
                 "totalCreateTime": int(self.total_create_time),
             },
         }
+        if self.is_log_write:
+            body.update({"logVersion": int(self.log_version), "logOffset": int(self.log_offset),
+                         "baseFile": self.base_file, "logFiles": list(self.log_files or []),
+                         "recordsStats": {"val": None}})  # Java's empty Option, as Jackson writes it
+        return body
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> WriteStat:
         runtime = d.get("runtimeStats") or {}
+        log_version = d.get("logVersion")
         return cls(
             file_id=d.get("fileId") or "",
             path=d.get("path"),
@@ -116,6 +133,10 @@ class WriteStat:
             total_corrupt_log_blocks=int(d.get("totalCorruptLogBlock") or 0),
             total_rollback_blocks=int(d.get("totalRollbackBlocks") or 0),
             total_scan_time=int(runtime.get("totalScanTime") or 0),
+            log_version=int(log_version) if log_version is not None else None,
+            log_offset=int(d.get("logOffset") or 0),
+            base_file=d.get("baseFile") or "",
+            log_files=list(d.get("logFiles") or []) if log_version is not None else None,
         )
 
 

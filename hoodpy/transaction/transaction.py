@@ -24,9 +24,8 @@ T = TypeVar("T")
 class WriteTransaction:
     def __init__(self, storage: Storage, config: HoodieConfig, *, merge_on_read: bool = False):
         # Every write, table service and rollback starts here: refuse table types hoodpy cannot change
-        # (``merge_on_read``: a service that works on merge-on-read tables, compaction).
-        if not merge_on_read:
-            check_writable(storage.base_uri, config.get(TableConfig.TYPE))
+        # (``merge_on_read``: the caller, a write, a rollback or compaction, handles merge-on-read tables).
+        check_writable(storage.base_uri, config.get(TableConfig.TYPE), merge_on_read=merge_on_read)
         self.storage = storage
         self.config = config
         self.optimistic = ConcurrencyConfig.is_optimistic(config)

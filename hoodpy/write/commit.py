@@ -7,10 +7,11 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 
 from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.file_group.markers import marked_log_files
 from hoodpy.file_group.naming import PARTITION_METAFILE, join_partition
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
-from hoodpy.timeline.instant import Instant
+from hoodpy.timeline.instant import Action, Instant
 from hoodpy.timeline.metadata import SCHEMA_KEY, CommitMetadata, WriteStat
 from hoodpy.timeline.timeline import instant_temp_dir
 
@@ -23,6 +24,9 @@ def write_stats_from_rows(rows: Iterable[dict]) -> list[WriteStat]:
             num_update_writes=r["num_update_writes"], num_inserts=r["num_inserts"],
             total_write_bytes=r["file_size"], file_size_in_bytes=r["file_size"],
             total_create_time=r["create_time_ms"], total_upsert_time=r["upsert_time_ms"],
+            log_version=r.get("log_version"), log_offset=r.get("log_offset") or 0,
+            base_file=r.get("base_file") or "",
+            log_files=list(r["log_files"]) if r.get("log_files") is not None else None,
         )
         for r in rows
     ]
@@ -42,11 +46,15 @@ def ensure_partition_metadata(storage: Storage, instant_time: str, partitions: I
 
 
 def remove_stray_files(storage: Storage, instant_time: str, keep: set[str], partitions: Iterable[str]) -> int:
-    """Delete base files of this instant that no write stat names (failed or duplicate task attempts)."""
+    """Delete base files of this instant, and log files its markers name, that no write stat names (failed or
+    duplicate task attempts)."""
     removed = 0
     for bf in list_base_files(storage, partitions):
         if bf.instant_time == instant_time and bf.path not in keep:
             storage.delete(bf.path)
+            removed += 1
+    for rel in marked_log_files(storage, instant_time):
+        if rel not in keep and storage.delete(rel):
             removed += 1
     return removed
 
@@ -56,6 +64,12 @@ def commit(storage: Storage, inflight: Instant, metadata: CommitMetadata) -> Ins
     partitions = {s.partition_path for s in stats}
     remove_stray_files(storage, inflight.timestamp, {s.path for s in stats if s.path}, partitions)
     ensure_partition_metadata(storage, inflight.timestamp, partitions)
+    if inflight.action == Action.DELTACOMMIT:
+        # Log files' markers stay until the instant is complete (as Java removes them after the commit): until
+        # then they are how a rollback finds the log files, whose names do not carry the instant.
+        completed = transitions.complete(storage, inflight, metadata.to_bytes(inflight.layout))
+        storage.delete_dir(instant_temp_dir(inflight.timestamp))
+        return completed
     storage.delete_dir(instant_temp_dir(inflight.timestamp))  # before completing: a crash leaves it to rollback
     return transitions.complete(storage, inflight, metadata.to_bytes(inflight.layout))
 
@@ -79,12 +93,14 @@ def commit_extra_metadata(options: Mapping[str, object] | None, prefix: str) -> 
 
 
 def abort(storage: Storage, instant: Instant) -> int:
-    """Remove every base file the instant wrote and its pending instant files; the table is as before."""
+    """Remove every base file and log file the instant wrote and its pending instant files; the table is as
+    before."""
     removed = 0
     for bf in list_base_files(storage):
         if bf.instant_time == instant.timestamp:
             storage.delete(bf.path)
             removed += 1
+    removed += sum(storage.delete(rel) for rel in marked_log_files(storage, instant.timestamp))
     storage.delete_dir(instant_temp_dir(instant.timestamp))
     transitions.delete_pending(storage, instant)
     return removed

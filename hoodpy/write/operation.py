@@ -25,6 +25,11 @@ class WriteOperation(str, Enum):
     def action(self) -> Action:
         return Action.REPLACECOMMIT if self.is_overwrite else Action.COMMIT
 
+    def action_on(self, merge_on_read: bool) -> Action:
+        """The timeline action of this operation on a table of the type: a merge-on-read table records its
+        writes as deltacommits, its overwrites as replacecommits (as Hudi does)."""
+        return Action.DELTACOMMIT if merge_on_read and not self.is_overwrite else self.action
+
     @property
     def is_overwrite(self) -> bool:
         return self in (WriteOperation.INSERT_OVERWRITE, WriteOperation.INSERT_OVERWRITE_TABLE)

@@ -53,10 +53,11 @@ class SizingConfig:
 
 def average_record_size(timeline: Timeline, small_file_limit: int, threshold: float) -> int | None:
     """Bytes per record from the newest commit that wrote enough to be representative (Hudi's rule); None
-    when no commit did."""
+    when no commit did. Only base files count: log records (row-wise Avro, or a parquet block each) say
+    nothing of a base file's size, so Hudi weighs a deltacommit by its base-file stats alone."""
     floor = threshold * small_file_limit
     for instant in reversed(timeline.completed_commits()):
-        stats = timeline.commit_metadata(instant).write_stats
+        stats = [s for s in timeline.commit_metadata(instant).write_stats if not s.is_log_write]
         total_bytes = sum(s.total_write_bytes for s in stats)
         total_records = sum(s.num_writes for s in stats)
         if total_bytes > floor and total_records > 0:

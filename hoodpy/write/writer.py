@@ -19,7 +19,7 @@ from hoodpy.arrow_rows import WRITE_STATS_DDL
 from hoodpy.config import HoodieConfig, declared_keys
 from hoodpy.config.index import IndexConfig
 from hoodpy.config.storage import StorageConfig
-from hoodpy.config.table import TableConfig, check_version_writable
+from hoodpy.config.table import TableConfig, check_version_writable, writes_merge_on_read
 from hoodpy.config.write import WriteConfig, event_time_ordering_field
 from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
@@ -37,6 +37,7 @@ from hoodpy.services.rollback import rollback_failed_writes
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, serialize
+from hoodpy.timeline.compaction_plan import pending_compaction_file_groups
 from hoodpy.timeline.instant import Instant, new_instant_time
 from hoodpy.timeline.metadata import CommitMetadata
 from hoodpy.timeline.timeline import Timeline, instant_temp_dir
@@ -46,6 +47,7 @@ from hoodpy.write import commit as commit_step
 from hoodpy.write import records as rec
 from hoodpy.write.base_file import BaseFileOptions
 from hoodpy.write.bulk_insert import BULK_FILE, BulkInsertContext, bulk_insert_partition, plan_files
+from hoodpy.write.log_append import append_context, write_file_group
 from hoodpy.write.merge import (
     OP,
     OP_DELETE,
@@ -81,6 +83,7 @@ class WritableTable(Protocol):
     storage: Storage
     config: HoodieConfig
     keygen: KeyGenerator
+    properties: Mapping[str, str]  # hoodie.properties
 
     @property
     def name(self) -> str: ...
@@ -142,6 +145,7 @@ class Writer:
             # Files with and without keys in one table would not read back: the table decides, once.
             raise InvalidConfigError(populate.key, self.config.raw(populate),
                                      f"the table has {populate.key}={str(table.config.get(populate)).lower()}")
+        self.merge_on_read = writes_merge_on_read(self.storage.base_uri, table.properties, self.config)
         self.keygen = key_generator_for_write(table.keygen, table.config, options)
         self.ordering_field: str | None = self.config.get(TableConfig.PRECOMBINE_FIELD)
         # A delete whose batch lacks the partition fields: keys are looked up in every partition.
@@ -157,6 +161,10 @@ class Writer:
         self._upsert_counts: dict[str | None, int] = {}  # the same per partition path (bulk_insert)
         self._merge_ctx: MergeContext | None = None
         self._sizing_config: SizingConfig | None = None  # decided once per write (see _sizing)
+        # Merge-on-read: existing file groups that take inserts as small files (merged into a new base file, not
+        # appended to), and new file groups that start as log files (a new bucket of the BUCKET index).
+        self._base_file_groups: set[tuple[str, str]] = set()
+        self._new_log_groups: set[tuple[str, str]] = set()
 
     # -- entry point -------------------------------------------------------------------------
     def write(self, df: DataFrame, operation: WriteOperation) -> CommitResult:
@@ -168,6 +176,7 @@ class Writer:
             self._upsert_count = None
             self._bucket_counts = {}
             self._sizing_config = None
+            self._base_file_groups, self._new_log_groups = set(), set()
             try:
                 return self._write_once(df, operation)
             except WriteConflictError:
@@ -176,7 +185,7 @@ class Writer:
         raise AssertionError("unreachable")
 
     def _write_once(self, df: DataFrame, operation: WriteOperation) -> CommitResult:
-        transaction = WriteTransaction(self.storage, self.config)
+        transaction = WriteTransaction(self.storage, self.config, merge_on_read=self.merge_on_read)
         timeline = Timeline.load(self.storage)
         try:
             records, target_schema = self._prepare(df, operation, timeline)
@@ -186,7 +195,8 @@ class Writer:
             # The heartbeat exists before the instant does, so a concurrent LAZY cleaner never sees this
             # write without one.
             with transaction.heartbeat(instant_time):
-                requested = transitions.create_requested(self.storage, instant_time, operation.action,
+                requested = transitions.create_requested(self.storage, instant_time,
+                                                         operation.action_on(self.merge_on_read),
                                                          self._requested_bytes(operation))
                 inflight = transitions.transition_to_inflight(self.storage, requested)
                 try:
@@ -344,10 +354,16 @@ class Writer:
             (bf.partition_path, bf.file_id): ExistingFile(bf.path, bf.instant_time)
             for bf in view.latest_base_files()
         }
+        if self.merge_on_read and not operation.is_overwrite:
+            append_ctx = append_context(self.config, merge_ctx, view, self._base_file_groups, self._new_log_groups,
+                                        schema_json, pending_compaction_file_groups(self.storage, timeline))
+            task = partial(write_file_group, append_ctx)
+        else:
+            task = partial(merge_file_group, merge_ctx)
         # Targets placed on the driver come partitioned by their bin: grouping by it too needs no second shuffle.
         grouping = [MERGE_BIN] if MERGE_BIN in merge_input.columns else []
         stats_rows = merge_input.groupBy(*grouping, PARTITION_PATH, TARGET_FILE_ID).applyInArrow(
-            lambda t: merge_file_group(merge_ctx, t), WRITE_STATS_DDL).collect()
+            task, WRITE_STATS_DDL).collect()
         stats = commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
         return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced,
                                                extra=self.extra_metadata)
@@ -361,12 +377,15 @@ class Writer:
         Overwrites always start new file groups, as Hudi's do. Each file group gets its own merge task, the
         largest first (:meth:`_place_file_groups`)."""
         latest = view.latest_base_files(self._partitions)
-        existing = bucket_file_groups(latest, self._bucket_layout)
+        existing = bucket_file_groups(view.latest_file_slices(self._partitions), self._bucket_layout)
         reuse = not operation.is_overwrite
         targets = {}
         for slot in self._bucket_counts:
             file_id = existing.get(slot) if reuse else None
             targets[slot] = (file_id or new_bucket_file_id(slot[1]), file_id is not None)
+        if self.merge_on_read and operation in (WriteOperation.UPSERT, WriteOperation.INSERT):
+            # The bucket index indexes log files: a new bucket starts as a log file, as in Hudi.
+            self._new_log_groups = {(p, f) for (p, _), (f, exists) in targets.items() if not exists}
         num_bins, label_of = self._place_file_groups(
             {(p, targets[(p, b)][0]): n for (p, b), n in self._bucket_counts.items()}, latest, timeline)
         groups = self.spark.createDataFrame(
@@ -387,8 +406,8 @@ class Writer:
     def _require_empty_buckets(self, timeline: Timeline) -> None:
         """bulk_insert under the BUCKET index writes a new file group per bucket, so (as in Hudi, where a second
         group of a bucket makes every later write fail) the batch's partitions must hold no file groups yet."""
-        held = sorted({bf.partition_path for bf in FileSystemView.load(
-            self.storage, timeline, partitions=self._partitions).latest_base_files(self._partitions)})
+        held = sorted({s.partition_path for s in FileSystemView.load(
+            self.storage, timeline, partitions=self._partitions).latest_file_slices(self._partitions)})
         if held:
             raise InvalidConfigError(
                 IndexConfig.TYPE.key, self.config.get(IndexConfig.TYPE),
@@ -595,15 +614,20 @@ class Writer:
         ``source`` (records holding the inserts, how many) is sampled if new files need a record size."""
         small: dict[str, list] = {}
         if view is not None:
-            # File groups under a pending clustering plan take no inserts (Hudi's UpsertPartitioner).
-            clustering = self._pending_clustering(timeline)
-            for bf in view.latest_base_files(counts):
-                if (bf.partition_path, bf.file_id) not in clustering:
-                    small.setdefault(bf.partition_path, []).append(bf)
+            # File groups under a pending clustering plan take no inserts (Hudi's UpsertPartitioner), nor (merge-on-
+            # read) slices with log files: a small file's inserts rewrite its base file, which would need its logs.
+            held = set(self._pending_clustering(timeline))
+            if self.merge_on_read:  # nor groups a pending compaction holds (they have log files anyway)
+                held |= set(pending_compaction_file_groups(self.storage, timeline))
+            for s in view.latest_file_slices(counts):
+                if s.base_file is not None and not s.log_files and (s.partition_path, s.file_id) not in held:
+                    small.setdefault(s.partition_path, []).append(s.base_file)
         sample = None
         if source is not None and source[1] > 0 and sum(counts.values()) > 0:
             sample = partial(self._sample, *source)
-        return plan_insert_buckets(counts, small, self._sizing(timeline, sample))
+        buckets = plan_insert_buckets(counts, small, self._sizing(timeline, sample))
+        self._base_file_groups |= {(b.partition_path, b.file_id) for b in buckets if b.small_file is not None}
+        return buckets
 
     def _bulk_insert(self, records: DataFrame, merge_ctx: MergeContext, timeline: Timeline) -> list:
         rows = records.filter(F.col(OP) == OP_UPSERT)

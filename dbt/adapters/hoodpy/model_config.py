@@ -6,6 +6,7 @@ model config           hoodpy / Hudi
 unique_key (str|list)  record key (``primaryKey`` / ``hoodie.datasource.write.recordkey.field``)
 precombine_key         ordering field (``preCombineField``): a stored row with a larger value survives
 partition_by           partition fields (hive-style paths)
+table_type             ``cow`` (copy-on-write, the default) or ``mor`` (merge-on-read): ``type`` in TBLPROPERTIES
 index_type             ``hoodie.index.type`` (BUCKET: ``hoodie.bucket.index.num.buckets`` / ``.hash.field`` in
                        hoodie_options)
 hoodie_options         any ``hoodie.*`` key, passed as is
@@ -34,6 +35,7 @@ from hoodpy.config.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_
 from hoodpy.config.clustering import ClusteringConfig
 from hoodpy.config.compaction import CompactionConfig
 from hoodpy.config.index import IndexConfig
+from hoodpy.config.sql import TableOptions
 from hoodpy.errors import InvalidConfigError, MissingConfigError
 from hoodpy.index.bucket import BucketSpec
 from sql_ext.catalog import HOODPY_PROVIDERS, hoodpy_table_properties
@@ -120,6 +122,7 @@ class TableSpec:
     clean_automatic: bool = False
     compaction: CompactionSpec | None = None
     delete_column: str | None = None
+    table_type: str = "cow"  # cow or mor
 
     @property
     def is_hoodpy(self) -> bool:
@@ -127,7 +130,7 @@ class TableSpec:
 
     def table_properties(self) -> dict[str, str]:
         """TBLPROPERTIES of ``CREATE TABLE ... USING hoodpy``."""
-        return hoodpy_table_properties(self.record_key, self.precombine_field, self.options)
+        return hoodpy_table_properties(self.record_key, self.precombine_field, self.options, self.table_type)
 
     def check_columns(self, columns: Sequence[str]) -> None:
         """Every column the config names must be a column of the model's query."""
@@ -153,7 +156,7 @@ def table_spec(model: str, config: Mapping[str, Any], *, resource_type: str = "m
     keys = tuple(record_key) if record_key is not None else _names(config.get("unique_key"))
     file_format = str(config.get("file_format") or ("hoodpy" if keys else "parquet")).lower()
     hoodpy_only = [k for k in ("precombine_key", "index_type", "hoodie_options", "clustering", "compaction", "clean",
-                               "delete_column") if config.get(k) not in (None, {}, [])]
+                               "delete_column", "table_type") if config.get(k) not in (None, {}, [])]
     if file_format not in HOODPY_FORMATS:
         if hoodpy_only:
             raise InvalidConfigError(hoodpy_only[0], config.get(hoodpy_only[0]),
@@ -178,9 +181,11 @@ def table_spec(model: str, config: Mapping[str, Any], *, resource_type: str = "m
     compaction = _compaction(model, config.get("compaction"), options)
     precombine = config.get("precombine_key")
     delete_column = config.get("delete_column")
+    table_type = _parsed(model, "table_type", TableOptions.TYPE, config.get("table_type") or "cow")
     return TableSpec(model, file_format, keys, str(precombine) if precombine else None,
                      _names(config.get("partition_by")), options, clustering, clean_automatic,
-                     compaction, str(delete_column) if delete_column else None)
+                     compaction, str(delete_column) if delete_column else None,
+                     "mor" if table_type in ("mor", "merge_on_read") else "cow")
 
 
 def _check_bucket_layout(model: str, keys: Sequence[str], options: Mapping[str, str]) -> None:

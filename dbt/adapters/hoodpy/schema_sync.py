@@ -23,7 +23,7 @@ from hoodpy.config.table import TableConfig
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.schema import promotes
 from sql_ext.catalog import (
-    BASE_PATH_PROPERTY, SparkCatalog, create_options_sql, hoodpy_table_properties, quote_identifier,
+    BASE_PATH_PROPERTY, SparkCatalog, create_options_sql, hoodpy_table_properties, quote_identifier, sql_table_type,
 )
 from sql_ext.session import table_for_name
 from hoodpy.table import HoodieTable
@@ -137,7 +137,7 @@ def _rebuild(spark: SparkSession, table: HoodieTable, name: str, identifier: str
     precombine = table.properties.get(TableConfig.PRECOMBINE_FIELD.key)
     props = hoodpy_table_properties(table.keygen.record_key_fields,
                                     precombine if precombine and precombine.lower() not in drop else None,
-                                    spec.options)
+                                    spec.options, sql_table_type(table.properties))
     spark.sql(f"DROP TABLE IF EXISTS {staging} PURGE")
     spark.sql(f"CREATE TABLE {staging} {create_options_sql(table.keygen.partition_fields, props)} AS "
               f"SELECT {', '.join(_select(c, casts) for c in keep)} FROM {name}")

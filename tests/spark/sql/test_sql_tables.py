@@ -10,7 +10,7 @@ import pytest
 
 from sql_ext import disable, enable, table_for_name
 from hoodpy.config.properties import load_table_properties
-from hoodpy.errors import HoodieError, InvalidConfigError
+from hoodpy.errors import HoodieError, InvalidConfigError, UnsupportedTableTypeError
 from sql_ext.catalog import PLACEHOLDER
 from hoodpy.errors import (
     CatalogTableExistsError,
@@ -79,7 +79,9 @@ def test_create_if_not_exists_and_duplicates(hoodpy_spark, events):
 
 @pytest.mark.parametrize(("ddl", "error", "fragment"), [
     ("(id INT) USING hoodpy", InvalidStatementError, "needs TBLPROPERTIES (primaryKey"),
-    ("(id INT) USING hoodpy TBLPROPERTIES (primaryKey = 'id', type = 'mor')", InvalidConfigError, "cow"),
+    ("(id INT) USING hoodpy TBLPROPERTIES (primaryKey = 'id', type = 'mox')", InvalidConfigError, "cow"),
+    ("(id INT) USING hoodpy TBLPROPERTIES (primaryKey = 'id', type = 'mor', 'hoodie.write.table.version' = '8')",
+     UnsupportedTableTypeError, "table version 8"),
     ("(id INT) USING hoodpy PARTITIONED BY (nope) TBLPROPERTIES (primaryKey = 'id')", InvalidStatementError,
      "PARTITIONED BY column(s) nope"),
     ("(id INT) USING hoodpy TBLPROPERTIES (primaryKey = 'key')", InvalidConfigError, "lacks configured field"),

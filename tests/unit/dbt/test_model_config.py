@@ -40,6 +40,13 @@ def test_bucket_index_model_passes_its_layout_to_the_table():
         "hoodie.bucket.index.num.buckets": "16", "hoodie.bucket.index.hash.field": "id"}
 
 
+def test_table_type_mor_is_a_merge_on_read_table():
+    for value in ("mor", "MOR", "merge_on_read"):
+        assert table_spec("m", {"unique_key": "id", "table_type": value}).table_properties() == {
+            "primaryKey": "id", "type": "mor"}
+    assert table_spec("m", {"unique_key": "id", "table_type": "cow"}).table_properties()["type"] == "cow"
+
+
 def test_unkeyed_model_is_a_spark_table_and_appends():
     spec = table_spec("events", {})
     assert spec.file_format == "parquet" and not spec.is_hoodpy
@@ -57,6 +64,8 @@ def test_unkeyed_model_is_a_spark_table_and_appends():
     ({"file_format": "hoodpy"}, MissingConfigError, "unique_key"),
     ({"clustering": {"order": ["id"]}}, InvalidConfigError, "clustering"),
     ({"unique_key": "id", "index_type": "hash"}, InvalidConfigError, "index_type"),
+    ({"unique_key": "id", "table_type": "orc"}, InvalidConfigError, "table_type"),
+    ({"table_type": "mor"}, InvalidConfigError, "table_type"),
     ({"unique_key": "id", "index_type": "bucket", "hoodie_options": {"hoodie.bucket.index.hash.field": "city"}},
      InvalidConfigError, "hoodie.bucket.index.hash.field"),
     ({"unique_key": "id", "index_type": "bucket", "hoodie_options": {"hoodie.bucket.index.num.buckets": 0}},

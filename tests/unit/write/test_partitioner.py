@@ -50,11 +50,12 @@ def test_average_record_size_needs_a_representative_commit():
 
     from hoodpy.write.partitioner import average_record_size
 
-    def stat(size, n):
-        return SimpleNamespace(total_write_bytes=size, num_writes=n)
+    def stat(size, n, log=False):
+        return SimpleNamespace(total_write_bytes=size, num_writes=n, is_log_write=log)
 
-    commits = {"1": [stat(5000, 100)], "2": [stat(100, 10)]}
-    timeline = SimpleNamespace(completed_commits=lambda: ["1", "2"],
+    # "3" is a deltacommit whose log files are large: they do not count, and alone they are too little.
+    commits = {"1": [stat(5000, 100)], "2": [stat(100, 10)], "3": [stat(200, 10), stat(90000, 10, log=True)]}
+    timeline = SimpleNamespace(completed_commits=lambda: ["1", "2", "3"],
                                commit_metadata=lambda i: SimpleNamespace(write_stats=commits[i]))
     assert average_record_size(timeline, small_file_limit=1000, threshold=1.0) == 50  # "2" wrote too little
     assert average_record_size(timeline, small_file_limit=10000, threshold=1.0) is None
