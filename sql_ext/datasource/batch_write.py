@@ -25,8 +25,8 @@ Refused with an error naming the problem, before anything is written: an unknown
 ``delete_partition``, not built yet), a new table without ``hoodie.table.name`` or a record key (Hudi 0.14's
 auto-generated keys are not supported), options that contradict an existing table's definition (Hudi's
 "config conflict"), a batch without the key or partition columns, a path holding files that are not a Hudi
-table, and ``hoodie.datasource.write.table.type=MERGE_ON_READ`` (hoodpy does not write merge-on-read tables
-yet). If the table did not exist and the write fails, the folder is removed again.
+table. ``hoodie.datasource.write.table.type=MERGE_ON_READ`` creates a merge-on-read table (writes become
+deltacommits). If the table did not exist and the write fails, the folder is removed again.
 """
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ def table_definition(df: DataFrame, request: WriteRequest, path: str) -> dict[st
             TableConfig.RECORD_KEY_FIELDS.aliases[0],
             "hoodpy tables are keyed: name the column(s) that identify a record (Hudi 0.14's auto-generated "
             "record keys are not supported)")
-    check_writable(path, config.get(TableConfig.TYPE), "create")
+    check_writable(path, config.get(TableConfig.TYPE), "create", merge_on_read=True)
     keygen = KeyGenerator.from_config(config)  # a bad key generator or partitioning fails here
     precombine = config.raw(TableConfig.PRECOMBINE_FIELD)
     data = df.drop(*[c for c in META_COLUMNS if c in df.columns])
@@ -233,7 +233,8 @@ def table_definition(df: DataFrame, request: WriteRequest, path: str) -> dict[st
             "precombine_field": precombine, "hive_style_partitioning": keygen.hive_style_partitioning,
             "database_name": config.get(TableConfig.DATABASE_NAME),
             "key_generator_class": config.raw(TableConfig.KEY_GENERATOR_CLASS), "schema": data.schema,
-            "options": request.hoodie_options, "table_properties": request.hoodie_options}
+            "options": request.hoodie_options, "table_properties": request.hoodie_options,
+            "table_type": config.get(TableConfig.TYPE)}
 
 
 def new_table(df: DataFrame, request: WriteRequest, path: str) -> HoodieTable:

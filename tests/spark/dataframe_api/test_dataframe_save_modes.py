@@ -13,7 +13,6 @@ from hoodpy.errors import (
     PathHoldsOtherDataError,
     TableAlreadyExistsError,
     UnsupportedApiError,
-    UnsupportedTableTypeError,
 )
 from hoodpy.table import HoodieTable
 from tests.compat import hudi_rs
@@ -162,14 +161,14 @@ def test_bad_batches_and_modes_leave_the_table_unchanged(api_spark, one_row_tabl
     assert tree(path) == before
 
 
-def test_a_new_table_needs_its_name_key_columns_and_a_writable_type(api_spark, tmp_path):
+def test_a_new_table_needs_its_name_key_columns_and_a_known_type(api_spark, tmp_path):
     spark, path = api_spark, str(tmp_path / "t")
     cases = [
         ({k: v for k, v in OPTIONS.items() if k != "hoodie.table.name"}, MissingConfigError, "hoodie.table.name"),
         ({**OPTIONS, "hoodie.datasource.write.recordkey.field": "uuid"}, InvalidRecordError, "uuid"),
         ({**OPTIONS, "hoodie.datasource.write.precombine.field": "event_time"}, InvalidRecordError, "event_time"),
-        ({**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}, UnsupportedTableTypeError,
-         "MERGE_ON_READ"),
+        ({**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_OF_READ"}, InvalidConfigError,
+         "hoodie.table.type"),
     ]
     for options, error, match in cases:
         with pytest.raises(error, match=match):
@@ -186,3 +185,22 @@ def test_a_folder_that_is_no_hudi_table_is_not_written_over(api_spark, tmp_path)
         with pytest.raises(PathHoldsOtherDataError, match="no Hudi table"):
             batch(spark, (1, 1, "a", "sf")).write.format("hoodpy").options(**OPTIONS).mode(mode).save(str(folder))
     assert tree(str(folder)) == before
+
+
+def test_merge_on_read_through_the_dataframe_api(api_spark, tmp_path):
+    """table.type MERGE_ON_READ creates a merge-on-read table: the update is a deltacommit writing a log file,
+    snapshot reads merge it, read_optimized does not, and hudi-rs reads the table as hoodpy does."""
+    spark, path = api_spark, str(tmp_path / "mor")
+    options = {**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    batch(spark, (1, 1, "a", "sf"), (2, 1, "b", "la")).write.format("hoodpy").options(**options) \
+        .mode("overwrite").save(path)
+    batch(spark, (1, 2, "a2", "sf")).write.format("hoodpy").options(**options).mode("append").save(path)
+    hoodie = tmp_path / "mor" / ".hoodie"
+    assert "hoodie.table.type=MERGE_ON_READ" in (hoodie / "hoodie.properties").read_text()
+    assert len([p for p in hoodie.iterdir() if p.name.endswith(".deltacommit")]) == 2
+    assert list((tmp_path / "mor").rglob(".*.log.*"))
+    snapshot = spark.read.format("hoodpy").load(path)
+    assert {(r["id"], r["v"]) for r in snapshot.collect()} == {(1, "a2"), (2, "b")}
+    read_optimized = spark.read.format("hoodpy").option("hoodie.datasource.query.type", "read_optimized").load(path)
+    assert {(r["id"], r["v"]) for r in read_optimized.collect()} == {(1, "a"), (2, "b")}
+    assert hudi_rs.df_rows(snapshot) == hudi_rs.snapshot(path)
