@@ -60,6 +60,17 @@ def list_base_files(storage: Storage, partitions: Iterable[str] | None = None) -
     return _base_files(_list(storage, partitions))
 
 
+def list_group_files(storage: Storage, partitions: Iterable[str] | None = None) -> list[BaseFile | LogFile]:
+    """Every base file and data log file in the table (or in the given partitions), committed or not."""
+    listing = _list(storage, partitions)
+    return [*_base_files(listing), *_log_files(listing)]
+
+
+def slice_instant(f: BaseFile | LogFile) -> str:
+    """The base instant of the file slice a file belongs to (table version 6 naming)."""
+    return f.instant_time if isinstance(f, BaseFile) else f.base_instant_time
+
+
 class FileSystemView:
     """File groups of a table as of an instant (None: the latest completed state)."""
 

@@ -94,9 +94,10 @@ class ServiceContext:
         """A fresh load of the active timeline."""
         return Timeline.load(self.storage)
 
-    def transaction(self) -> WriteTransaction:
-        """The writers' transaction for this config: ``locked()`` is the table lock under OCC."""
-        return WriteTransaction(self.storage, self.config)
+    def transaction(self, *, merge_on_read: bool = False) -> WriteTransaction:
+        """The writers' transaction for this config: ``locked()`` is the table lock under OCC.
+        ``merge_on_read``: the caller handles log files, so merge-on-read tables are not refused."""
+        return WriteTransaction(self.storage, self.config, merge_on_read=merge_on_read)
 
     def require_table_version_6(self, service: str) -> None:
         """Raise UnsupportedServiceError unless the table has timeline layout 1 (table version 6): the
