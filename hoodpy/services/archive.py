@@ -243,6 +243,7 @@ class ArchiveService(TableService[ArchivePlan, ArchiveResult]):
     action = None  # archival has no instant of its own
     run_holds_lock = True
     supports_table_version_8 = True  # into the LSM history
+    supports_merge_on_read = True  # deltacommits and compactions, bounded as Java bounds them (version 6)
 
     def schedule(self, options: Options = None, *, instant_time: str | None = None) -> ArchivePlan | None:
         """The instants :func:`instants_to_archive` selects now; None when nothing qualifies."""

@@ -122,6 +122,9 @@ class TableService(ABC, Generic[PlanT, ResultT]):
     # Whether the service also runs on table versions 8 and 9 (timeline layout 2); those that do not refuse
     # such tables when built, before touching them.
     supports_table_version_8: ClassVar[bool] = False
+    # Whether the service handles merge-on-read file slices (log files); those that do not refuse such tables
+    # when they take the table's transaction.
+    supports_merge_on_read: ClassVar[bool] = False
 
     def __init__(self, context: ServiceContext):
         self.context = context
@@ -138,6 +141,10 @@ class TableService(ABC, Generic[PlanT, ResultT]):
 
     def _context(self, options: Options) -> ServiceContext:
         return self.context.with_options(options)
+
+    def _transaction(self, context: ServiceContext) -> WriteTransaction:
+        """``context``'s transaction, refusing merge-on-read tables unless the service handles them."""
+        return context.transaction(merge_on_read=self.supports_merge_on_read)
 
     @abstractmethod
     def schedule(self, options: Options = None, *, instant_time: str | None = None) -> PlanT | None:
@@ -157,7 +164,7 @@ class TableService(ABC, Generic[PlanT, ResultT]):
         With ``run_holds_lock`` the table lock is held across both, for services whose plan must not go
         stale before it runs (they take commits or instants away and check nothing when completing).
         """
-        guard = self._context(options).transaction().locked() if self.run_holds_lock else nullcontext()
+        guard = self._transaction(self._context(options)).locked() if self.run_holds_lock else nullcontext()
         with guard:
             plan = self.schedule(options, **schedule_args)
             return self.execute(plan, options=options) if plan is not None else None

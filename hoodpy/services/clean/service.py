@@ -117,6 +117,7 @@ class CleanService(TableService[CleanerPlan, CleanResult]):
 
     action = Action.CLEAN
     supports_table_version_8 = True  # the clean instants follow the table's timeline layout
+    supports_merge_on_read = True  # a file slice's log files go with its base file
 
     def preview(self, options: Options = None, *, now: datetime | None = None) -> CleanerPlan | None:
         """What a clean would delete now; nothing is written (a dry run)."""
@@ -133,7 +134,7 @@ class CleanService(TableService[CleanerPlan, CleanResult]):
         storage, context = self.storage, self._context(options)
         config = context.config
         CleanConfig.validate(config)
-        with context.transaction(merge_on_read=True).locked():  # planning reads the timeline it must not race
+        with self._transaction(context).locked():  # planning reads the timeline it must not race
             timeline = context.timeline()
             if trigger and config.get(CleanConfig.TRIGGER_STRATEGY) == NUM_COMMITS and (
                     commits_since_last_clean(timeline) < config.get(CleanConfig.MAX_COMMITS)):
