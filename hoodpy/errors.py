@@ -59,7 +59,8 @@ class UnsupportedTableTypeError(HoodieError):
         self.base_path, self.table_type, self.operation = base_path, table_type, operation
         super().__init__(
             f"Table at {base_path!r} is a {table_type} table: hoodpy reads it but cannot {operation} it yet "
-            f"(only COPY_ON_WRITE tables take writes, table services other than compaction, and rollbacks)")
+            f"(only COPY_ON_WRITE tables take writes and rollbacks; compaction, clean, clustering, archival, "
+            f"savepoints and restores run on both)")
 
 
 class InvalidConfigError(HoodieError):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
-from hoodpy.file_group.file_group import BaseFile, FileSlice, LogFile
+from hoodpy.file_group.file_group import BaseFile, FileSlice, LogFile, in_java_slice_order
 from hoodpy.file_group.fs_view import list_group_files, slice_instant
 from hoodpy.inspect.rows import Rows, columns, make_rows
 from hoodpy.storage import Storage
@@ -76,8 +76,7 @@ def _visible_slices(storage: Storage, timeline: Timeline, selection: ViewSelecti
         if isinstance(f, BaseFile):
             slices[t] = replace(current, base_file=f)
         else:  # newest log first, as Java's FileSlice holds them
-            logs = sorted((*current.log_files, f), key=lambda lf: lf.name.order, reverse=True)
-            slices[t] = replace(current, log_files=tuple(logs))
+            slices[t] = replace(current, log_files=in_java_slice_order((*current.log_files, f)))
     return groups
 
 
@@ -131,8 +130,7 @@ def _merged_latest(slices: list[FileSlice], upper: str | None, compacting: set[s
     latest = candidates[-1]
     if upper is not None and latest.base_instant_time in compacting and len(candidates) > 1:
         before = candidates[-2]
-        logs = sorted((*before.log_files, *latest.log_files), key=lambda lf: lf.name.order, reverse=True)
-        latest = replace(before, log_files=tuple(logs))
+        latest = replace(before, log_files=in_java_slice_order((*before.log_files, *latest.log_files)))
     return latest
 
 

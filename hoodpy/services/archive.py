@@ -46,7 +46,7 @@ from hoodpy.config.properties import load_table_properties
 from hoodpy.config.storage import StorageConfig
 from hoodpy.config.table import MERGE_ON_READ, TableConfig
 from hoodpy.errors import InvalidInstantError, PlanNotFoundError
-from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.file_group.fs_view import list_group_files
 from hoodpy.services.compaction.trigger import oldest_instant_to_retain_for_compaction
 from hoodpy.services.table_service import Options, ServiceContext, TableService
 from hoodpy.storage import Storage
@@ -81,7 +81,8 @@ def _replaced_groups_still_on_storage(storage: Storage, timeline: Timeline, inst
     replaced = timeline.commit_metadata(instant).replaced_file_ids()
     if not replaced:
         return False
-    present = {(bf.partition_path, bf.file_id) for bf in list_base_files(storage, {p for p, _ in replaced})}
+    # Base files or, on merge-on-read tables, log files (a group may be log files only).
+    present = {(f.partition_path, f.file_id) for f in list_group_files(storage, {p for p, _ in replaced})}
     return bool(replaced & present)
 
 

@@ -70,7 +70,7 @@ def _rollback_one(storage: Storage, target: Instant, restore_time: str, base_fil
     # A layout-2 replacecommit's pending files are named clustering when it is one: remove either name; a
     # commit may be a completed compaction, whose pending files (and plan copy in .aux) are compaction ones.
     names = {target, replace(target, clustering=True)} if target.layout == LAYOUT_2 else {target}
-    if target.action == Action.COMMIT:
+    if target.action in (Action.COMMIT, Action.COMPACTION):
         names.add(replace(target, action=Action.COMPACTION))
         storage.delete(f"{AUX_FOLDER}/{target.timestamp}.compaction.requested")
     for state in (State.INFLIGHT, State.REQUESTED):

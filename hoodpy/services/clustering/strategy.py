@@ -42,7 +42,7 @@ from hoodpy.config.clustering import (
 )
 from hoodpy.config.storage import StorageConfig
 from hoodpy.errors import InvalidConfigError
-from hoodpy.file_group.file_group import FileSlice
+from hoodpy.file_group.file_group import FileSlice, in_java_slice_order
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.services.clustering.layout import is_orderable
@@ -149,9 +149,8 @@ def build_groups_for_partition(slices: Sequence[FileSlice], config: HoodieConfig
     def info(s: FileSlice) -> SliceInfo:
         # Java's HoodieSliceInfo: the base file's path ('' without one), the log files newest first (the
         # order a Java FileSlice holds them in).
-        logs = sorted(s.log_files, key=lambda lf: lf.name.order, reverse=True)
         return SliceInfo(s.partition_path, s.file_id, path_of(s.base_file.path) if s.base_file else "",
-                         tuple(path_of(lf.path) for lf in logs))
+                         tuple(path_of(lf.path) for lf in in_java_slice_order(s.log_files)))
 
     return [
         ClusteringGroup(
