@@ -67,8 +67,31 @@ def list_group_files(storage: Storage, partitions: Iterable[str] | None = None) 
 
 
 def slice_instant(f: BaseFile | LogFile) -> str:
-    """The base instant of the file slice a file belongs to (table version 6 naming)."""
+    """The instant a file's name carries: a base file's, a log file's slice base instant (table version 6) or
+    deltacommit (versions 8 and 9)."""
     return f.instant_time if isinstance(f, BaseFile) else f.base_instant_time
+
+
+def slice_instants(timeline: Timeline, files: Iterable[BaseFile | LogFile]) -> list[tuple[str, BaseFile | LogFile]]:
+    """(base instant of the file slice it belongs to, file) for each file. Table version 6: the instant its name
+    carries. Versions 8 and 9: a log file joins the newest base file of its group at or before its
+    deltacommit's completion time (its own instant without one), as FileGroup.add_log_completed_at does."""
+    files = list(files)
+    if timeline.layout != LAYOUT_2:
+        return [(slice_instant(f), f) for f in files]
+    bases: dict[tuple[str, str], list[str]] = {}
+    for f in files:
+        if isinstance(f, BaseFile):
+            bases.setdefault((f.partition_path, f.file_id), []).append(f.instant_time)
+    out: list[tuple[str, BaseFile | LogFile]] = []
+    for f in files:
+        if isinstance(f, BaseFile):
+            out.append((f.instant_time, f))
+            continue
+        done = timeline.completion_time(f.base_instant_time) or f.base_instant_time
+        earlier = [t for t in bases.get((f.partition_path, f.file_id), []) if t <= done]
+        out.append((max(earlier) if earlier else f.base_instant_time, f))
+    return out
 
 
 class FileSystemView:

@@ -15,10 +15,10 @@ from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
 from hoodpy.file_group.file_group import BaseFile, FileSlice, LogFile, in_java_slice_order
-from hoodpy.file_group.fs_view import list_group_files, slice_instant
+from hoodpy.file_group.fs_view import list_group_files, slice_instant, slice_instants
 from hoodpy.inspect.rows import Rows, columns, make_rows
 from hoodpy.storage import Storage
-from hoodpy.timeline.instant import Action, State
+from hoodpy.timeline.instant import LAYOUT_2, Action, State
 from hoodpy.timeline.timeline import Timeline
 
 ALL_PARTITIONS = "ALL_PARTITIONS"
@@ -63,13 +63,12 @@ def _visible_slices(storage: Storage, timeline: Timeline, selection: ViewSelecti
     max_instant = (selection.max_instant or "").strip()
     earliest = timeline.earliest_instant_time()
     groups: dict[tuple[str, str], dict[str, FileSlice]] = {}
-    for f in list_group_files(storage):
-        if not partition_matches(f.partition_path, selection.path_glob):
-            continue
-        t = slice_instant(f)
-        archived = earliest is not None and t < earliest and (not max_instant or t <= max_instant)
+    listed = [f for f in list_group_files(storage) if partition_matches(f.partition_path, selection.path_glob)]
+    for t, f in slice_instants(timeline, listed):
+        written = slice_instant(f)  # the write whose visibility counts (a log's deltacommit in versions 8, 9)
+        archived = earliest is not None and written < earliest and (not max_instant or written <= max_instant)
         key = (f.partition_path, f.file_id)
-        if not (t in visible or archived) or key in replaced:
+        if not (written in visible or archived) or key in replaced:
             continue
         slices = groups.setdefault(key, {})
         current = slices.get(t) or FileSlice(f.partition_path, f.file_id, t)
@@ -139,7 +138,8 @@ def latest_slices(storage: Storage, selection: ViewSelection = ViewSelection(), 
     """The latest file slice of every file group in the view (``merge``: as of ``max_instant``, by default
     the last completed commit, a pending compaction's slice merged into the one before it). Log sizes are
     split as Hudi 0.14 splits them: "scheduled" the logs named after the slice's base instant, "unscheduled"
-    the others (written on top of a pending compaction)."""
+    the others (written on top of a pending compaction); in table versions 8 and 9 as Hudi 1.x: "scheduled"
+    the logs of completed deltacommits."""
     timeline = Timeline.load(storage)
     upper = (selection.max_instant or "").strip()
     if merge and not upper:
@@ -156,7 +156,12 @@ def latest_slices(storage: Storage, selection: ViewSelection = ViewSelection(), 
         own = [lf for lf in s.log_files if lf.base_instant_time == s.base_instant_time]
         other = [lf for lf in s.log_files if lf.base_instant_time != s.base_instant_time]
         base_size = s.base_file.size if s.base_file else 0
-        scheduled, unscheduled = sum(lf.size for lf in own), sum(lf.size for lf in other)
+        if timeline.layout == LAYOUT_2:  # Hudi 1.x: "scheduled" are the logs of completed deltacommits
+            done = [lf for lf in s.log_files if timeline.completion_time(lf.base_instant_time) is not None]
+            scheduled = sum(lf.size for lf in done)
+            unscheduled = sum(lf.size for lf in s.log_files) - scheduled
+        else:
+            scheduled, unscheduled = sum(lf.size for lf in own), sum(lf.size for lf in other)
         ratios = (scheduled / base_size, unscheduled / base_size) if base_size > 0 else (-1.0, -1.0)
         rows.append((*_base_columns(storage, s), scheduled, unscheduled, *ratios,
                      "[" + ",".join(_log_file_text(storage, lf) for lf in own) + "]",

@@ -20,7 +20,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
-from hoodpy.errors import SavepointError
+from hoodpy.config.properties import load_table_properties
+from hoodpy.config.table import MERGE_ON_READ, TableConfig
+from hoodpy.errors import SavepointError, UnsupportedServiceError
 from hoodpy.file_group.file_group import BaseFile, LogFile
 from hoodpy.file_group.fs_view import list_group_files
 from hoodpy.services.restore_logs import LogRollback, plan_log_rollback, write_rollback_block
@@ -123,6 +125,11 @@ class RestoreService(TableService[RestorePlan, Instant]):
         """Plan rolling back every write after the savepoint at ``savepoint_time``, and save the plan."""
         storage, name = self.storage, self.context.name
         timeline = self.context.timeline()
+        props = load_table_properties(storage) or {}
+        if timeline.layout == LAYOUT_2 and props.get(TableConfig.TYPE.key) == MERGE_ON_READ:
+            # Log files there are named after the deltacommit that wrote them: restore_logs reads version 6's.
+            raise UnsupportedServiceError(storage.base_uri, "Restoring a merge-on-read table",
+                                          props.get(TableConfig.VERSION.key, "?"), "table version 6")
         savepoints = timeline.savepoint_times()
         if savepoint_time not in savepoints:
             raise SavepointError(f"No savepoint at {savepoint_time} in {name} "

@@ -12,11 +12,12 @@ Policies (``hoodie.cleaner.policy``):
 * KEEP_LATEST_FILE_VERSIONS: the newest ``fileversions.retained`` versions of each file group stay.
 
 File groups replaced by clustering or insert_overwrite are deleted entirely once their replacecommit is
-before ``E`` (any replaced group, for KEEP_LATEST_FILE_VERSIONS). Whatever the policy, no file is deleted
-that a savepoint lists, that a pending clustering plan reads, that a pending compaction merges, or that a
-pending write may read (the version
-of each file group as of the write's instant). A partition left with no file group at all (every group
-replaced before ``E``, nothing pending) is deleted too, as Hudi does.
+before ``E`` (any replaced group, for KEEP_LATEST_FILE_VERSIONS). Whatever the policy, no slice is deleted
+that a savepoint lists, that a pending clustering plan reads, that a pending compaction merges (Java keeps
+the slice before a pending compaction's instant), or that a pending write may read (the version of each file
+group as of the write's instant); logs written on top of a pending compaction are not committed yet and stay.
+A partition left with no file group at all (every group replaced before ``E``, nothing pending) is deleted
+too, as Hudi does.
 
 Example:
     >>> plan = plan_clean(timeline, files, HoodieConfig.of({"hoodie.cleaner.commits.retained": "2"}))
@@ -39,7 +40,7 @@ from hoodpy.config.clean import (
     CleanConfig,
 )
 from hoodpy.file_group.file_group import BaseFile, LogFile
-from hoodpy.file_group.fs_view import slice_instant
+from hoodpy.file_group.fs_view import slice_instant, slice_instants
 from hoodpy.timeline.instant import Action, Instant, State, instant_time_of
 from hoodpy.timeline.timeline import Timeline
 
@@ -228,10 +229,11 @@ def files_to_clean(timeline: Timeline, files: Iterable[GroupFile], policy: str, 
     groups: dict[FileGroupId, dict[str, _Version]] = {}
     partitions: set[str] = set()
     pending_in: set[str] = set()
-    for f in files:
+    slice_of: dict[int, str] = {}  # id(file) -> its slice's base instant
+    for instant, f in slice_instants(timeline, files):
+        slice_of[id(f)] = instant
         partitions.add(f.partition_path)
-        instant = slice_instant(f)
-        if not _is_committed(timeline, instant, earliest_active):
+        if not _is_committed(timeline, slice_instant(f), earliest_active):
             pending_in.add(f.partition_path)
             continue
         slices = groups.setdefault((f.partition_path, f.file_id), {})
@@ -282,7 +284,7 @@ def files_to_clean(timeline: Timeline, files: Iterable[GroupFile], policy: str, 
         if all(f in delete.get(partition, []) for f in in_partition):
             empty_partitions.append(partition)
     for doomed in delete.values():
-        doomed.sort(key=lambda f: (f.file_id, slice_instant(f), isinstance(f, LogFile), f.file_name))
+        doomed.sort(key=lambda f: (f.file_id, slice_of[id(f)], isinstance(f, LogFile), f.file_name))
     return delete, empty_partitions
 
 

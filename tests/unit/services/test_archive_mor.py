@@ -4,8 +4,6 @@ deltacommits stay, and the compaction plan's copy in .hoodie/.aux goes with its 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-
 import pytest
 
 from hoodpy.config import HoodieConfig
@@ -14,15 +12,11 @@ from hoodpy.services.compaction.trigger import oldest_instant_to_retain_for_comp
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.compaction_plan import AUX_FOLDER, CompactionOperation, CompactionPlan, save_compaction_plan
-from hoodpy.timeline.instant import Action, instant_time_of
+from hoodpy.timeline.instant import Action
 from hoodpy.timeline.metadata import CommitMetadata, OperationType, WriteStat
 from hoodpy.timeline.timeline import Timeline
 
-FID = "aaaaaaaa-0000-0000-0000-000000000001-0"
-
-
-def t(n: int) -> str:
-    return instant_time_of(datetime(2024, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=n))
+from test_archive import FID, t  # the copy-on-write archival tests' instants
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from hoodpy.services.clean.service import protected_files
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.compaction_plan import CompactionOperation, CompactionPlan, save_compaction_plan
-from hoodpy.timeline.instant import Action, instant_time_of
+from hoodpy.timeline.instant import Action, instant_time_of, new_instant_time
 from hoodpy.timeline.metadata import CommitMetadata, OperationType, WriteStat
 from hoodpy.timeline.timeline import Timeline
 
@@ -120,3 +120,32 @@ def test_pending_compaction_bounds_the_clean_and_its_logs_stay(storage):
                    hoodie_cleaner_fileversions_retained=1)
     # Of B, t5 is the latest and t2 the version as of the pending compaction (a pending instant may read it).
     assert deleted(plan) == [base(B, 1), base(B, 4)]
+
+
+def test_table_version_8_logs_join_slices_by_completion_time(tmp_path):
+    """Versions 8 and 9 name a log after the deltacommit that wrote it: it belongs to the newest slice whose
+    base instant is at or before that deltacommit's completion, not to a slice of its own."""
+    storage = Storage(str(tmp_path))
+    storage.mkdirs(".hoodie/timeline")
+    storage.write_bytes(".hoodie/hoodie.properties", b"hoodie.table.type=MERGE_ON_READ\nhoodie.table.version=8\n"
+                                                     b"hoodie.timeline.layout.version=2\n")
+    times = []
+
+    def write_now(paths, action=Action.DELTACOMMIT):
+        """A write at a fresh instant (completion times are real clock times, so instants must be too)."""
+        instant = new_instant_time(after=times[-1] if times else None)
+        times.append(instant)
+        inflight = transitions.transition_to_inflight(storage, transitions.create_requested(storage, instant, action))
+        for path in paths(instant):
+            storage.write_bytes(path, b"x")
+        times.append(transitions.complete(storage, inflight, CommitMetadata(OperationType.UPSERT).to_json_bytes())
+                     .completion_time)
+
+    write_now(lambda i: [f"p/{A}_0-1-1_{i}.parquet"])
+    write_now(lambda i: [f"p/.{A}_{i}.log.1_0-1-1"])  # completes before the next base: slice 1
+    write_now(lambda i: [f"p/{A}_0-1-1_{i}.parquet"], Action.COMMIT)
+    write_now(lambda i: [f"p/.{A}_{i}.log.1_0-1-1"])  # slice 2
+    first_base, first_log = f"p/{A}_0-1-1_{times[0]}.parquet", f"p/.{A}_{times[2]}.log.1_0-1-1"
+    plan = plan_of(storage, hoodie_cleaner_policy="KEEP_LATEST_FILE_VERSIONS",
+                   hoodie_cleaner_fileversions_retained=1)
+    assert deleted(plan) == [first_base, first_log]
