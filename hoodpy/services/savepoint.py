@@ -3,7 +3,8 @@
 A savepoint is written as Hudi writes it: ``<t>.savepoint.inflight`` (empty), then ``<t>.savepoint`` (in
 table versions 8 and 9 ``<t>_<completion>.savepoint`` in ``.hoodie/timeline``) holding Avro
 HoodieSavepointMetadata with, per partition, the file names of the table's latest file slices as of commit
-``t`` (base files and, on merge-on-read tables, log files; the savepoint shares the commit's instant time). The cleaner never deletes those files and archival never
+``t`` (base files and, on merge-on-read tables, log files; the savepoint shares the commit's instant time).
+The cleaner never deletes those files and archival never
 passes the oldest savepoint.
 
 A savepoint is not planned and executed like the table services: Hudi writes it in one step, under the table

@@ -12,7 +12,7 @@ import pytest
 from java_samples import MOR_V6, file_digests, unzip_sample
 from mor_samples import NONPARTITIONED, PARTITIONED, compacted_sample
 from tests.compat import hudi_rs
-from hoodpy.errors import SavepointError
+from hoodpy.errors import SavepointError, UnsupportedServiceError
 from hoodpy.services.restore import read_restore_metadata
 from hoodpy.table import HoodieTable
 from hoodpy.timeline import log_format
@@ -106,3 +106,16 @@ def test_bad_input_leaves_the_table_unchanged(spark, tmp_path):
     with pytest.raises(SavepointError, match="No savepoint at 20250117083125837"):
         sample.table.savepoints.rollback_to(DC1)
     assert file_digests(sample.path) == before
+
+
+def test_restore_of_a_version_9_merge_on_read_table_is_refused(spark, tmp_path):
+    """Version 9 names a log after the deltacommit that wrote it; restore's log rollback reads version 6's."""
+    path = unzip_sample("hudi-rs/sample_table/mor/avro/v9_nonpartitioned_rollback", tmp_path)
+    table = HoodieTable.for_path(spark, str(path))
+    first = table.timeline.completed_commits()[0].timestamp
+    table.savepoints.create(first)
+    before = file_digests(path)
+    with pytest.raises(UnsupportedServiceError, match="Restoring a merge-on-read table is not supported on table "
+                                                      "version 9"):
+        table.savepoints.rollback_to(first)
+    assert file_digests(path) == before
