@@ -78,8 +78,8 @@ class UnsupportedTableTypeError(HoodieError):
         self.base_path, self.table_type, self.operation = base_path, table_type, operation
         super().__init__(
             f"Table at {base_path!r} is a {table_type} table: hoodpy reads it but cannot {operation} it yet "
-            f"(MERGE_ON_READ tables of table version 6 take writes, rollbacks and compaction; clean, clustering, "
-            f"archival and savepoints are COPY_ON_WRITE only); the table is unchanged")
+            f"(MERGE_ON_READ tables of table version 6 take writes, rollbacks, compaction, clean, clustering, "
+            f"archival, savepoints and restores); the table is unchanged")
 
 
 class InvalidConfigError(HoodieError):

@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,7 +22,6 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StringType, StructField, StructType
 
 from hoodpy.config import HoodieConfig
-from hoodpy.config.clustering import ClusteringConfig
 from hoodpy.config.read import ReadConfig
 from hoodpy.config.properties import load_table_properties, save_table_properties, table_checksum
 from hoodpy.config.registry import check_options, check_table_properties
@@ -40,7 +38,6 @@ from hoodpy.config.table_version import merge_on_read_properties, versioned_prop
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import (
     InvalidConfigError,
-    UnsupportedTableTypeError,
     TableAlreadyExistsError,
     TableNotFoundError,
 )
@@ -70,7 +67,6 @@ from hoodpy.write.writer import CommitResult, Writer
 
 
 
-_log = logging.getLogger(__name__)
 
 
 class HoodieTable:
@@ -265,24 +261,17 @@ class HoodieTable:
     def write(self, df: DataFrame, operation: str | WriteOperation | None = None, *,
               options: Mapping[str, Any] | None = None) -> CommitResult:
         """Write ``df`` with ``operation`` (default: ``hoodie.datasource.write.operation``, i.e. upsert)."""
-        merge_on_read = self.properties.get(TableConfig.TYPE.key, COPY_ON_WRITE) == MERGE_ON_READ
         check_options(options)
         config = self.config.with_options(options)
         op = WriteOperation(operation if isinstance(operation, WriteOperation)
                             else (str(operation).lower() if operation else config.get(WriteConfig.OPERATION)))
         validate_after_commit_services(config)  # a bad clean / archival option fails before anything is written
         validate_compaction_options(config)
-        if merge_on_read and (config.get(ClusteringConfig.INLINE) or config.get(ClusteringConfig.SCHEDULE_INLINE)):
-            raise UnsupportedTableTypeError(self.base_path, MERGE_ON_READ, "cluster")
         resume_pending_clustering(self, options)
         result = Writer(self, options).write(df, op)
         self._record_create_schema(result)
-        if merge_on_read:
-            compact_after_commit(self, options)
-            # Clean and archival of merge-on-read tables are not built yet: the automatic ones are skipped.
-            _log.info("Automatic clean and archival skipped on merge-on-read table %s", self.name)
-            return result
         cluster_after_commit(self, options)
+        compact_after_commit(self, options)  # merge-on-read tables only
         clean_after_commit(self, options)
         archive_after_commit(self, options)
         return result

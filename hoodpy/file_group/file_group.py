@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from hoodpy.file_group.naming import BaseFileName, LogFileName, join_partition
@@ -47,6 +48,12 @@ class LogFile(_GroupFile):
     @property
     def base_instant_time(self) -> str:
         return self.name.base_instant_time
+
+
+def in_java_slice_order(log_files: Iterable[LogFile]) -> tuple[LogFile, ...]:
+    """Log files in the order a Java FileSlice holds them (HoodieLogFile's reverse comparator), as Java's plans
+    and procedures list them."""
+    return tuple(sorted(log_files, key=lambda f: f.name.order, reverse=True))
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,40 @@ def list_base_files(storage: Storage, partitions: Iterable[str] | None = None) -
     return _base_files(_list(storage, partitions))
 
 
+def list_group_files(storage: Storage, partitions: Iterable[str] | None = None) -> list[BaseFile | LogFile]:
+    """Every base file and data log file in the table (or in the given partitions), committed or not."""
+    listing = _list(storage, partitions)
+    return [*_base_files(listing), *_log_files(listing)]
+
+
+def slice_instant(f: BaseFile | LogFile) -> str:
+    """The instant a file's name carries: a base file's, a log file's slice base instant (table version 6) or
+    deltacommit (versions 8 and 9)."""
+    return f.instant_time if isinstance(f, BaseFile) else f.base_instant_time
+
+
+def slice_instants(timeline: Timeline, files: Iterable[BaseFile | LogFile]) -> list[tuple[str, BaseFile | LogFile]]:
+    """(base instant of the file slice it belongs to, file) for each file. Table version 6: the instant its name
+    carries. Versions 8 and 9: a log file joins the newest base file of its group at or before its
+    deltacommit's completion time (its own instant without one), as FileGroup.add_log_completed_at does."""
+    files = list(files)
+    if timeline.layout != LAYOUT_2:
+        return [(slice_instant(f), f) for f in files]
+    bases: dict[tuple[str, str], list[str]] = {}
+    for f in files:
+        if isinstance(f, BaseFile):
+            bases.setdefault((f.partition_path, f.file_id), []).append(f.instant_time)
+    out: list[tuple[str, BaseFile | LogFile]] = []
+    for f in files:
+        if isinstance(f, BaseFile):
+            out.append((f.instant_time, f))
+            continue
+        done = timeline.completion_time(f.base_instant_time) or f.base_instant_time
+        earlier = [t for t in bases.get((f.partition_path, f.file_id), []) if t <= done]
+        out.append((max(earlier) if earlier else f.base_instant_time, f))
+    return out
+
+
 class FileSystemView:
     """File groups of a table as of an instant (None: the latest completed state)."""
 

@@ -40,7 +40,7 @@ from hoodpy.hfile import HFileReader, decode_record, parsed_schema
 from hoodpy.timeline import log_format
 from hoodpy.timeline.log_format import CorruptBlock, LogBlock
 
-ROLLBACK_COMMAND = "0"  # HoodieCommandBlockTypeEnum.ROLLBACK_BLOCK
+ROLLBACK_COMMAND = log_format.ROLLBACK_COMMAND_TYPE
 DATA_BLOCK_VERSION = 3
 _log = logging.getLogger(__name__)
 

@@ -1,8 +1,9 @@
 """Table statistics as rows: the base file size distribution per commit (``stats_file_sizes``) and the write
 amplification per commit (``stats_wa``).
 
-File sizes count every base file on storage (all versions, committed or not, as Hudi's listing does), one
-row per instant time plus an ``ALL`` row; the percentiles are those of Dropwizard's uniform snapshot, which
+File sizes count every base file and log file on storage (all versions, committed or not, as Hudi's listing
+does; a log file under its slice's base instant, as Java's FSUtils.getCommitTime reads its name), one row
+per instant time plus an ``ALL`` row; the percentiles are those of Dropwizard's uniform snapshot, which
 Hudi uses. Write amplification is records written / records updated, formatted as Java's
 ``DecimalFormat("#.00")`` of a float division, plus a ``Total`` row.
 """
@@ -15,7 +16,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 
 import numpy as np
 
-from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.file_group.fs_view import list_group_files, slice_instant
 from hoodpy.inspect.file_slices import partition_matches
 from hoodpy.inspect.rows import Rows, columns, make_rows
 from hoodpy.storage import Storage
@@ -58,12 +59,12 @@ def file_sizes(storage: Storage, *, partition_glob: str = "", limit: int | None 
     """Base file size distribution per commit and over all files (``partition_glob`` '' = every partition:
     on a partitioned table Hudi's literal '' would count partition folders as files)."""
     glob = (partition_glob or "").strip()
-    files = [bf for bf in list_base_files(storage) if not glob or partition_matches(bf.partition_path, glob)]
+    files = [f for f in list_group_files(storage) if not glob or partition_matches(f.partition_path, glob)]
     by_commit: dict[str, list[int]] = {}
-    for bf in files:
-        by_commit.setdefault(bf.instant_time, []).append(bf.size)
+    for f in files:
+        by_commit.setdefault(slice_instant(f), []).append(f.size)
     rows = [histogram_row(t, sizes) for t, sizes in sorted(by_commit.items())]
-    rows.append(histogram_row("ALL", [bf.size for bf in files]))
+    rows.append(histogram_row("ALL", [f.size for f in files]))
     return make_rows(FILE_SIZES, rows, limit)
 
 

@@ -7,7 +7,13 @@ Which instants (``hoodie.keep.max.commits`` / ``hoodie.keep.min.commits``):
   ``min``, but never at or after the oldest pending instant, the first savepoint, or the last clean's
   earliest commit to retain (so no file a retained query reads loses its commit), and never a replacecommit
   whose replaced file groups still have files (the groups would come back to life without it);
-* completed cleans and rollbacks, per action, once there are more than ``max``: the oldest, down to ``min``.
+* completed cleans and rollbacks, per action, once there are more than ``max``: the oldest, down to ``min``;
+* merge-on-read (table version 6): a pending compaction bounds the commits like any pending instant, and
+  with the NUM_COMMITS / NUM_AND_TIME compaction trigger the deltacommits the trigger counts stay (Java's
+  CompactionUtils.getOldestInstantToRetainForCompaction). A compaction is archived with the commit it completed
+  as: its requested entry holds the plan (actionType ``compaction``), its inflight entry nothing, and the
+  plan's copy in ``.hoodie/.aux`` is removed (Java removes aux instants at or before the newest archived
+  commit or deltacommit).
 
 Each instant's state files (requested, inflight, completed) become HoodieArchivedMetaEntry records, written
 in Avro data blocks of ``hoodie.commits.archival.batch`` records into a new log file
@@ -35,14 +41,18 @@ import fastavro
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.clean import ArchivalConfig
+from hoodpy.config.compaction import NUM_AND_TIME, NUM_COMMITS, CompactionConfig
 from hoodpy.config.properties import load_table_properties
 from hoodpy.config.storage import StorageConfig
+from hoodpy.config.table import MERGE_ON_READ, TableConfig
 from hoodpy.errors import InvalidInstantError, PlanNotFoundError
-from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.file_group.fs_view import list_group_files
+from hoodpy.services.compaction.trigger import oldest_instant_to_retain_for_compaction
 from hoodpy.services.table_service import Options, ServiceContext, TableService
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format, transitions
 from hoodpy.timeline.avro_models import AvroModel, decode_record, deserialize, encode_record, schema_json
+from hoodpy.timeline.compaction_plan import AUX_FOLDER
 from hoodpy.timeline.history import HistoryInstant, HistoryWriter, history_folder, read_history
 from hoodpy.timeline.instant import (
     LAYOUT_2, Action, Instant, State, format_instant_millis, parse_instant_file_name, timeline_folder,
@@ -71,7 +81,8 @@ def _replaced_groups_still_on_storage(storage: Storage, timeline: Timeline, inst
     replaced = timeline.commit_metadata(instant).replaced_file_ids()
     if not replaced:
         return False
-    present = {(bf.partition_path, bf.file_id) for bf in list_base_files(storage, {p for p, _ in replaced})}
+    # Base files or, on merge-on-read tables, log files (a group may be log files only).
+    present = {(f.partition_path, f.file_id) for f in list_group_files(storage, {p for p, _ in replaced})}
     return bool(replaced & present)
 
 
@@ -121,9 +132,21 @@ def instants_to_archive(storage: Storage, timeline: Timeline, config: HoodieConf
         if len(done) > high:
             out += done[: len(done) - low]
     if len(commits) > high:
-        out += _commits_to_archive(storage, timeline, low, [i.timestamp for i in timeline.instants
-                                                            if not i.is_completed][:1])
+        # The oldest pending instant bounds it (a pending compaction too: its plan names the slices it reads).
+        bounds = [i.timestamp for i in timeline.instants if not i.is_completed][:1]
+        out += _commits_to_archive(storage, timeline, low, bounds + _merge_on_read_bounds(storage, timeline, config))
     return sorted(out, key=lambda i: (i.timestamp, i.action.value))
+
+
+def _merge_on_read_bounds(storage: Storage, timeline: Timeline, config: HoodieConfig) -> list[str]:
+    """Merge-on-read with the NUM_COMMITS or NUM_AND_TIME compaction trigger: keep the deltacommits the
+    trigger counts (Java's HoodieTimelineArchiver, table version 6)."""
+    props = load_table_properties(storage) or {}
+    if props.get(TableConfig.TYPE.key) != MERGE_ON_READ or \
+            config.get(CompactionConfig.INLINE_TRIGGER_STRATEGY) not in (NUM_COMMITS, NUM_AND_TIME):
+        return []
+    oldest = oldest_instant_to_retain_for_compaction(timeline, config.get(CompactionConfig.INLINE_MAX_DELTA_COMMITS))
+    return [oldest] if oldest else []
 
 
 # -- HoodieArchivedMetaEntry -------------------------------------------------------------------------------
@@ -168,10 +191,34 @@ def meta_entry(storage: Storage, instant: Instant, mtime_ns: int | None) -> dict
         entry["hoodieRollbackMetadata"] = deserialize(AvroModel.ROLLBACK_METADATA, data)
     elif a == Action.SAVEPOINT and done and data:
         entry["hoodieSavePointMetadata"] = deserialize(AvroModel.SAVEPOINT_METADATA, data)
+    elif a == Action.COMPACTION and instant.is_requested and data:
+        entry["hoodieCompactionPlan"] = deserialize(AvroModel.COMPACTION_PLAN, data)
     return entry
 
 
 # -- writing and reading the archive ------------------------------------------------------------------------
+def _state_forms(instant: Instant) -> list[Instant]:
+    """The state files one archived instant may have, oldest state first: a commit also has the requested
+    and inflight files of the compaction it completed (Java groups them by its comparable action)."""
+    forms = [instant.with_state(State.REQUESTED), instant.with_state(State.INFLIGHT)]
+    if instant.action == Action.COMMIT:
+        compaction = Instant(instant.timestamp, Action.COMPACTION, State.REQUESTED)
+        forms = [compaction, compaction.with_state(State.INFLIGHT), *forms]
+    return [*forms, instant.with_state(State.COMPLETED)]
+
+
+def _delete_archived_aux_plans(storage: Storage, archived: list[Instant]) -> None:
+    """Java 0.14 also removes the instants in ``.hoodie/.aux`` (the compaction plans' copies) at or before the
+    newest archived commit or deltacommit."""
+    newest = max((i.timestamp for i in archived if i.action in (Action.COMMIT, Action.DELTACOMMIT)), default=None)
+    if newest is None:
+        return
+    for f in storage.list_files(AUX_FOLDER):
+        parsed = parse_instant_file_name(f.path.rsplit("/", 1)[-1])
+        if parsed is not None and parsed.timestamp <= newest:
+            storage.delete(f.path)
+
+
 def _next_archive_version(storage: Storage) -> int:
     versions = [log_format.archive_file_version(f.path.rsplit("/", 1)[-1]) for f in storage.list_files(ARCHIVE_FOLDER)]
     return max([v for v in versions if v is not None], default=0) + 1
@@ -197,6 +244,7 @@ class ArchiveService(TableService[ArchivePlan, ArchiveResult]):
     action = None  # archival has no instant of its own
     run_holds_lock = True
     supports_table_version_8 = True  # into the LSM history
+    supports_merge_on_read = True  # deltacommits and compactions, bounded as Java bounds them (version 6)
 
     def schedule(self, options: Options = None, *, instant_time: str | None = None) -> ArchivePlan | None:
         """The instants :func:`instants_to_archive` selects now; None when nothing qualifies."""
@@ -217,8 +265,7 @@ class ArchiveService(TableService[ArchivePlan, ArchiveResult]):
         mtimes = {f.path.rsplit("/", 1)[-1]: f.mtime_ns for f in storage.list_files(METAFOLDER)}
         entries = []
         for instant in chosen:
-            for state in (State.REQUESTED, State.INFLIGHT, State.COMPLETED):
-                s = instant.with_state(state)
+            for s in _state_forms(instant):
                 if s.file_name in mtimes:
                     entries.append(encode_record(AvroModel.ARCHIVED_META_ENTRY,
                                                  meta_entry(storage, s, mtimes[s.file_name])))
@@ -230,6 +277,7 @@ class ArchiveService(TableService[ArchivePlan, ArchiveResult]):
         storage.write_atomic(f"{ARCHIVE_FOLDER}/{name}", data)
         for instant in chosen:
             transitions.delete_archived(storage, instant)
+        _delete_archived_aux_plans(storage, chosen)
         return ArchiveResult(archived=chosen, archive_file=f"{ARCHIVE_FOLDER}/{name}", entries=len(entries))
 
     def run(self, options: Options = None) -> ArchiveResult:

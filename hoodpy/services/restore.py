@@ -2,7 +2,9 @@
 
 ``<r>.restore.requested`` holds Avro HoodieRestorePlan naming every write instant after the savepoint, newest
 first; ``.restore.inflight`` follows, then each instant is rolled back in that order (its completed file
-hidden first, its base files deleted, its pending files removed) and ``<r>.restore`` completes with
+hidden first, its base files deleted, its pending files removed; on merge-on-read tables its log files deleted
+or rolled back with a rollback command block, see :mod:`hoodpy.services.restore_logs`; a compaction commit's
+compaction files and plan copy go too) and ``<r>.restore`` completes with
 HoodieRestoreMetadata embedding one HoodieRollbackMetadata per instant. As in Hudi, the rollbacks a restore
 performs get no rollback instants of their own. Every step is idempotent, so a restore interrupted by a crash
 is finished by the next ``run`` (or ``finish_pending()``).
@@ -18,14 +20,18 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
-from hoodpy.errors import SavepointError
-from hoodpy.file_group.file_group import BaseFile
-from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.config.properties import load_table_properties
+from hoodpy.config.table import MERGE_ON_READ, TableConfig
+from hoodpy.errors import SavepointError, UnsupportedServiceError
+from hoodpy.file_group.file_group import BaseFile, LogFile
+from hoodpy.file_group.fs_view import list_group_files
+from hoodpy.services.restore_logs import LogRollback, plan_log_rollback, write_rollback_block
 from hoodpy.services.rollback import delete_files, rollback_metadata
 from hoodpy.services.table_service import Options, TableService, instant_time_of_plan
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
+from hoodpy.timeline.compaction_plan import AUX_FOLDER
 from hoodpy.timeline.instant import (
     CLUSTERING, LAYOUT_2, Action, Instant, State, new_instant_time, plan_instant_time, validate_instant_time,
 )
@@ -46,23 +52,40 @@ def _rel(instant: Instant) -> str:
     return instant.path
 
 
-def _rollback_one(storage: Storage, target: Instant, restore_time: str, files: list[BaseFile]) -> dict:
+def _rollback_one(storage: Storage, target: Instant, restore_time: str, base_files: list[BaseFile],
+                  logs: LogRollback) -> dict:
     started = time.monotonic()
     completed = transitions.completed_file(storage, target)
     if completed is not None:
         storage.delete(_rel(completed))  # hide it first: readers see the older state
     mine: dict[str, list[str]] = {}
-    for bf in files:
+    for bf in base_files:
         if bf.instant_time == target.timestamp:
             mine.setdefault(bf.partition_path, []).append(bf.path)
+    for lf in logs.deletes.get(target.timestamp, []):
+        mine.setdefault(lf.partition_path, []).append(lf.path)
     deleted, failed = delete_files(storage, mine)
-    # A layout-2 replacecommit's pending files are named clustering when it is one: remove either name.
+    blocks: dict[str, dict[str, int]] = {}
+    for sid in logs.rollback_blocks.get(target.timestamp, []):
+        rel, size = write_rollback_block(storage, logs, sid, restore_time, target.timestamp)
+        blocks.setdefault(sid[0], {})[storage.full_path(rel)] = size
+    # A layout-2 replacecommit's pending files are named clustering when it is one: remove either name; a
+    # commit may be a completed compaction, whose pending files (and plan copy in .aux) are compaction ones.
     names = {target, replace(target, clustering=True)} if target.layout == LAYOUT_2 else {target}
+    if target.action in (Action.COMMIT, Action.COMPACTION):
+        names.add(replace(target, action=Action.COMPACTION))
+        storage.delete(f"{AUX_FOLDER}/{target.timestamp}.compaction.requested")
     for state in (State.INFLIGHT, State.REQUESTED):
         for named in names:
             storage.delete(_rel(named.with_state(state)))
     storage.delete(heartbeat_path(target.timestamp))
-    return rollback_metadata(restore_time, target, deleted, failed, int((time.monotonic() - started) * 1000))
+    metadata = rollback_metadata(restore_time, target, deleted, failed, int((time.monotonic() - started) * 1000))
+    for partition, files in blocks.items():  # Java records the log files it appended rollback blocks to
+        entry = metadata["partitionMetadata"].setdefault(partition, {
+            "partitionPath": partition, "successDeleteFiles": [], "failedDeleteFiles": [],
+            "rollbackLogFiles": None, "logFilesFromFailedCommit": None})
+        entry["rollbackLogFiles"] = files
+    return metadata
 
 
 def _action_name(instant: Instant) -> str:
@@ -95,12 +118,18 @@ class RestoreService(TableService[RestorePlan, Instant]):
     action = Action.RESTORE
     run_holds_lock = True
     supports_table_version_8 = True
+    supports_merge_on_read = True  # log files: see restore_logs
 
     def schedule(self, options: Options = None, *, savepoint_time: str, instant_time: str | None = None,
                  ) -> RestorePlan:
         """Plan rolling back every write after the savepoint at ``savepoint_time``, and save the plan."""
         storage, name = self.storage, self.context.name
         timeline = self.context.timeline()
+        props = load_table_properties(storage) or {}
+        if timeline.layout == LAYOUT_2 and props.get(TableConfig.TYPE.key) == MERGE_ON_READ:
+            # Log files there are named after the deltacommit that wrote them: restore_logs reads version 6's.
+            raise UnsupportedServiceError(storage.base_uri, "Restoring a merge-on-read table",
+                                          props.get(TableConfig.VERSION.key, "?"), "table version 6")
         savepoints = timeline.savepoint_times()
         if savepoint_time not in savepoints:
             raise SavepointError(f"No savepoint at {savepoint_time} in {name} "
@@ -140,10 +169,13 @@ class RestoreService(TableService[RestorePlan, Instant]):
         inflight = requested.with_state(State.INFLIGHT)
         if not storage.exists(_rel(inflight)):
             inflight = transitions.transition_to_inflight(storage, requested, storage.read_bytes(_rel(requested)))
-        files = list_base_files(storage)
+        files = list_group_files(storage)
+        base_files = [f for f in files if isinstance(f, BaseFile)]
+        logs = plan_log_rollback(storage, [f for f in files if isinstance(f, LogFile)],
+                                 {i.timestamp for i in plan.instants})
         per_instant = {}
         for target in plan.instants:  # newest first, as a chain of rollbacks would go
-            per_instant[target.timestamp] = [_rollback_one(storage, target, plan.instant_time, files)]
+            per_instant[target.timestamp] = [_rollback_one(storage, target, plan.instant_time, base_files, logs)]
         metadata = {
             "startRestoreTime": plan.instant_time,
             "timeTakenInMillis": int((time.monotonic() - started) * 1000),

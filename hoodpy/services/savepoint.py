@@ -2,8 +2,9 @@
 
 A savepoint is written as Hudi writes it: ``<t>.savepoint.inflight`` (empty), then ``<t>.savepoint`` (in
 table versions 8 and 9 ``<t>_<completion>.savepoint`` in ``.hoodie/timeline``) holding Avro
-HoodieSavepointMetadata with, per partition, the base file names of the table as of commit ``t`` (the
-savepoint shares the commit's instant time). The cleaner never deletes those files and archival never
+HoodieSavepointMetadata with, per partition, the file names of the table's latest file slices as of commit
+``t`` (base files and, on merge-on-read tables, log files; the savepoint shares the commit's instant time).
+The cleaner never deletes those files and archival never
 passes the oldest savepoint.
 
 A savepoint is not planned and executed like the table services: Hudi writes it in one step, under the table
@@ -40,7 +41,7 @@ class Savepoint:
     savepointed_by: str
     savepointed_at: int  # epoch millis
     comments: str
-    files: dict[str, list[str]] = field(default_factory=dict)  # partition -> base file names
+    files: dict[str, list[str]] = field(default_factory=dict)  # partition -> base and log file names
 
 
 def _rel(instant: Instant) -> str:
@@ -59,7 +60,7 @@ def read_savepoint(storage: Storage, instant_time: str) -> Savepoint:
 
 
 def savepointed_files(storage: Storage, timeline: Timeline) -> set[str]:
-    """Base file names any savepoint pins."""
+    """File names (base and log files) any savepoint pins."""
     return {name for t in timeline.savepoint_times() for names in read_savepoint(storage, t).files.values()
             for name in names}
 
@@ -94,7 +95,7 @@ class SavepointService:
     def create(self, instant_time: str | None = None, *, user: str = "", comment: str = "") -> Savepoint:
         """Savepoint a completed commit (default: the latest). Raises SavepointError naming the problem."""
         storage, name = self.context.storage, self.context.name
-        with self.context.transaction().locked():
+        with self.context.transaction(merge_on_read=True).locked():
             timeline = Timeline.load(storage)
             commits = timeline.completed_commits()
             if instant_time in (None, ""):
@@ -112,8 +113,9 @@ class SavepointService:
                 raise SavepointError(f"Cannot savepoint {instant_time}: {e}") from e
             view = FileSystemView.load(storage, timeline, as_of=instant_time)
             files: dict[str, list[str]] = {}
-            for bf in view.latest_base_files():
-                files.setdefault(bf.partition_path, []).append(bf.file_name)
+            for file_slice in view.latest_file_slices():  # base file and log files, as Java lists a slice
+                names = [f.file_name for f in (file_slice.base_file, *file_slice.log_files) if f is not None]
+                files.setdefault(file_slice.partition_path, []).extend(names)
             savepoint = Savepoint(instant_time, user or "", int(time.time() * 1000), comment or "",
                                   {p: sorted(v) for p, v in sorted(files.items())})
             body = {"savepointedBy": savepoint.savepointed_by, "savepointedAt": savepoint.savepointed_at,

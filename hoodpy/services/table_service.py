@@ -95,8 +95,8 @@ class ServiceContext:
         return Timeline.load(self.storage)
 
     def transaction(self, *, merge_on_read: bool = False) -> WriteTransaction:
-        """The writers' transaction for this config: ``locked()`` is the table lock under OCC. It refuses a
-        merge-on-read table unless ``merge_on_read`` says the service handles one."""
+        """The writers' transaction for this config: ``locked()`` is the table lock under OCC.
+        ``merge_on_read``: the caller handles log files, so merge-on-read tables are not refused."""
         return WriteTransaction(self.storage, self.config, merge_on_read=merge_on_read)
 
     def require_table_version_6(self, service: str) -> None:
@@ -122,8 +122,8 @@ class TableService(ABC, Generic[PlanT, ResultT]):
     # Whether the service also runs on table versions 8 and 9 (timeline layout 2); those that do not refuse
     # such tables when built, before touching them.
     supports_table_version_8: ClassVar[bool] = False
-    # Whether the service handles merge-on-read tables (their log files); those that do not refuse them when
-    # they take the writers' transaction.
+    # Whether the service handles merge-on-read file slices (log files); those that do not refuse such tables
+    # when they take the table's transaction.
     supports_merge_on_read: ClassVar[bool] = False
 
     def __init__(self, context: ServiceContext):
@@ -141,6 +141,10 @@ class TableService(ABC, Generic[PlanT, ResultT]):
 
     def _context(self, options: Options) -> ServiceContext:
         return self.context.with_options(options)
+
+    def _transaction(self, context: ServiceContext) -> WriteTransaction:
+        """``context``'s transaction, refusing merge-on-read tables unless the service handles them."""
+        return context.transaction(merge_on_read=self.supports_merge_on_read)
 
     @abstractmethod
     def schedule(self, options: Options = None, *, instant_time: str | None = None) -> PlanT | None:
@@ -160,8 +164,7 @@ class TableService(ABC, Generic[PlanT, ResultT]):
         With ``run_holds_lock`` the table lock is held across both, for services whose plan must not go
         stale before it runs (they take commits or instants away and check nothing when completing).
         """
-        guard = (self._context(options).transaction(merge_on_read=self.supports_merge_on_read).locked()
-                 if self.run_holds_lock else nullcontext())
+        guard = self._transaction(self._context(options)).locked() if self.run_holds_lock else nullcontext()
         with guard:
             plan = self.schedule(options, **schedule_args)
             return self.execute(plan, options=options) if plan is not None else None

@@ -100,6 +100,17 @@ def encode_block(block_type: int, header: dict[int, str], content: bytes, footer
     return body + struct.pack(">q", len(body))  # everything written before it, magic included
 
 
+ROLLBACK_COMMAND_TYPE = "0"  # HoodieCommandBlockTypeEnum.ROLLBACK_BLOCK
+ROLLBACK_WRITE_TOKEN = "1-0-1"  # the write token of the log file Java's rollback writes its command block into
+
+
+def rollback_command_block(instant_time: str, target_instant_time: str) -> bytes:
+    """A rollback command block: the blocks of ``target_instant_time`` read before it no longer count. Header
+    in Java's order (INSTANT_TIME, COMMAND_BLOCK_TYPE, TARGET_INSTANT_TIME), no content."""
+    return encode_block(COMMAND_BLOCK, {INSTANT_TIME: instant_time, COMMAND_BLOCK_TYPE: ROLLBACK_COMMAND_TYPE,
+                                        TARGET_INSTANT_TIME: target_instant_time}, b"")
+
+
 def avro_data_block(records: Sequence[bytes], schema: str) -> bytes:
     """One Avro data block holding ``records`` (already Avro-encoded with ``schema``)."""
     return encode_block(AVRO_DATA_BLOCK, {SCHEMA: schema}, avro_data_block_content(records))

@@ -2,12 +2,12 @@
 (the latest slice of each file group).
 
 Parameters and columns are Hudi's (``ShowFileSystemViewProcedure``); the rows are
-:mod:`hoodpy.inspect.file_slices`' (``hoodpy files`` prints them too). The view counts base files of the
-write instants selected by ``max_instant`` (``include_max``: inclusive) and ``include_in_flight``; file
-groups replaced by a completed replacecommit in that selection are left out. ``path_regex`` (and the older
-``partition_path`` of show_fsview_latest) is a glob over partition paths, e.g. ``'2024/*/*'`` or
-``'city=*'``. Copy-on-write slices have no log files, so the delta columns are 0 / ``[]`` and the
-delta-to-base ratios are 0.0 (-1.0 for an empty base file), as Hudi prints them.
+:mod:`hoodpy.inspect.file_slices`' (``hoodpy files`` prints them too). The view counts base files and
+log files of the write instants selected by ``max_instant`` (``include_max``: inclusive) and
+``include_in_flight``; file groups replaced by a completed replacecommit in that selection are left out.
+``path_regex`` (and the older ``partition_path`` of show_fsview_latest) is a glob over partition paths, e.g.
+``'2024/*/*'`` or ``'city=*'``. The delta columns list a merge-on-read slice's log files as Hudi prints them;
+copy-on-write slices have none (0 / ``[]``, ratios 0.0, -1.0 for an empty base file).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 import hudi_rs
 from hudi_rs import COMMIT_TIME, RECORD_KEY
 from java_samples import MOR_V6, file_digests, unzip_sample
-from hoodpy.errors import InvalidConfigError, UnsupportedTableTypeError
+from hoodpy.errors import InvalidConfigError
 from hoodpy.file_group.log_file import DELETE_RECORD_LIST_SCHEMA
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.table import HoodieTable
@@ -107,10 +107,9 @@ def test_empty_sample(spark, samples_dir):
     assert hudi_rs.snapshot(path) == []
 
 
-
-def test_table_services_are_refused_and_leave_the_table_unchanged(spark, samples_dir):
-    """Writes into a merge-on-read table work (tests/spark/test_mor_java_samples.py); its table services other
-    than rollback are not built yet: each is refused before it changes a file."""
+def test_a_write_cannot_change_the_table_type(spark, samples_dir):
+    """Writes into a merge-on-read table work (tests/spark/test_mor_java_samples.py), and so do its table services
+    (tests/spark/mor_services); an option naming another table type is refused before a file changes."""
     path = str(unzip_sample(f"{MOR_V6}/v6_nonpartitioned", samples_dir / "w"))
     before = file_digests(path)
     table = HoodieTable.for_path(spark, path)
@@ -118,17 +117,6 @@ def test_table_services_are_refused_and_leave_the_table_unchanged(spark, samples
     # An option cannot talk it into a copy-on-write write.
     with pytest.raises(InvalidConfigError, match="hoodie.table.type"):
         table.upsert(batch, options={"hoodie.table.type": "COPY_ON_WRITE"})
-    with pytest.raises(UnsupportedTableTypeError, match="MERGE_ON_READ"):
-        table.upsert(batch, options={"hoodie.clustering.inline": "true"})
-    services = {
-        "clean": lambda: table.cleaning.run(),
-        "clustering": lambda: table.clustering.schedule(),
-        "savepoint": lambda: table.savepoints.create("20250117083136333"),
-        "archive": lambda: table.archive({"hoodie.keep.min.commits": 1, "hoodie.keep.max.commits": 1}),
-    }
-    for call in services.values():
-        with pytest.raises(UnsupportedTableTypeError, match="MERGE_ON_READ"):
-            call()
     assert file_digests(path) == before
 
 

@@ -4,7 +4,7 @@ The file-system view is built from a storage listing, so after a clean it would 
 older version of a file group (or none) and return a partial table. Instead a read as of ``t`` is checked:
 
 * a savepointed instant is always readable (its files are pinned);
-* if any clean on the active timeline deleted the version of a file group that ``t`` reads (the newest
+* if any clean on the active timeline deleted the version (file slice) of a file group that ``t`` reads (the newest
   version at or before ``t`` of a group not replaced by then), ``t`` is no longer retained;
 * ``t`` older than the active timeline and older than the last clean's earliest retained commit is not
   retained either (the cleans that removed its files may have been archived).
@@ -15,8 +15,8 @@ Raises :class:`~hoodpy.errors.InstantNotRetainedError`, naming the earliest comm
 from __future__ import annotations
 
 from hoodpy.errors import InstantNotRetainedError
-from hoodpy.file_group.fs_view import list_base_files
-from hoodpy.file_group.naming import parse_base_file_name
+from hoodpy.file_group.fs_view import list_group_files, slice_instant
+from hoodpy.file_group.naming import parse_base_file_name, parse_log_file_name
 from hoodpy.storage import Storage
 from hoodpy.timeline.instant import Action
 from hoodpy.timeline.timeline import Timeline
@@ -27,6 +27,15 @@ _WRITE_ACTIONS = (Action.COMMIT, Action.DELTACOMMIT, Action.REPLACECOMMIT, Actio
 def _hint(earliest: str | None) -> str:
     return (f"the cleaner retains commits from {earliest} on" if earliest
             else "an older file version it needs was cleaned") + "; savepoint an instant to keep it readable"
+
+
+def _slice_of_name(name: str) -> tuple[str, str] | None:
+    """(file id, base instant) of the file slice a base file or log file name belongs to."""
+    if (base := parse_base_file_name(name)) is not None:
+        return base.file_id, base.instant_time
+    if (log := parse_log_file_name(name)) is not None:
+        return log.file_id, log.base_instant_time
+    return None
 
 
 def check_retained(storage: Storage, timeline: Timeline, as_of: str) -> None:
@@ -45,9 +54,9 @@ def check_retained(storage: Storage, timeline: Timeline, as_of: str) -> None:
     for clean_time, meta in metas:
         for partition, pm in (meta.get("partitionMetadata") or {}).items():
             for name in pm.get("successDeleteFiles") or []:
-                parsed = parse_base_file_name(name.rsplit("/", 1)[-1])
-                if parsed is not None and parsed.instant_time <= as_of:
-                    deleted.setdefault((partition, parsed.file_id), {})[parsed.instant_time] = clean_time
+                version = _slice_of_name(name.rsplit("/", 1)[-1])
+                if version is not None and version[1] <= as_of:
+                    deleted.setdefault((partition, version[0]), {})[version[1]] = clean_time
     if not deleted:
         return
     replaced: set[tuple[str, str]] = set()
@@ -56,10 +65,11 @@ def check_retained(storage: Storage, timeline: Timeline, as_of: str) -> None:
             replaced |= timeline.commit_metadata(instant).replaced_file_ids()
     existing: dict[tuple[str, str], set[str]] = {}
     first = timeline.earliest_instant_time()
-    for bf in list_base_files(storage, {p for p, _ in deleted}):
-        committed = timeline.is_completed_write(bf.instant_time) or (first is not None and bf.instant_time < first)
-        if bf.instant_time <= as_of and committed:
-            existing.setdefault((bf.partition_path, bf.file_id), set()).add(bf.instant_time)
+    for f in list_group_files(storage, {p for p, _ in deleted}):
+        instant = slice_instant(f)
+        committed = timeline.is_completed_write(instant) or (first is not None and instant < first)
+        if instant <= as_of and committed:
+            existing.setdefault((f.partition_path, f.file_id), set()).add(instant)
     for group, versions in sorted(deleted.items()):
         if group in replaced:
             continue

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from hoodpy.config import HoodieConfig
 from hoodpy.config.clean import KEEP_LATEST_FILE_VERSIONS, NUM_COMMITS, CleanConfig
 from hoodpy.errors import PlanNotFoundError
-from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.file_group.fs_view import list_group_files
 from hoodpy.services.clean.execute import (
     CleanResult,
     execute_clean,
@@ -39,6 +39,7 @@ from hoodpy.services.clean.plan import (
 )
 from hoodpy.services.table_service import Options, TableService, instant_time_of_plan
 from hoodpy.storage import Storage
+from hoodpy.timeline.compaction_plan import pending_compactions
 from hoodpy.timeline.instant import Action, plan_instant_time
 from hoodpy.timeline.timeline import Timeline
 
@@ -64,15 +65,23 @@ def commits_since_last_clean(timeline: Timeline) -> int:
 
 
 def protected_files(storage: Storage, timeline: Timeline) -> Protected:
-    """Savepointed files, pending clustering inputs and pending writes: never cleaned."""
+    """Savepointed files, pending clustering inputs (base and log files), the slices pending compactions merge
+    and pending writes: never cleaned. A compaction completes as a commit of its instant while its requested
+    and inflight files stay: it is pending only until then."""
     from hoodpy.services.clustering.plan import clustering_instants
     from hoodpy.services.savepoint import savepointed_files
 
-    clustering = {s.file_name for i, plan in clustering_instants(storage, timeline) if not i.is_completed
-                  for g in plan.input_groups for s in g.slices}
-    pending = [i.timestamp for i in timeline.filter(actions=_WRITE_ACTIONS) if not i.is_completed]
+    clustering = {path.rsplit("/", 1)[-1] for i, plan in clustering_instants(storage, timeline)
+                  if not i.is_completed for g in plan.input_groups for s in g.slices
+                  for path in (s.data_file_path, *s.delta_file_paths) if path}
+    pending = [i.timestamp for i in timeline.filter(actions=_WRITE_ACTIONS)
+               if not i.is_completed and not timeline.is_completed_write(i.timestamp)]
+    compacting = {(op.partition_path, op.file_id, op.base_instant_time)
+                  for instant, plan in pending_compactions(storage, timeline)
+                  if not timeline.is_completed_write(instant.timestamp) for op in plan.operations}
     return Protected(savepointed_files=savepointed_files(storage, timeline),
-                     pending_clustering_files=clustering, pending_write_times=pending)
+                     pending_clustering_files=clustering, pending_write_times=pending,
+                     pending_compaction_slices=compacting)
 
 
 def _with_deleted_savepoint_partitions(storage: Storage, partitions: list[str] | None) -> list[str] | None:
@@ -97,8 +106,8 @@ def compute_clean_plan(storage: Storage, config: HoodieConfig, *, timeline: Time
     partitions = _with_deleted_savepoint_partitions(storage, partitions)
     if partitions == []:
         return None
-    files = list_base_files(storage, partitions)
-    scanned = partitions if partitions is not None else sorted({bf.partition_path for bf in files})
+    files = list_group_files(storage, partitions)
+    scanned = partitions if partitions is not None else sorted({f.partition_path for f in files})
     return plan_clean(timeline, files, config, protected=protected_files(storage, timeline),
                       scanned_partitions=scanned, now=now)
 
@@ -108,6 +117,7 @@ class CleanService(TableService[CleanerPlan, CleanResult]):
 
     action = Action.CLEAN
     supports_table_version_8 = True  # the clean instants follow the table's timeline layout
+    supports_merge_on_read = True  # a file slice's log files go with its base file
 
     def preview(self, options: Options = None, *, now: datetime | None = None) -> CleanerPlan | None:
         """What a clean would delete now; nothing is written (a dry run)."""
@@ -124,7 +134,7 @@ class CleanService(TableService[CleanerPlan, CleanResult]):
         storage, context = self.storage, self._context(options)
         config = context.config
         CleanConfig.validate(config)
-        with context.transaction().locked():  # planning reads the timeline it must not race
+        with self._transaction(context).locked():  # planning reads the timeline it must not race
             timeline = context.timeline()
             if trigger and config.get(CleanConfig.TRIGGER_STRATEGY) == NUM_COMMITS and (
                     commits_since_last_clean(timeline) < config.get(CleanConfig.MAX_COMMITS)):

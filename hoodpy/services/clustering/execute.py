@@ -8,7 +8,8 @@
 2. Input file slices that are no longer the latest of a live file group (a write or replacecommit
    touched them since planning) make the plan unusable: it is abandoned (its files and pending instant
    removed) and :class:`~hoodpy.errors.WriteConflictError` is raised.
-3. The instant moves to inflight. Spark reads the groups' base files natively; a small sample (per
+3. The instant moves to inflight. Spark reads the groups' base files natively (a merge-on-read slice with
+   log files is merged with them by record key in a Spark task, as a snapshot read does); a small sample (per
    group) places the column boundaries of SAMPLE curves and the boundaries between output files; each
    row gets its output file (a contiguous range of the group's sort order, see ``layout.py``); one
    task per output file sorts its rows and writes them with ``write_base_file`` (Hudi footer, bloom
@@ -38,13 +39,17 @@ from hoodpy.arrow_rows import WRITE_STATS_DDL, align, finalize, task_ids, write_
 from hoodpy.config import HoodieConfig
 from hoodpy.config.clustering import ClusteringConfig
 from hoodpy.errors import IllegalInstantTransitionError, PlanNotFoundError, WriteConflictError
+from hoodpy.config.write import event_time_ordering_field
+from hoodpy.file_group.file_group import BaseFile, FileSlice, LogFile
 from hoodpy.file_group.fs_view import FileSystemView, list_base_files
-from hoodpy.file_group.naming import base_file_name, join_partition, new_file_id, write_token
-from hoodpy.read.file_scan import read_parquet_files
+from hoodpy.file_group.naming import (
+    base_file_name, join_partition, new_file_id, parse_base_file_name, parse_log_file_name, write_token,
+)
+from hoodpy.read.slice_scan import read_file_slices, slice_name
 from hoodpy.meta_fields import META_COLUMNS, RECORD_KEY
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json
 from hoodpy.services.clustering import layout
-from hoodpy.services.clustering.plan import ClusteringGroup, ClusteringPlan, load_clustering_plan
+from hoodpy.services.clustering.plan import ClusteringGroup, ClusteringPlan, SliceInfo, load_clustering_plan
 from hoodpy.services.table_service import ServiceContext
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
@@ -97,7 +102,7 @@ class _JobContext:
     instant_time: str
     full_schema: pa.Schema
     options: BaseFileOptions
-    file_group_index: dict[str, int]  # input base file name -> group index in this job
+    file_group_index: dict[str, int]  # input slice name (read.slice_scan.slice_name) -> group index in this job
     specs: list[layout.LayoutSpec]  # per group
     boundaries: list[pa.Table]  # per group: key rows cutting it into its output files
     first_output: list[int]  # per group: index of its first output in `outputs`
@@ -155,21 +160,32 @@ def _layout_of(plan: ClusteringPlan, config: HoodieConfig) -> tuple[str, str, in
             plan.curve_sample_size(config.get(ClusteringConfig.BUILD_CURVE_SAMPLE_SIZE)))
 
 
-def _rel_path(group: ClusteringGroup, slice_index: int) -> str:
-    s = group.slices[slice_index]
-    return join_partition(s.partition_path, s.file_name)
+def _input_slice(s: SliceInfo) -> FileSlice:
+    """The file slice a plan's HoodieSliceInfo names (file sizes are not needed to read it)."""
+    base = parse_base_file_name(s.file_name) if s.data_file_path else None
+    logs = sorted((LogFile(s.partition_path, parsed, 0) for name in s.delta_file_names
+                   if (parsed := parse_log_file_name(name)) is not None), key=lambda lf: lf.name.order)
+    instant = base.instant_time if base is not None else (logs[0].base_instant_time if logs else "")
+    return FileSlice(s.partition_path, s.file_id, instant,
+                     BaseFile(s.partition_path, base, 0) if base is not None else None, tuple(logs))
 
 
 def stale_inputs(plan: ClusteringPlan, view: FileSystemView) -> list[tuple[str, str]]:
-    """Input (partition, file id)s whose planned slice is no longer the latest of a live file group."""
+    """Input (partition, file id)s whose planned slice is no longer the latest of a live file group (a new
+    base file, or log files appended since planning)."""
     stale = []
     for group in plan.input_groups:
         for s in group.slices:
             fg = view.file_group(s.partition_path, s.file_id)
             latest = fg.latest_slice() if fg is not None else None
-            if latest is None or latest.base_file.file_name != s.file_name:
+            if latest is None or _names(latest) != (s.file_name, set(s.delta_file_names)):
                 stale.append(s.file_group_id)
     return stale
+
+
+def _names(file_slice: FileSlice) -> tuple[str, set[str]]:
+    base = file_slice.base_file.file_name if file_slice.base_file is not None else ""
+    return base, {lf.file_name for lf in file_slice.log_files}
 
 
 def _conflicting_instant(timeline: Timeline, stale: list[tuple[str, str]]) -> str:
@@ -217,6 +233,8 @@ class _ClusteringJob:
         self.strategy, self.method, self.sample_size = _layout_of(plan, config)
         self.options = BaseFileOptions.from_config(config)
         timeline = Timeline.load(self.storage)
+        self.committed = timeline.committed()
+        self.ordering_field = event_time_ordering_field(config)
         data_schema = table.arrow_schema(timeline) or pa.schema([])
         self.full_schema = pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS] + list(data_schema))
         # Files carry the meta columns even with virtual keys (null there): read them either way.
@@ -229,11 +247,16 @@ class _ClusteringJob:
     def run(self, groups: list[ClusteringGroup]) -> list[dict]:
         from pyspark.sql.types import IntegerType
 
-        rels = [_rel_path(g, i) for g in groups for i in range(len(g.slices))]
+        inputs = [[_input_slice(s) for s in g.slices] for g in groups]
+        rels = [fs.base_file.path for slices in inputs for fs in slices if fs.base_file is not None]
+        # Rows per group for sampling: the base files' (log records are few next to them, or counted as 0).
         counts = dict(zip(rels, _row_counts(self.storage, rels), strict=True))
-        file_group_index = {g.slices[i].file_name: gi for gi, g in enumerate(groups) for i in range(len(g.slices))}
-        df = read_parquet_files(self.spark, self.storage, rels, self.spark_schema, file_name_column=FILE_COLUMN)
-        group_rows = [sum(counts[_rel_path(g, i)] for i in range(len(g.slices))) for g in groups]
+        file_group_index = {slice_name(fs): gi for gi, slices in enumerate(inputs) for fs in slices}
+        # Slices with log files are merged (base and log records by key) while being read.
+        df = read_file_slices(self.spark, self.storage, [fs for slices in inputs for fs in slices],
+                              self.spark_schema, self.committed, self.ordering_field, file_name_column=FILE_COLUMN)
+        group_rows = [sum(counts.get(fs.base_file.path, 0) for fs in slices if fs.base_file is not None)
+                      for slices in inputs]
         sample = self._sample(df, groups, group_rows, file_group_index)
         specs, boundaries, first_output, outputs = [], [], [], []
         for gi, g in enumerate(groups):
@@ -308,7 +331,7 @@ def execute_clustering(context: ServiceContext, instant_time: str) -> Clustering
     if instant.is_completed:
         raise IllegalInstantTransitionError(instant, "the clustering already completed")
     plan = load_clustering_plan(storage, instant_time)
-    transaction = context.transaction()
+    transaction = context.transaction(merge_on_read=True)  # slices with log files are merged while rewritten
     if instant.is_inflight:
         if transaction.optimistic and not is_expired(storage, instant_time, transaction.heartbeat_ms,
                                                      transaction.misses):

@@ -35,14 +35,19 @@ class SliceInfo:
 
     partition_path: str
     file_id: str
-    data_file_path: str  # as recorded: the base file's full path
-    delta_file_paths: tuple[str, ...] = ()
+    data_file_path: str  # as recorded: the base file's full path ('' for a slice of log files only)
+    delta_file_paths: tuple[str, ...] = ()  # the log files' full paths, newest first
     bootstrap_file_path: str = ""
     version: int = 1
 
     @property
     def file_name(self) -> str:
+        """The base file's name ('' without one)."""
         return self.data_file_path.rsplit("/", 1)[-1]
+
+    @property
+    def delta_file_names(self) -> tuple[str, ...]:
+        return tuple(p.rsplit("/", 1)[-1] for p in self.delta_file_paths)
 
     @property
     def base_instant_time(self) -> str | None:

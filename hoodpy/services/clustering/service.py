@@ -90,6 +90,7 @@ class ClusteringService(TableService[ClusteringPlan, ClusteringCommitResult]):
 
     action = Action.REPLACECOMMIT
     supports_table_version_8 = True
+    supports_merge_on_read = True  # slices with log files are merged while rewritten
 
     def schedule(self, options: Options = None, *, instant_time: str | None = None,
                  sort_columns: Sequence[str] | str | None = None, layout: str | None = None,
@@ -117,7 +118,7 @@ class ClusteringService(TableService[ClusteringPlan, ClusteringCommitResult]):
         context = self._context(layered)
         storage, config = context.storage, context.config
         ClusteringConfig.validate(config)
-        with context.transaction().locked():
+        with self._transaction(context).locked():
             timeline = context.timeline()
             if not should_schedule(timeline, config, trigger):
                 return None

@@ -2,7 +2,8 @@
 
 :func:`plan_clustering` maps the timeline, the file-system view and the config to a
 :class:`~hoodpy.services.clustering.plan.ClusteringPlan`, or None. It picks partitions, the eligible file
-slices (base file below ``small.file.limit``, not under a pending clustering), and cuts them into groups the
+slices (base file below ``small.file.limit``, a slice of log files only included; not under a pending
+clustering or compaction), and cuts them into groups the
 way Hudi 0.14's ``PartitionAwareClusteringPlanStrategy`` (used by ``SparkSizeBasedClusteringPlanStrategy``) does:
 
 * per partition, slices sorted by base file size, **largest first** (Hudi's comparator is
@@ -11,7 +12,9 @@ way Hudi 0.14's ``PartitionAwareClusteringPlanStrategy`` (used by ``SparkSizeBas
   after ``max.num.groups`` closed groups; its last, still open group is kept when it holds two or more
   slices, or when sort columns are set or ``single.group.clustering.enabled`` (default true);
 * at most ``max.num.groups`` groups in the plan, taken in partition order;
-* each group writes ``ceil(group bytes / target.file.max.bytes)`` output file groups.
+* each group writes ``ceil(group bytes / target.file.max.bytes)`` output file groups;
+* merge-on-read: a slice's HoodieSliceInfo lists its log files (newest first, as a Java FileSlice holds them),
+  the group metrics count them, and a slice without a base file weighs ``hoodie.parquet.max.file.size``.
 
 Example:
     >>> config = HoodieConfig.of({"hoodie.clustering.plan.strategy.sort.columns": "city"})
@@ -39,7 +42,7 @@ from hoodpy.config.clustering import (
 )
 from hoodpy.config.storage import StorageConfig
 from hoodpy.errors import InvalidConfigError
-from hoodpy.file_group.file_group import FileSlice
+from hoodpy.file_group.file_group import FileSlice, in_java_slice_order
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.services.clustering.layout import is_orderable
@@ -51,6 +54,7 @@ from hoodpy.services.clustering.plan import (
     file_groups_in_pending_clustering,
 )
 from hoodpy.storage import Storage
+from hoodpy.timeline.compaction_plan import pending_compaction_file_groups
 from hoodpy.timeline.timeline import Timeline
 
 _MB = 1024 * 1024
@@ -96,13 +100,20 @@ def select_partitions(partitions: Iterable[str], config: HoodieConfig, *, now: d
     return parts
 
 
+def _base_size(s: FileSlice) -> int:
+    return s.base_file.size if s.base_file is not None else 0
+
+
 def group_metrics(slices: Sequence[FileSlice], default_base_file_size: int) -> dict[str, float]:
-    """Hudi's FileSliceMetricUtils.addFileSliceCommonMetrics for copy-on-write slices."""
-    read = sum(s.base_file.size for s in slices)
-    write = sum(s.base_file.size if s.base_file.size > 0 else default_base_file_size for s in slices)
+    """Hudi's FileSliceMetricUtils.addFileSliceCommonMetrics: reads are the base and log files, writes the
+    base files (the default size for a slice without one)."""
+    logs = sum(lf.size for s in slices for lf in s.log_files)
+    read = sum(map(_base_size, slices)) + logs
+    write = sum(_base_size(s) if _base_size(s) > 0 else default_base_file_size for s in slices)
     read_mb, write_mb = read // _MB, write // _MB
     return {TOTAL_IO_READ_MB: float(read_mb), TOTAL_IO_WRITE_MB: float(write_mb),
-            TOTAL_IO_MB: float(read_mb + write_mb), TOTAL_LOG_FILES_SIZE: 0.0, TOTAL_LOG_FILES: 0.0}
+            TOTAL_IO_MB: float(read_mb + write_mb), TOTAL_LOG_FILES_SIZE: float(logs),
+            TOTAL_LOG_FILES: float(sum(len(s.log_files) for s in slices))}
 
 
 def build_groups_for_partition(slices: Sequence[FileSlice], config: HoodieConfig, storage: Storage | None = None,
@@ -115,8 +126,8 @@ def build_groups_for_partition(slices: Sequence[FileSlice], config: HoodieConfig
     keep_single = bool(config.get(ClusteringConfig.SORT_COLUMNS)) or config.get(
         ClusteringConfig.SINGLE_GROUP_CLUSTERING_ENABLED)
 
-    def size(s: FileSlice) -> int:
-        return s.base_file.size
+    def size(s: FileSlice) -> int:  # a slice of log files only counts as a full base file, as in Java
+        return s.base_file.size if s.base_file is not None else default_size
 
     cut: list[list[FileSlice]] = []
     current: list[FileSlice] = []
@@ -132,12 +143,18 @@ def build_groups_for_partition(slices: Sequence[FileSlice], config: HoodieConfig
     if current and (len(current) > 1 or keep_single):
         cut.append(current)
 
-    def path_of(s: FileSlice) -> str:
-        return storage.full_path(s.base_file.path) if storage is not None else s.base_file.path
+    def path_of(rel: str) -> str:
+        return storage.full_path(rel) if storage is not None else rel
+
+    def info(s: FileSlice) -> SliceInfo:
+        # Java's HoodieSliceInfo: the base file's path ('' without one), the log files newest first (the
+        # order a Java FileSlice holds them in).
+        return SliceInfo(s.partition_path, s.file_id, path_of(s.base_file.path) if s.base_file else "",
+                         tuple(path_of(lf.path) for lf in in_java_slice_order(s.log_files)))
 
     return [
         ClusteringGroup(
-            slices=tuple(SliceInfo(s.partition_path, s.file_id, path_of(s)) for s in group),
+            slices=tuple(info(s) for s in group),
             num_output_file_groups=max(1, math.ceil(sum(map(size, group)) / target)),
             metrics=group_metrics(group, default_size),
         )
@@ -210,12 +227,14 @@ def plan_clustering(timeline: Timeline, view: FileSystemView, config: HoodieConf
     if columns and table_schema_fields is not None:
         validate_sort_columns(columns, table_schema_fields, config.get(ClusteringConfig.LAYOUT_OPTIMIZE_STRATEGY))
     storage = timeline.storage
-    pending = file_groups_in_pending_clustering(storage, timeline)
+    # File groups a pending clustering or compaction holds are left out (Java's eligible slices).
+    pending = file_groups_in_pending_clustering(storage, timeline) | set(
+        pending_compaction_file_groups(storage, timeline))
     small_file_limit = config.get(ClusteringConfig.SMALL_FILE_LIMIT)
     max_groups = config.get(ClusteringConfig.MAX_NUM_GROUPS)
     by_partition: dict[str, list[FileSlice]] = {}
     for s in view.latest_file_slices():
-        if (s.partition_path, s.file_id) not in pending and s.base_file.size < small_file_limit:
+        if (s.partition_path, s.file_id) not in pending and _base_size(s) < small_file_limit:
             by_partition.setdefault(s.partition_path, []).append(s)
     groups: list[ClusteringGroup] = []
     for partition in select_partitions(view.partitions(), config, now=now):

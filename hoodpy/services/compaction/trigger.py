@@ -37,6 +37,21 @@ def deltacommits_since_last_compaction(timeline: Timeline) -> tuple[int, str] | 
     return None
 
 
+def oldest_instant_to_retain_for_compaction(timeline: Timeline, max_delta_commits: int) -> str | None:
+    """The oldest instant archival must keep on a merge-on-read table so that the NUM_COMMITS trigger still
+    counts the deltacommits since the last compaction (Java's CompactionUtils.getOldestInstantToRetainForCompaction):
+    with fewer than ``max_delta_commits`` of them, the instant the count starts at; otherwise the oldest of the
+    newest ``max_delta_commits``. None when the timeline has no commit or deltacommit."""
+    info = deltacommits_since_last_compaction(timeline)
+    if info is None:
+        return None
+    count, start = info
+    if count < max_delta_commits:
+        return start
+    since = [d.timestamp for d in timeline.filter(actions=[Action.DELTACOMMIT]) if d.timestamp >= start]
+    return since[count - max_delta_commits]
+
+
 def _seconds(instant_time: str) -> int:
     return int(parse_instant_time(instant_time).timestamp() * 1000) // 1000
 
