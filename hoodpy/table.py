@@ -66,9 +66,6 @@ from hoodpy.write.operation import WriteOperation
 from hoodpy.write.writer import CommitResult, Writer
 
 
-
-
-
 class HoodieTable:
     """One table at a base path. Cheap to construct; the timeline is re-read on each operation."""
 
