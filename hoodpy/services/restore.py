@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from hoodpy.errors import SavepointError
 from hoodpy.file_group.file_group import BaseFile
 from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.metadata_table.writer import complete_instant
 from hoodpy.services.rollback import delete_files, rollback_metadata
 from hoodpy.services.table_service import Options, TableService, instant_time_of_plan
 from hoodpy.storage import Storage
@@ -113,7 +114,8 @@ class RestoreService(TableService[RestorePlan, Instant]):
             "version": 1,
             "restoreInstantInfo": [{"commitTime": i.timestamp, "action": i.action.value} for i in plan.instants],
         }
-        return transitions.complete(storage, inflight, serialize(AvroModel.RESTORE_METADATA, metadata))
+        return complete_instant(storage, inflight, serialize(AvroModel.RESTORE_METADATA, metadata),
+                                self._context(options).config)
 
     def run(self, options: Options = None, *, savepoint_time: str) -> Instant:
         """Finish interrupted restores, then restore to the savepoint under the table lock."""

@@ -67,6 +67,7 @@ class AvroModel(str, Enum):
     RESTORE_PLAN = f"{NAMESPACE}.HoodieRestorePlan"
     RESTORE_METADATA = f"{NAMESPACE}.HoodieRestoreMetadata"
     COMMIT_METADATA = f"{NAMESPACE}.HoodieCommitMetadata"
+    COMPACTION_PLAN = f"{NAMESPACE}.HoodieCompactionPlan"
     REPLACE_COMMIT_METADATA = f"{NAMESPACE}.HoodieReplaceCommitMetadata"
     ARCHIVED_META_ENTRY = f"{NAMESPACE}.HoodieArchivedMetaEntry"
 
