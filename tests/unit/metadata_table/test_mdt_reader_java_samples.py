@@ -1,5 +1,5 @@
-"""The files partition of every Java-written metadata table in the samples (Hudi 1.1, copy-on-write and
-merge-on-read, partitioned or not, compacted, with a rollback) reads back to the listing its timeline implies:
+"""The files partition of every Java-written metadata table in the samples (13 tables of Hudi 1.1, copy-on-write
+and merge-on-read, partitioned or not, compacted, with insert overwrite, clustering and a rollback) reads back to the listing its timeline implies:
 the base and log files of the completed instants on storage. A deltacommit whose data instant did not complete
 is left out, and the file-system view lists through the metadata table, not storage."""
 
@@ -16,9 +16,12 @@ from hoodpy.timeline.instant import Instant
 from hoodpy.timeline.timeline import Timeline
 from java_samples import MOR_V9, unzip_sample
 
-META_SAMPLES = ["hudi-rs/sample_table/cow/v9_txns_simple_meta", "hudi-rs/sample_table/cow/v9_txns_complex_meta",
-                "hudi-rs/sample_table/cow/v9_txns_nonpart_meta", f"{MOR_V9}/v9_txns_simple_meta",
-                f"{MOR_V9}/v9_txns_complex_meta", f"{MOR_V9}/v9_txns_nonpart_meta", f"{MOR_V9}/v9_nonpartitioned_rollback"]
+# Every sample whose hoodie.properties lists the files partition (Hudi 1.1).
+META_SAMPLES = [f"hudi-rs/sample_table/cow/v9_{n}" for n in (
+    "timebasedkeygen_epochmillis", "timebasedkeygen_nonhivestyle", "timebasedkeygen_unixtimestamp",
+    "txns_complex_meta", "txns_nonpart_meta", "txns_simple_meta", "txns_simple_overwrite")] + [
+    f"{MOR_V9}/v9_{n}" for n in ("nonpartitioned_rollback", "timebasedkeygen_nonhivestyle", "txns_complex_meta",
+                                 "txns_nonpart_meta", "txns_simple_meta", "txns_simple_overwrite")]
 
 
 def committed_on_storage(storage: Storage, timeline: Timeline) -> set[str]:
