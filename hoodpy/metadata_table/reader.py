@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from hoodpy.config.metadata import FILES_PARTITION, MetadataConfig
@@ -32,10 +33,11 @@ from hoodpy.metadata_table.layout import (
 from hoodpy.metadata_table.records import ALL_PARTITIONS_KEY, FileListing, entries_of, partition_key
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format
-from hoodpy.timeline.instant import LAYOUT_2, State
-from hoodpy.timeline.timeline import Timeline
+from hoodpy.timeline.instant import LAYOUT_2, Action, State
+from hoodpy.timeline.timeline import Timeline, layout_of
 
 _log = logging.getLogger(__name__)
+_READ_THREADS = 16
 
 
 def has_files_partition(properties: dict[str, str] | None) -> bool:
@@ -82,7 +84,7 @@ class MetadataTable:
         self.properties = load_table_properties(self.storage)
         if self.properties is None:
             raise MetadataTableError(data_storage.base_uri, "no .hoodie/metadata/.hoodie/hoodie.properties")
-        self.timeline = Timeline.load(self.storage)
+        self.timeline = Timeline.load(self.storage, layout_of(self.properties))
         listing = self.storage.list_files(FILES_PARTITION)
         names = [(f.path.rsplit("/", 1)[-1], f.size) for f in listing]
         self.base_files = sorted((b for b in (parse_base_file(n, s) for n, s in names)
@@ -93,6 +95,11 @@ class MetadataTable:
     @property
     def layout(self) -> int:
         return self.timeline.layout
+
+    def latest_compaction_time(self) -> str | None:
+        """The instant of the newest completed compaction (a base file holding every instant before it)."""
+        return max((i.timestamp for i in self.timeline.filter(actions=[Action.COMMIT], states=[State.COMPLETED])),
+                   default=None)
 
     def completed_times(self) -> set[str]:
         return {i.timestamp for i in self.timeline.instants if i.is_completed}
@@ -131,14 +138,18 @@ class MetadataTable:
         keys = None if partitions is None else {ALL_PARTITIONS_KEY, *(partition_key(p) for p in partitions)}
         listing = FileListing()
         base = file_slice.base_file
+        paths = [base.path, *(lf.path for lf in file_slice.log_files)]
         try:
-            reader = HFileReader(self.storage.read_bytes(base.path), source=self.storage.full_path(base.path))
+            # One request per file, all at once: on object storage the round trips dominate.
+            with ThreadPoolExecutor(max_workers=min(_READ_THREADS, len(paths))) as pool:
+                contents = list(pool.map(self.storage.read_bytes, paths))
+            reader = HFileReader(contents[0], source=self.storage.full_path(base.path))
             schema = parsed_schema(reader.schema or "")
             pairs = reader if keys is None else sorted(reader.get_many(keys).items())
             for key, value in pairs:
                 listing.merge(key, entries_of(decode_record(key, value, schema, reader.source)))
             valid = ValidInstants.of(self.timeline, data_timeline)
-            files = [(self.storage.full_path(lf.path), self.storage.read_bytes(lf.path)) for lf in file_slice.log_files]
+            files = [(self.storage.full_path(p), data) for p, data in zip(paths[1:], contents[1:], strict=True)]
             for block in effective_blocks(files, valid).blocks:
                 self._apply(listing, block, keys)
         except (HFileFormatError, InvalidInstantError, OSError, HoodieError) as e:

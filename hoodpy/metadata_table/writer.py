@@ -14,7 +14,8 @@ published, with the writer's lock held when there is one:
    instants a rollback or restore takes away) are removed with their log files; so is a compaction a crash
    interrupted. Readers ignore them anyway; this keeps them from counting later.
 4. After ``hoodie.metadata.compact.max.delta.commits`` deltacommits the log blocks are compacted into a new base
-   HFile (not while an older data instant is pending: the base file must hold every instant before it).
+   HFile, at ``<latest deltacommit>001`` (version 6) or 1 ms before the data instant being recorded (versions
+   8 and 9); not while an older data instant is pending: the base file must hold every instant before it.
 5. The instant's change (:mod:`hoodpy.metadata_table.changes`) is written as a deltacommit of the metadata
    table at the same instant time: one log file with one HFile data block, completed before the data instant.
 
@@ -28,7 +29,7 @@ from __future__ import annotations
 import logging
 import struct
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.metadata import FILES_PARTITION, METADATA_TABLE_FOLDER, MetadataConfig
@@ -48,7 +49,9 @@ from hoodpy.metadata_table.records import ALL_PARTITIONS_KEY, SCHEMA, FileListin
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format, transitions
 from hoodpy.timeline.avro_models import AvroModel, serialize
-from hoodpy.timeline.instant import LAYOUT_2, METAFOLDER, Action, Instant, State, new_instant_time, timeline_folder
+from hoodpy.timeline.instant import (
+    LAYOUT_2, METAFOLDER, Action, Instant, State, instant_time_of, parse_instant_time, timeline_folder,
+)
 from hoodpy.timeline.metadata import CommitMetadata, WriteStat
 from hoodpy.timeline.metadata_table import listed_partitions, remove_stale_metadata_table
 from hoodpy.timeline.timeline import Timeline
@@ -149,7 +152,7 @@ class MetadataTableWriter:
         table = MetadataTable(self.storage)
         if self.remove_orphans(table, data_timeline):
             table = MetadataTable(self.storage)
-        if self.compact_if_due(table, data_timeline, exclude=inflight.timestamp):
+        if self.compact_if_due(table, data_timeline, inflight.timestamp):
             table = MetadataTable(self.storage)
         source = self.storage.full_path(inflight.path)
         change = change_log.changes_of(inflight, data, source)
@@ -289,8 +292,12 @@ class MetadataTableWriter:
         return bool(blocks) and all(getattr(b, "instant_time", None) == instant_time for b in blocks)
 
     # -- compaction -------------------------------------------------------------------------------------
-    def compact_if_due(self, table: MetadataTable, data_timeline: Timeline, exclude: str | None = None) -> bool:
-        """Step 4; True when a compaction ran."""
+    def compact_if_due(self, table: MetadataTable, data_timeline: Timeline, syncing: str) -> bool:
+        """Step 4, before the deltacommit of data instant ``syncing`` is written; True when a compaction ran.
+
+        Not while a data instant at or before the latest deltacommit is pending (``syncing`` included: a write
+        that started before the latest one completed), as Java's validateCompactionScheduling: the base file
+        must hold every instant before it."""
         base_time = table.latest_slice().base_file.instant_time
         base_done = max((i.completed_at for i in table.timeline.instants
                          if i.timestamp == base_time and i.is_completed), default=base_time)
@@ -299,27 +306,28 @@ class MetadataTableWriter:
         if len(deltacommits) < self.config.get(MetadataConfig.COMPACT_MAX_DELTA_COMMITS):
             return False
         latest = max(i.timestamp for i in deltacommits)
-        pending = [i.timestamp for i in data_timeline.instants
-                   if not i.is_completed and i.timestamp != exclude and i.timestamp <= latest]
+        pending = [i.timestamp for i in data_timeline.instants if not i.is_completed and i.timestamp <= latest]
         if pending:
             _log.info("Not compacting the metadata table of %s: data instants %s are pending",
                       self.storage.base_uri, ", ".join(pending))
             return False
-        self.compact(table, data_timeline, latest)
+        if table.layout != LAYOUT_2:
+            instant_time = latest + COMPACTION_SUFFIX
+        else:
+            # Hudi 1.x: just before the pending data instant being recorded, so that instant stays out of the
+            # base file's range (data archival stops before the latest compaction).
+            instant_time = instant_time_of(parse_instant_time(syncing) - timedelta(milliseconds=1))
+            if instant_time <= max(i.completed_at for i in table.timeline.instants):
+                return False  # no room before it: the next instant compacts
+        self.compact(table, data_timeline, instant_time)
         return True
 
-    def compact(self, table: MetadataTable, data_timeline: Timeline, latest_deltacommit: str) -> Instant:
-        """Merge the latest slice into a new base HFile: a ``compaction`` instant (HoodieCompactionPlan) that
-        completes as a commit (``compacted``, operation COMPACT), at ``<latest deltacommit>001`` (version 6)
-        or a fresh instant time (versions 8 and 9)."""
+    def compact(self, table: MetadataTable, data_timeline: Timeline, instant_time: str) -> Instant:
+        """Merge the latest slice into a new base HFile at ``instant_time``: a ``compaction`` instant
+        (HoodieCompactionPlan) that completes as a commit (``compacted``, operation COMPACT)."""
         file_slice = table.latest_slice()
         listing = table.read(data_timeline, file_slice=file_slice)
         layout = table.layout
-        if layout == LAYOUT_2:
-            instant_time = new_instant_time(after=max(filter(None, (table.timeline.latest_instant_time(),
-                                                                      data_timeline.latest_instant_time()))))
-        else:
-            instant_time = latest_deltacommit + COMPACTION_SUFFIX
         logs = file_slice.log_files
         plan = {"operations": [{
             "baseInstantTime": file_slice.base_file.instant_time,

@@ -153,3 +153,22 @@ def test_a_pending_instant_defers_building_it(spark, tmp_path):
     assert mdt_instants(path)[(plan.instant_time, "deltacommit")] == "COMPLETED"
     assert_in_step(table)
     assert Timeline.load(table.storage).find(plan.instant_time, Action.REPLACECOMMIT).state == State.COMPLETED
+
+
+def test_archival_stops_before_the_latest_metadata_compaction(spark, tmp_path):
+    path = str(tmp_path / "t")
+    table = make_table(spark, path, {**ON, "hoodie.metadata.compact.max.delta.commits": "4",
+                                     "hoodie.archive.automatic": "false"})
+    commits = [table.upsert(spark.createDataFrame([(i, "a", i, "x")], DDL)).instant_time for i in range(7)]
+    latest = MetadataTable(table.storage).latest_compaction_time()
+    assert latest is not None and commits[0] < latest < commits[-1]
+    result = table.archive({"hoodie.keep.min.commits": "1", "hoodie.keep.max.commits": "2",
+                            "hoodie.cleaner.commits.retained": "1"})
+    # Without the metadata table all but the newest commit would go; its log blocks count only while their
+    # data instant is active, so archival keeps everything from its latest compaction on (Hudi's rule).
+    archived = [i.timestamp for i in result.archived]
+    assert archived == [t for t in commits if t < latest]
+    assert [i.timestamp for i in Timeline.load(table.storage).completed_commits()] == \
+        [t for t in commits if t >= latest]
+    assert_in_step(table)
+    assert rows(table.read(), "id") == [(i,) for i in range(7)]
