@@ -269,10 +269,10 @@ class MetadataTableWriter:
         compactions = sorted(i.timestamp for i in table.timeline.pending([Action.COMPACTION]) if i.timestamp not in done)
         if not orphans and not compactions:
             return False
+        for lf in table.log_files:  # their log files first: a crash in between leaves deltacommits that count not
+            if self._written_only_by(lf.path, lf.instant_time, set(orphans), table.layout):
+                self.meta.delete(lf.path)
         for instant_time in orphans:
-            for lf in table.log_files:
-                if self._written_only_by(lf.path, lf.instant_time, instant_time, table.layout):
-                    self.meta.delete(lf.path)
             transitions.delete_completed(self.meta, Instant(instant_time, Action.DELTACOMMIT, layout=table.layout))
             _log.info("Removed metadata-table deltacommit %s of %s: its data instant did not complete",
                       instant_time, self.storage.base_uri)
@@ -284,12 +284,13 @@ class MetadataTableWriter:
                 self.meta.delete(Instant(instant_time, Action.COMPACTION, state, layout=table.layout).path)
         return True
 
-    def _written_only_by(self, path: str, named: str, instant_time: str, layout: int) -> bool:
-        """Whether every block of the log file is of ``instant_time`` (versions 8 and 9 name it in the file)."""
+    def _written_only_by(self, path: str, named: str, instant_times: set[str], layout: int) -> bool:
+        """Whether every block of the log file is of one of ``instant_times`` (versions 8 and 9 name it in the
+        file)."""
         if layout == LAYOUT_2:
-            return named == instant_time
+            return named in instant_times
         blocks = list(log_format.scan_blocks(self.meta.read_bytes(path), path))
-        return bool(blocks) and all(getattr(b, "instant_time", None) == instant_time for b in blocks)
+        return bool(blocks) and all(getattr(b, "instant_time", None) in instant_times for b in blocks)
 
     # -- compaction -------------------------------------------------------------------------------------
     def compact_if_due(self, table: MetadataTable, data_timeline: Timeline, syncing: str) -> bool:

@@ -172,3 +172,22 @@ def test_archival_stops_before_the_latest_metadata_compaction(spark, tmp_path):
         [t for t in commits if t >= latest]
     assert_in_step(table)
     assert rows(table.read(), "id") == [(i,) for i in range(7)]
+
+
+def test_a_restore_to_a_savepoint_keeps_the_listing_in_step(spark, tmp_path):
+    path = str(tmp_path / "t")
+    table = make_table(spark, path)
+    table.upsert(spark.createDataFrame([(1, "a", 1, "one"), (2, "b", 1, "two")], DDL))
+    saved = table.upsert(spark.createDataFrame([(3, "a", 1, "three")], DDL)).instant_time
+    table.savepoints.create(saved)
+    later = [table.upsert(spark.createDataFrame([(i, "c", 1, "later")], DDL)).instant_time for i in (4, 5)]
+    restore = table.savepoints.rollback_to(saved)
+    instants = mdt_instants(path)
+    # The first later commit was compacted into the base file (3 deltacommits after the one that built it):
+    # the restore's deltacommit marks its files deleted. The second one's deltacommit went with its instant.
+    assert MetadataTable(table.storage).latest_compaction_time() == later[0] + "001"
+    assert (later[1], "deltacommit") not in instants
+    assert instants[(restore.timestamp, "deltacommit")] == "COMPLETED"
+    assert_in_step(table)
+    assert rows(table.read(), "id") == [(1,), (2,), (3,)]
+    assert MetadataTable(table.storage).read(Timeline.load(table.storage)).files("c") == {}
