@@ -224,6 +224,13 @@ RECORDS[AvroModel.REPLACE_COMMIT_METADATA] = {
     "partitionToWriteStats": {PARTITION: [_WRITE_STAT]}, "extraMetadata": {}, "version": 1,
     "operationType": "CLUSTER", "partitionToReplaceFileIds": {PARTITION: ["fg-0"]},
 }
+RECORDS[AvroModel.COMPACTION_PLAN] = {  # as the metadata table's compaction plans it
+    "operations": [{"baseInstantTime": "00000000000000010",
+                    "deltaFilePaths": [".files-0000-0_00000000000000010.log.1_0-0-0"],
+                    "dataFilePath": "files-0000-0_0-1-0_00000000000000010.hfile", "fileId": "files-0000-0",
+                    "partitionPath": "files", "metrics": {"TOTAL_LOG_FILES": 1.0}, "externalDataFilePath": None}],
+    "extraMetadata": {}, "version": 2,
+}
 RECORDS[AvroModel.ARCHIVED_META_ENTRY] = {
     "hoodieCommitMetadata": RECORDS[AvroModel.COMMIT_METADATA], "hoodieCleanMetadata": None,
     "hoodieCompactionMetadata": None, "hoodieRollbackMetadata": None, "hoodieSavePointMetadata": None,
