@@ -29,6 +29,7 @@ from hoodpy.config.table import TableConfig
 from hoodpy.storage import Storage
 from hoodpy.timeline.instant import LAYOUT_2
 
+FILES_PREFIX = "files-"
 FILES_FILE_ID = "files-0000-0"
 HFILE_EXTENSION = ".hfile"
 # Java's HoodieLogFormat.DEFAULT_WRITE_TOKEN: the log file that creates a file group at partition initialisation.

@@ -28,7 +28,7 @@ from hoodpy.errors import HFileFormatError, HoodieError, InvalidInstantError, Me
 from hoodpy.file_group.log_file import deleted_records, effective_blocks
 from hoodpy.hfile import HFileReader, decode_record, parsed_schema
 from hoodpy.metadata_table.layout import (
-    FILES_FILE_ID, MetadataBaseFile, MetadataLogFile, metadata_storage, parse_base_file, parse_log_file,
+    FILES_FILE_ID, FILES_PREFIX, MetadataBaseFile, MetadataLogFile, metadata_storage, parse_base_file, parse_log_file,
 )
 from hoodpy.metadata_table.records import ALL_PARTITIONS_KEY, FileListing, entries_of, partition_key
 from hoodpy.storage import Storage
@@ -87,10 +87,12 @@ class MetadataTable:
         self.timeline = Timeline.load(self.storage, layout_of(self.properties))
         listing = self.storage.list_files(FILES_PARTITION)
         names = [(f.path.rsplit("/", 1)[-1], f.size) for f in listing]
+        # One file group, files-0000-0 since Hudi 0.13 (files-0000 before): whichever the table has.
         self.base_files = sorted((b for b in (parse_base_file(n, s) for n, s in names)
-                                  if b is not None and b.file_id == FILES_FILE_ID), key=lambda b: b.instant_time)
+                                  if b is not None and b.file_id.startswith(FILES_PREFIX)), key=lambda b: b.instant_time)
         self.log_files = [lf for lf in (parse_log_file(n, s) for n, s in names)
-                          if lf is not None and lf.file_id == FILES_FILE_ID]
+                          if lf is not None and lf.file_id.startswith(FILES_PREFIX)]
+        self.file_id = self.base_files[-1].file_id if self.base_files else FILES_FILE_ID
 
     @property
     def layout(self) -> int:

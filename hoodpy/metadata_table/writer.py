@@ -35,7 +35,7 @@ from hoodpy.config import HoodieConfig
 from hoodpy.config.metadata import FILES_PARTITION, METADATA_TABLE_FOLDER, MetadataConfig
 from hoodpy.config.properties import load_table_properties, save_table_properties
 from hoodpy.config.table import TableConfig
-from hoodpy.errors import MetadataTableError
+from hoodpy.errors import HFileFormatError, HoodieIOError, InvalidInstantError, MetadataTableError
 from hoodpy.file_group.naming import PARTITION_METAFILE, parse_base_file_name, parse_log_file_name
 from hoodpy.hfile import file_info, write_records
 from hoodpy.index.bloom_filter import BloomFilter
@@ -145,7 +145,16 @@ class MetadataTableWriter:
                 return
             properties = load_table_properties(self.storage) or {}
         self.drop_unmaintained_partitions(properties)
-        self.update(inflight, data, data_timeline)
+        try:
+            self.update(inflight, data, data_timeline)
+        except (MetadataTableError, HFileFormatError, InvalidInstantError, HoodieIOError) as e:
+            # Unreadable (a file lost or corrupt): build it again from the committed files, or, while other
+            # instants are pending, remove it so that no reader uses it.
+            _log.warning("Metadata table of %s unreadable (%s): building it again", self.storage.base_uri, e)
+            if self.bootstrap(data_timeline, exclude=inflight.timestamp):
+                self.update(inflight, data, data_timeline)
+            else:
+                remove_stale_metadata_table(self.storage, f"it cannot be read ({e})")
 
     def update(self, inflight: Instant, data: bytes, data_timeline: Timeline) -> None:
         """Steps 3 to 5 for the data instant ``inflight`` completing with ``data``."""
@@ -154,10 +163,11 @@ class MetadataTableWriter:
             table = MetadataTable(self.storage)
         if self.compact_if_due(table, data_timeline, inflight.timestamp):
             table = MetadataTable(self.storage)
+        # Read it whole: an unreadable metadata table is found here, not by the next reader.
+        current = table.read(data_timeline)
         source = self.storage.full_path(inflight.path)
         change = change_log.changes_of(inflight, data, source)
         if change_log.rolled_back_instants(inflight, data, source):
-            current = table.read(data_timeline, set(change.deleted))
             change = change_log.only_listed(change, {p: current.files(p) for p in change.deleted})
         if not change.is_empty():
             self.write_deltacommit(table, inflight.timestamp, change)
@@ -209,10 +219,10 @@ class MetadataTableWriter:
         return listing
 
     def _write_base_file(self, listing: FileListing, instant_time: str, layout: int, *, first: bool,
-                         ) -> MetadataBaseFile:
+                         file_id: str = FILES_FILE_ID) -> MetadataBaseFile:
         """A base HFile of ``listing`` (HoodieAvroHFileWriter: min / max key, bloom filter of the keys; the
         file's own name in ``_hoodie_file_name`` except in the base file that initialises the partition)."""
-        name = base_file_name(instant_time)
+        name = base_file_name(instant_time, file_id)
         records = listing.records(None if first else name)
         keys = [k for k, _ in records]
         bloom = BloomFilter.create(*_BLOOM)
@@ -226,7 +236,7 @@ class MetadataTableWriter:
             meta_blocks={file_info.BLOOM_FILTER_META_BLOCK: bloom.serialize().encode()})
         path = f"{FILES_PARTITION}/{name}"
         self.meta.write_atomic(path, data)
-        return MetadataBaseFile(name, FILES_FILE_ID, instant_time, len(data))
+        return MetadataBaseFile(name, file_id, instant_time, len(data))
 
     def _complete(self, inflight: Instant, operation: str, stats: Iterable[WriteStat], *,
                   compacted: bool = False) -> Instant:
@@ -244,17 +254,17 @@ class MetadataTableWriter:
         base = table.latest_slice().base_file
         layout = table.layout
         if layout == LAYOUT_2:
-            name = log_file_name(instant_time, 1)
+            name = log_file_name(instant_time, 1, file_id=table.file_id)
         else:
             versions = [lf.version for lf in table.log_files if lf.instant_time == base.instant_time]
-            name = log_file_name(base.instant_time, max(versions, default=0) + 1)
+            name = log_file_name(base.instant_time, max(versions, default=0) + 1, file_id=table.file_id)
         inflight = transitions.transition_to_inflight(
             self.meta, transitions.create_requested(self.meta, instant_time, Action.DELTACOMMIT, layout=layout))
         block = log_format.hfile_data_block(records, SCHEMA, instant_time, full_index_keys=layout != LAYOUT_2)
         path = f"{FILES_PARTITION}/{name}"
         self.meta.write_atomic(path, block)
         self._complete(inflight, "UPSERT_PREPPED", [WriteStat(
-            FILES_FILE_ID, path, FILES_PARTITION, prev_commit=base.instant_time, num_writes=len(records),
+            table.file_id, path, FILES_PARTITION, prev_commit=base.instant_time, num_writes=len(records),
             num_update_writes=len(records), total_write_bytes=len(block), file_size_in_bytes=len(block))])
 
     def remove_orphans(self, table: MetadataTable, data_timeline: Timeline) -> bool:
@@ -334,15 +344,15 @@ class MetadataTableWriter:
             "baseInstantTime": file_slice.base_file.instant_time,
             "deltaFilePaths": [lf.name for lf in logs],
             "dataFilePath": file_slice.base_file.name,
-            "fileId": FILES_FILE_ID, "partitionPath": FILES_PARTITION,
+            "fileId": table.file_id, "partitionPath": FILES_PARTITION,
             "metrics": {"TOTAL_LOG_FILES": float(len(logs)), "TOTAL_IO_MB": 0.0, "TOTAL_IO_READ_MB": 0.0,
                         "TOTAL_LOG_FILES_SIZE": float(sum(lf.size for lf in logs)), "TOTAL_IO_WRITE_MB": 0.0},
         }], "extraMetadata": {}, "version": COMPACTION_PLAN_VERSION}
         requested = transitions.create_requested(self.meta, instant_time, Action.COMPACTION,
                                                  serialize(AvroModel.COMPACTION_PLAN, plan), layout=layout)
         inflight = transitions.transition_to_inflight(self.meta, requested)
-        base = self._write_base_file(listing, instant_time, layout, first=False)
-        stat = WriteStat(FILES_FILE_ID, base.path, FILES_PARTITION, num_writes=len(listing.entries),
+        base = self._write_base_file(listing, instant_time, layout, first=False, file_id=table.file_id)
+        stat = WriteStat(table.file_id, base.path, FILES_PARTITION, num_writes=len(listing.entries),
                          num_inserts=len(listing.entries), total_write_bytes=base.size, file_size_in_bytes=base.size)
         completed = self._complete(inflight, "COMPACT", [stat], compacted=True)
         self.clean_old_slices(MetadataTable(self.storage))

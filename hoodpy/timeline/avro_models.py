@@ -66,8 +66,8 @@ class AvroModel(str, Enum):
     SAVEPOINT_METADATA = f"{NAMESPACE}.HoodieSavepointMetadata"
     RESTORE_PLAN = f"{NAMESPACE}.HoodieRestorePlan"
     RESTORE_METADATA = f"{NAMESPACE}.HoodieRestoreMetadata"
-    COMMIT_METADATA = f"{NAMESPACE}.HoodieCommitMetadata"
     COMPACTION_PLAN = f"{NAMESPACE}.HoodieCompactionPlan"
+    COMMIT_METADATA = f"{NAMESPACE}.HoodieCommitMetadata"
     REPLACE_COMMIT_METADATA = f"{NAMESPACE}.HoodieReplaceCommitMetadata"
     ARCHIVED_META_ENTRY = f"{NAMESPACE}.HoodieArchivedMetaEntry"
 

@@ -191,3 +191,18 @@ def test_a_restore_to_a_savepoint_keeps_the_listing_in_step(spark, tmp_path):
     assert_in_step(table)
     assert rows(table.read(), "id") == [(1,), (2,), (3,)]
     assert MetadataTable(table.storage).read(Timeline.load(table.storage)).files("c") == {}
+
+
+def test_an_unreadable_metadata_table_is_built_again_by_the_next_write(spark, tmp_path, caplog):
+    path = str(tmp_path / "t")
+    table = make_table(spark, path)
+    table.upsert(spark.createDataFrame([(1, "a", 1, "one"), (2, "b", 1, "two")], DDL))
+    for f in Path(path, *MDT, "files").glob("*.hfile"):
+        f.write_bytes(b"lost")
+    # Readers fall back to listing storage (and say so); the next write builds it again.
+    assert rows(HoodieTable.for_path(spark, path).read(), "id") == [(1,), (2,)]
+    assert "listing the table's files on storage instead" in caplog.text
+    table.upsert(spark.createDataFrame([(3, "a", 1, "three")], DDL))
+    assert "building it again" in caplog.text
+    assert_in_step(table)
+    assert rows(table.read(), "id") == [(1,), (2,), (3,)]
