@@ -33,7 +33,7 @@ from hoodpy.metadata_table.layout import (
 from hoodpy.metadata_table.records import ALL_PARTITIONS_KEY, FileListing, entries_of, partition_key
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format
-from hoodpy.timeline.instant import LAYOUT_2, Action, State
+from hoodpy.timeline.instant import LAYOUT_2, Action, Instant, State
 from hoodpy.timeline.timeline import Timeline, layout_of
 
 _log = logging.getLogger(__name__)
@@ -173,6 +173,17 @@ class MetadataTable:
         pairs = hfile if keys is None else sorted(hfile.get_many(keys).items())
         for key, value in pairs:
             listing.merge(key, entries_of(decode_record(key, value, schema, hfile.source)))
+
+
+def before_latest_compaction(storage: Storage, instants: Iterable[Instant]) -> list[Instant]:
+    """Of data instants to archive, those a metadata table lets go: the ones before its latest compaction
+    (Hudi's HoodieTimelineArchiver), since its log blocks count only while their data instant is on the active
+    timeline; all of them when the table has no metadata table."""
+    instants = list(instants)
+    if not has_files_partition(load_table_properties(storage)):
+        return instants
+    latest = MetadataTable(storage).latest_compaction_time()
+    return [i for i in instants if latest is not None and i.timestamp < latest]
 
 
 def read_file_listing(storage: Storage, data_timeline: Timeline, partitions: Iterable[str] | None = None,

@@ -27,6 +27,7 @@ from hoodpy.config import HoodieConfig
 from hoodpy.config.clean import ArchivalConfig
 from hoodpy.errors import PlanNotFoundError
 from hoodpy.file_group.fs_view import list_base_files
+from hoodpy.metadata_table.reader import before_latest_compaction
 from hoodpy.services.table_service import Options, ServiceContext, TableService
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format, transitions
@@ -161,8 +162,8 @@ class ArchiveService(TableService[ArchivePlan, ArchiveResult]):
     def schedule(self, options: Options = None, *, instant_time: str | None = None) -> ArchivePlan | None:
         """The instants :func:`instants_to_archive` selects now; None when nothing qualifies."""
         context = self._context(options)
-        chosen = before_metadata_compaction(context.storage,
-                                            instants_to_archive(context.storage, context.timeline(), context.config))
+        chosen = before_latest_compaction(context.storage,
+                                          instants_to_archive(context.storage, context.timeline(), context.config))
         return ArchivePlan(tuple(chosen)) if chosen else None
 
     def execute(self, plan: ArchivePlan | str, *, options: Options = None) -> ArchiveResult:
@@ -249,16 +250,3 @@ def archived_instants(storage: Storage) -> list[Instant]:
             except ValueError:
                 continue
     return out
-
-
-def before_metadata_compaction(storage: Storage, instants: list[Instant]) -> list[Instant]:
-    """With a metadata table, only the instants before its latest compaction (Hudi's HoodieTimelineArchiver):
-    its log blocks count only while their data instant is on the active timeline, so the base file must hold
-    them first."""
-    from hoodpy.config.properties import load_table_properties
-    from hoodpy.metadata_table.reader import MetadataTable, has_files_partition
-
-    if not has_files_partition(load_table_properties(storage)):
-        return instants
-    latest = MetadataTable(storage).latest_compaction_time()
-    return [i for i in instants if latest is not None and i.timestamp < latest]
