@@ -9,12 +9,15 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pyspark.sql import functions as F
 
 import hudi_rs
 from hoodpy.config.properties import load_table_properties, save_table_properties
 from hoodpy.inspect.metadata_table import validate_files
+from hoodpy.metadata_table.reader import MetadataTable
 from hoodpy.storage import Storage
 from hoodpy.table import HoodieTable
+from java_samples import unzip_sample
 
 pytestmark = [pytest.mark.spark, pytest.mark.compat]
 
@@ -65,3 +68,24 @@ def test_hudi_rs_reads_hoodpys_metadata_table_of_a_version_8_table(spark, tmp_pa
         f.write_bytes(b"not an hfile")
     with pytest.raises(Exception, match="HFile"):
         hudi_rs.snapshot(garbled)
+
+
+def test_a_java_metadata_table_compacted_by_hoodpy_reads_alike(spark, tmp_path):
+    """Hudi 1.1's metadata table of the v9 sample, updated and compacted by hoodpy writes (its other
+    partitions dropped): hoodpy and hudi-rs (through the compacted files partition) read the same rows."""
+    path = str(unzip_sample("hudi-rs/sample_table/cow/v9_txns_simple_meta", tmp_path))
+    table = HoodieTable.for_path(spark, path, options={"hoodie.metadata.compact.max.delta.commits": "2",
+                                                       "hoodie.clean.automatic": "false"})
+    rows = table.read().drop(*hudi_rs.META)
+    first = sorted(r["txn_id"] for r in rows.select("txn_id").collect())[:2]
+    for key in first:
+        table.upsert(rows.filter(f"txn_id = '{key}'").withColumn("txn_type", F.lit("UPDATED")))
+    metadata = MetadataTable(table.storage)
+    compaction = metadata.latest_compaction_time()
+    assert compaction > "20260307162449278"  # Java's own compaction was the latest before
+    assert metadata.latest_slice().base_file.name.endswith(f"_{compaction}.hfile")
+    assert sorted(p.name for p in Path(path, ".hoodie", "metadata").iterdir()) == [".hoodie", "files"]
+    assert validate_files(table.storage).rows == []
+    theirs = hudi_rs.snapshot(path)
+    assert {r["txn_id"] for r in theirs if r["txn_type"] == "UPDATED"} == set(first)
+    assert hudi_rs.df_rows_like(table.read(), theirs) == theirs
