@@ -161,6 +161,14 @@ class HFileFormatError(HoodieError):
         super().__init__(f"Cannot read HFile {source}: {reason}")
 
 
+class MetadataTableError(HoodieError):
+    """The metadata table (``.hoodie/metadata``) cannot be read or kept in step: names the table and the problem."""
+
+    def __init__(self, base_path: str, reason: str):
+        self.base_path, self.reason = base_path, reason
+        super().__init__(f"Metadata table of {base_path}: {reason}")
+
+
 class UnsupportedStorageError(HoodieError):
     """A table path whose scheme hoodpy has no file system for (or whose file system cannot be set up)."""
 

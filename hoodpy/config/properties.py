@@ -105,9 +105,9 @@ def format_properties(props: Mapping[str, str], *, now: datetime | None = None) 
 
 
 def table_checksum(database_name: str | None, table_name: str) -> int:
-    """Hudi's hoodie.table.checksum: CRC32 of '<db>.<table>' (just the table name without a database)."""
-    name = f"{database_name}.{table_name}" if database_name else table_name
-    return zlib.crc32(name.encode("utf-8"))
+    """Hudi's hoodie.table.checksum: CRC32 of '<db>.<table>' (HoodieTableConfig.TABLE_CHECKSUM_FORMAT); a table
+    without a database, such as a metadata table, has '.<table>'."""
+    return zlib.crc32(f"{database_name or ''}.{table_name}".encode("utf-8"))
 
 
 def load_table_properties(storage) -> dict[str, str] | None:

@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from hoodpy.config import ConfigKey, declared_key, declared_keys, parse_bool
+from hoodpy.config import ConfigKey, declared_key, declared_keys
 from hoodpy.config.clean import ArchivalConfig, CleanConfig
 from hoodpy.config.clustering import ClusteringConfig
 from hoodpy.config.compaction import CompactionConfig
@@ -51,9 +51,10 @@ TABLE_PROPERTIES_WITHOUT_EFFECT: dict[str, str] = {
     "hoodie.table.legacy.payload.class": "Hudi 1.1 keeps the payload class a table was created with for "
     "reference only; the merge mode replaced it and Hudi does not use it.",
     "hoodie.table.index.defs.path": "Where Hudi 1.x keeps secondary / expression index definitions; those "
-    "indexes live in the metadata table, which hoodpy removes (see hoodie.metadata.enable).",
-    "hoodie.table.secondary.indexes.metadata": "Secondary index definitions (0.13+); those indexes live in the "
-    "metadata table, which hoodpy removes (see hoodie.metadata.enable).",
+    "indexes live in metadata partitions hoodpy does not maintain: a hoodpy write drops them (see "
+    "hoodie.metadata.enable).",
+    "hoodie.table.secondary.indexes.metadata": "Secondary index definitions (0.13+); those indexes live in "
+    "metadata partitions hoodpy does not maintain: a hoodpy write drops them (see hoodie.metadata.enable).",
 }
 
 _warned: set[str] = set()
@@ -71,29 +72,12 @@ def _warn_once(key: str, message: str) -> None:
 
 
 def check_options(options: Mapping[str, Any] | None) -> None:
-    """Warn about each ``hoodie.*`` key of ``options`` hoodpy does not honour, and about
-    ``hoodie.metadata.enable=true`` (no metadata table is maintained yet)."""
+    """Warn about each ``hoodie.*`` key of ``options`` hoodpy does not honour."""
     for key, value in (options or {}).items():
         key = str(key)
-        if not key.startswith(HUDI_PREFIX):
-            continue
-        if key == MetadataConfig.ENABLE.key:
-            _check_metadata_enable(value)
-        elif not is_honoured(key) and key not in TABLE_PROPERTIES_WITHOUT_EFFECT:
+        if key.startswith(HUDI_PREFIX) and not is_honoured(key) and key not in TABLE_PROPERTIES_WITHOUT_EFFECT:
             _warn_once(key, f"hoodpy ignores the option {key}={value!r}: it does not implement it "
                        "(docs/options.md lists the keys hoodpy honours).")
-
-
-def _check_metadata_enable(value: Any) -> None:
-    try:
-        enabled = parse_bool(value)
-    except ValueError:
-        enabled = True  # not a boolean: certainly not honoured
-    if enabled:
-        _warn_once(MetadataConfig.ENABLE.key,
-                   f"{MetadataConfig.ENABLE.key}={value!r} is not honoured: hoodpy does not maintain a metadata "
-                   "table yet. It lists files instead, and since its writes do not update a metadata table, each "
-                   "write removes one another writer left (it would be stale).")
 
 
 def check_table_properties(properties: Mapping[str, str], table: str) -> None:

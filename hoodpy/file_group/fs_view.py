@@ -10,18 +10,30 @@ base instant is at or before that deltacommit's completion time (Hudi 1.x's Hood
 replaced by a completed replacecommit at or before the view's instant are left out. Files of pending or
 failed writes are invisible. "At or before" is by completion time (table versions 8 and 9 record it; in
 version 6 it is the instant time).
+
+Where the files come from: a table whose hoodie.properties lists the metadata table's ``files`` partition is
+listed through it (:mod:`hoodpy.metadata_table.reader`: the committed base and log files, no storage listing);
+other tables, and a metadata table that cannot be read (logged), are listed on storage. Both give the view the
+same file groups: the metadata table lists exactly the files of completed instants, and the view keeps only
+those of a storage listing.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 
+from hoodpy.config.properties import load_table_properties
+from hoodpy.errors import MetadataTableError
 from hoodpy.file_group.file_group import BaseFile, FileGroup, FileSlice, LogFile
-from hoodpy.file_group.naming import BASE_FILE_EXTENSION, parse_base_file_name, parse_log_file_name
+from hoodpy.file_group.naming import BASE_FILE_EXTENSION, join_partition, parse_base_file_name, parse_log_file_name
+from hoodpy.metadata_table.reader import has_files_partition, read_file_listing
 from hoodpy.storage import Storage
 from hoodpy.storage.storage import FileInfo
 from hoodpy.timeline.instant import LAYOUT_2, Action
 from hoodpy.timeline.timeline import METAFOLDER, CommittedInstants, Timeline
+
+_log = logging.getLogger(__name__)
 
 
 def _partition_of(rel_path: str) -> str:
@@ -32,6 +44,21 @@ def _list(storage: Storage, partitions: Iterable[str] | None) -> list[FileInfo]:
     if partitions is None:
         return [f for f in storage.list_files("", recursive=True) if not f.path.startswith(METAFOLDER + "/")]
     return [f for p in set(partitions) for f in storage.list_files(p)]
+
+
+def table_listing(storage: Storage, timeline: Timeline, partitions: Iterable[str] | None = None) -> list[FileInfo]:
+    """The table's files as a view of ``timeline`` needs them: from the metadata table when the table has one
+    (see the module docstring), else listed on storage."""
+    if has_files_partition(load_table_properties(storage)):
+        try:
+            listing = read_file_listing(storage, timeline, partitions)
+        except MetadataTableError as e:
+            _log.warning("%s; listing the table's files on storage instead", e)
+        else:
+            wanted = listing.partitions() if partitions is None else sorted(set(partitions))
+            return [FileInfo(join_partition(p, name), size, None)
+                    for p in wanted for name, size in sorted(listing.files(p).items())]
+    return _list(storage, partitions)
 
 
 def _base_files(listing: Iterable[FileInfo]) -> list[BaseFile]:
@@ -56,8 +83,20 @@ def _log_files(listing: Iterable[FileInfo]) -> list[LogFile]:
 
 
 def list_base_files(storage: Storage, partitions: Iterable[str] | None = None) -> list[BaseFile]:
-    """Every base file in the table (or in the given partitions), committed or not."""
+    """Every base file in the table (or in the given partitions), committed or not: a storage listing."""
     return _base_files(_list(storage, partitions))
+
+
+def table_base_files(storage: Storage, timeline: Timeline, partitions: Iterable[str] | None = None) -> list[BaseFile]:
+    """The base files a view of ``timeline`` may hold (:func:`table_listing`)."""
+    return _base_files(table_listing(storage, timeline, partitions))
+
+
+def table_group_files(storage: Storage, timeline: Timeline, partitions: Iterable[str] | None = None,
+                      ) -> list[BaseFile | LogFile]:
+    """The base and log files a view of ``timeline`` may hold (:func:`table_listing`)."""
+    listing = table_listing(storage, timeline, partitions)
+    return [*_base_files(listing), *_log_files(listing)]
 
 
 def list_group_files(storage: Storage, partitions: Iterable[str] | None = None) -> list[BaseFile | LogFile]:
@@ -159,7 +198,7 @@ class FileSystemView:
     @classmethod
     def load(cls, storage: Storage, timeline: Timeline, *, as_of: str | None = None,
              partitions: Iterable[str] | None = None) -> FileSystemView:
-        listing = _list(storage, partitions)
+        listing = table_listing(storage, timeline, partitions)
         return cls(timeline, _base_files(listing), as_of, _log_files(listing))
 
     def file_groups(self) -> list[FileGroup]:

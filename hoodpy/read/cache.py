@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from hoodpy.config.table import COPY_ON_WRITE, TableConfig
 from hoodpy.file_group.file_group import BaseFile
-from hoodpy.file_group.fs_view import FileSystemView, list_base_files
+from hoodpy.file_group.fs_view import FileSystemView, table_base_files
 from hoodpy.read.file_scan import read_parquet_files
 from hoodpy.read.query import Filter, bind_filters, select_files, snapshot
 from hoodpy.read.written_types import written_schemas
@@ -96,7 +96,7 @@ class SnapshotCache:
             state = self._states.get(key)
         if state is None or state.fingerprint != fingerprint:
             timeline = Timeline.from_listing(table.storage, listing, layout)
-            state = TableState(fingerprint, timeline, list_base_files(table.storage))
+            state = TableState(fingerprint, timeline, table_base_files(table.storage, timeline))
         self._remember(self._states, key, state, self.max_tables)
         return state
 

@@ -48,6 +48,7 @@ from hoodpy.config.table import MERGE_ON_READ, TableConfig
 from hoodpy.errors import InvalidInstantError, PlanNotFoundError
 from hoodpy.file_group.fs_view import list_group_files
 from hoodpy.services.compaction.trigger import oldest_instant_to_retain_for_compaction
+from hoodpy.metadata_table.reader import before_latest_compaction
 from hoodpy.services.table_service import Options, ServiceContext, TableService
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format, transitions
@@ -249,7 +250,8 @@ class ArchiveService(TableService[ArchivePlan, ArchiveResult]):
     def schedule(self, options: Options = None, *, instant_time: str | None = None) -> ArchivePlan | None:
         """The instants :func:`instants_to_archive` selects now; None when nothing qualifies."""
         context = self._context(options)
-        chosen = instants_to_archive(context.storage, context.timeline(), context.config)
+        chosen = before_latest_compaction(context.storage,
+                                          instants_to_archive(context.storage, context.timeline(), context.config))
         return ArchivePlan(tuple(chosen)) if chosen else None
 
     def execute(self, plan: ArchivePlan | str, *, options: Options = None) -> ArchiveResult:

@@ -26,6 +26,7 @@ from hoodpy.errors import SavepointError, UnsupportedServiceError
 from hoodpy.file_group.file_group import BaseFile, LogFile
 from hoodpy.file_group.fs_view import list_group_files
 from hoodpy.services.restore_logs import LogRollback, plan_log_rollback, write_rollback_block
+from hoodpy.metadata_table.writer import complete_instant
 from hoodpy.services.rollback import delete_files, rollback_metadata
 from hoodpy.services.table_service import Options, TableService, instant_time_of_plan
 from hoodpy.storage import Storage
@@ -184,7 +185,8 @@ class RestoreService(TableService[RestorePlan, Instant]):
             "version": 1,
             "restoreInstantInfo": [{"commitTime": i.timestamp, "action": _action_name(i)} for i in plan.instants],
         }
-        return transitions.complete(storage, inflight, serialize(AvroModel.RESTORE_METADATA, metadata))
+        return complete_instant(storage, inflight, serialize(AvroModel.RESTORE_METADATA, metadata),
+                                self._context(options).config)
 
     def run(self, options: Options = None, *, savepoint_time: str) -> Instant:
         """Finish interrupted restores, then restore to the savepoint under the table lock."""

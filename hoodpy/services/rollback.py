@@ -25,6 +25,7 @@ from hoodpy.config.concurrency import EAGER, LAZY
 from hoodpy.errors import RollbackError
 from hoodpy.file_group.fs_view import list_base_files
 from hoodpy.file_group.markers import marked_log_files
+from hoodpy.metadata_table.writer import complete_instant
 from hoodpy.services.table_service import Options, ServiceContext, TableService, instant_time_of_plan
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
@@ -175,7 +176,8 @@ class RollbackService(TableService[RollbackPlan, Instant]):
             transitions.delete_pending(storage, target.with_state(State.INFLIGHT))
         storage.delete(heartbeat_path(target.timestamp))
         metadata = rollback_metadata(plan.instant_time, target, deleted, failed, _elapsed_ms(started))
-        return transitions.complete(storage, inflight, serialize(AvroModel.ROLLBACK_METADATA, metadata))
+        return complete_instant(storage, inflight, serialize(AvroModel.ROLLBACK_METADATA, metadata),
+                                self._context(options).config)
 
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from hoodpy.errors import SavepointError
 from hoodpy.file_group.fs_view import FileSystemView
+from hoodpy.metadata_table.writer import complete_instant
 from hoodpy.services.clean.retention import check_retained
 from hoodpy.services.restore import RestoreService
 from hoodpy.services.table_service import Options, ServiceContext
@@ -124,7 +125,7 @@ class SavepointService:
                                           for p, names in savepoint.files.items()},
                     "version": 1}
             inflight = transitions.create_requested(storage, instant_time, Action.SAVEPOINT)
-            transitions.complete(storage, inflight, serialize(AvroModel.SAVEPOINT_METADATA, body))
+            complete_instant(storage, inflight, serialize(AvroModel.SAVEPOINT_METADATA, body), self.context.config)
             return savepoint
 
     def list(self) -> list[Savepoint]:

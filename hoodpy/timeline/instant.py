@@ -20,6 +20,9 @@ from hoodpy.errors import InvalidInstantError
 INSTANT_TIME_FORMAT = "%Y%m%d%H%M%S"
 EARLIEST_INSTANT = "0" * 17  # before every instant: Hudi's "000" (start of the timeline) as an instant time
 _INSTANT_TIME_RE = re.compile(r"^\d{14}(\d{3})?$")
+# A metadata table of table version 6 also names instants of its own with 3-digit suffixes on a data-table time
+# (Java's HoodieTableMetadataUtil: <t>010 initialises a partition, <t>001 compacts).
+_TIMELINE_STAMP_RE = re.compile(r"^\d{14}(?:\d{3})*$")
 _COMPLETED_V2_RE = re.compile(r"^(\d{14}(?:\d{3})?)_(\d{14}(?:\d{3})?)$")
 
 METAFOLDER = ".hoodie"
@@ -142,7 +145,7 @@ def parse_instant_file_name(name: str, layout: int = LAYOUT_1) -> Instant | None
     actions hoodpy does not model, such as layout 2's ``indexing``)."""
     stem, _, suffix = name.partition(".")
     if layout != LAYOUT_2:
-        if not _INSTANT_TIME_RE.match(stem) or suffix not in _SUFFIXES:
+        if not _TIMELINE_STAMP_RE.match(stem) or suffix not in _SUFFIXES:
             return None
         action, state = _SUFFIXES[suffix]
         return Instant(stem, action, state)

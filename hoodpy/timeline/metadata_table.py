@@ -1,11 +1,11 @@
-"""A metadata table hoodpy does not maintain is removed before hoodpy completes an instant.
+"""A metadata table that an instant does not bring in step is removed before the instant completes.
 
-Java Hudi writers keep ``.hoodie/metadata`` (the metadata table: file listings, column stats, record index)
-in step with every instant they complete, and readers that use it list files through it. hoodpy does not
-update it yet, so after any instant hoodpy completes (commit, replacecommit, clean, rollback, restore,
-savepoint) a metadata table left by another writer would be stale: readers using it would miss hoodpy's
-files. :func:`remove_stale_metadata_table` runs in :func:`hoodpy.timeline.transitions.complete`, before the
-completed instant is published and under the writer's lock when there is one, as Java Hudi's
+Writers keep ``.hoodie/metadata`` (the metadata table: file listings, column stats, record index) in step with
+every instant they complete, and readers that use it list files through it. hoodpy does so through
+:func:`hoodpy.metadata_table.writer.complete_instant` while ``hoodie.metadata.enable`` is on (or the table has
+one); with it off, and for any instant completed without that step, the metadata table would be stale once the
+instant is visible: readers using it would miss the instant's files. :func:`remove_stale_metadata_table` then
+runs before the completed instant is published, under the writer's lock when there is one, as Java Hudi's
 ``HoodieTable.maybeDeleteMetadataTable`` runs while an action writes its table metadata when
 ``hoodie.metadata.enable=false``.
 
@@ -37,7 +37,8 @@ def listed_partitions(properties: dict[str, str]) -> list[str]:
     return [p for key in _PARTITION_KEYS for p in properties.get(key, "").split(",") if p.strip()]
 
 
-def remove_stale_metadata_table(storage: Storage) -> bool:
+def remove_stale_metadata_table(storage: Storage, reason: str = "hoodie.metadata.enable is off for this write, "
+                                "and the metadata table would be stale after it") -> bool:
     """Clear the metadata partitions in hoodie.properties, then delete ``.hoodie/metadata``; True when there
     was anything to remove. Idempotent: after a crash, running it again finishes the removal."""
     properties = load_table_properties(storage)
@@ -56,8 +57,7 @@ def remove_stale_metadata_table(storage: Storage) -> bool:
         save_table_properties(storage, properties)
     storage.delete_dir(METADATA_TABLE_FOLDER)
     _log.warning(
-        "Removed the metadata table of table %s (%s, partitions: %s): hoodpy does not maintain a metadata "
-        "table yet, and it would be stale after this write. Readers list files instead; a Java writer with "
-        "hoodie.metadata.enable=true rebuilds it.", name, storage.full_path(METADATA_TABLE_FOLDER),
-        ",".join(partitions) or "none listed")
+        "Removed the metadata table of table %s (%s, partitions: %s): %s. Readers list files instead; a write "
+        "with hoodie.metadata.enable=true builds it again.", name, storage.full_path(METADATA_TABLE_FOLDER),
+        ",".join(partitions) or "none listed", reason)
     return True

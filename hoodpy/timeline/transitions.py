@@ -2,8 +2,9 @@
 
 The completed file is published whole and only once (put-if-absent where the storage has it, see
 ``Storage.publish``) so a reader either sees a whole, valid completed instant or none; requested and
-inflight files are invisible to readers anyway. Before it is published, a metadata table hoodpy does not
-maintain is removed (:mod:`hoodpy.timeline.metadata_table`).
+inflight files are invisible to readers anyway. Before it is published, a metadata table the caller did not
+bring in step with the instant is removed (:mod:`hoodpy.timeline.metadata_table`; writers complete their
+instants through :func:`hoodpy.metadata_table.writer.complete_instant`, which updates it).
 """
 
 from __future__ import annotations
@@ -67,8 +68,9 @@ def transition_to_inflight(storage: Storage, requested: Instant, data: bytes = b
     return inflight
 
 
-def complete(storage: Storage, inflight: Instant, data: bytes) -> Instant:
-    """Publish the completed instant; from here on readers see the instant's files."""
+def complete(storage: Storage, inflight: Instant, data: bytes, *, metadata_table_updated: bool = False) -> Instant:
+    """Publish the completed instant; from here on readers see the instant's files. ``metadata_table_updated``:
+    the caller brought the metadata table in step with the instant (else it is removed)."""
     if inflight.state != State.INFLIGHT:
         raise IllegalInstantTransitionError(inflight, "only an inflight instant can complete")
     _require(storage, inflight)
@@ -80,8 +82,9 @@ def complete(storage: Storage, inflight: Instant, data: bytes) -> Instant:
         completed = inflight.with_state(State.COMPLETED, new_instant_time(after=inflight.timestamp))
     else:
         completed = inflight.with_state(State.COMPLETED)
-    # A metadata table another writer left would be stale once this instant is visible (see metadata_table).
-    remove_stale_metadata_table(storage)
+    if not metadata_table_updated:
+        # A metadata table not updated would be stale once this instant is visible (see metadata_table).
+        remove_stale_metadata_table(storage)
     # Put-if-absent (local link, S3 If-None-Match): of two processes completing one instant, one wins.
     if not storage.publish(_rel(completed), data):
         raise IllegalInstantTransitionError(inflight, "the instant is already completed")

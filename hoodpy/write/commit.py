@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 
+from hoodpy.config import HoodieConfig
 from hoodpy.file_group.fs_view import list_base_files
 from hoodpy.file_group.markers import marked_log_files
 from hoodpy.file_group.naming import PARTITION_METAFILE, join_partition
+from hoodpy.metadata_table.writer import complete_instant
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.instant import Action, Instant
@@ -59,7 +61,9 @@ def remove_stray_files(storage: Storage, instant_time: str, keep: set[str], part
     return removed
 
 
-def commit(storage: Storage, inflight: Instant, metadata: CommitMetadata) -> Instant:
+def commit(storage: Storage, inflight: Instant, metadata: CommitMetadata, config: HoodieConfig | None = None,
+           ) -> Instant:
+    """Complete the write (its metadata table first, as ``config`` and the table say)."""
     stats = metadata.write_stats
     partitions = {s.partition_path for s in stats}
     remove_stray_files(storage, inflight.timestamp, {s.path for s in stats if s.path}, partitions)
@@ -71,7 +75,7 @@ def commit(storage: Storage, inflight: Instant, metadata: CommitMetadata) -> Ins
         storage.delete_dir(instant_temp_dir(inflight.timestamp))
         return completed
     storage.delete_dir(instant_temp_dir(inflight.timestamp))  # before completing: a crash leaves it to rollback
-    return transitions.complete(storage, inflight, metadata.to_bytes(inflight.layout))
+    return complete_instant(storage, inflight, metadata.to_bytes(inflight.layout), config)
 
 
 def new_commit_metadata(operation_type: str, stats: list[WriteStat], schema_json: str,

@@ -202,7 +202,7 @@ class Writer:
                 try:
                     metadata = self._run(records, operation, timeline, inflight, target_schema)
                     transaction.commit(inflight, metadata,
-                                       lambda: commit_step.commit(self.storage, inflight, metadata))
+                                       lambda: commit_step.commit(self.storage, inflight, metadata, self.config))
                 except BaseException:
                     commit_step.abort(self.storage, inflight)
                     raise

@@ -25,9 +25,11 @@ import pytest
 import hudi_rs
 from java_samples import SAMPLES_DIR, unzip_sample
 from hoodpy.config.properties import parse_properties
+from hoodpy.inspect.metadata_table import validate_files
 from hoodpy.errors import (
     InvalidConfigError, TableVersionChangeError, UnsupportedServiceError, UnsupportedTableVersionError,
 )
+from hoodpy.storage import Storage
 from hoodpy.table import HoodieTable
 from hoodpy.timeline.instant import parse_instant_time
 from sql_ext import disable, enable
@@ -136,7 +138,7 @@ class WriteCase:
 WRITE_CASES = [
     WriteCase("v8_complexkeygen_hivestyle", "id", "id + 1000", "intField", "intField + 7", lambda v: v + 7),
     WriteCase("v8_nonpartitioned", "id", "id + 1000", "intField", "intField + 7", lambda v: v + 7),
-    # These two carry a metadata table, which hudi-rs lists files with (the first write removes it).
+    # These two carry a metadata table, which hudi-rs lists files with: hoodpy keeps its files partition in step.
     WriteCase("v9_txns_simple_meta", "txn_id", "concat(txn_id, '-new')", "txn_type", "'UPDATED'",
               lambda v: "UPDATED"),
     WriteCase("v9_txns_complex_nometa", "txn_id", "concat(txn_id, '-new')", "txn_type", "'UPDATED'",
@@ -172,6 +174,7 @@ def test_sql_insert_update_delete_keep_the_version(hoodpy_spark, samples_dir, tm
     shutil.copytree(unzip_v1x(case.name, samples_dir), path)
     props_file = Path(path, ".hoodie", "hoodie.properties")
     version = parse_properties(props_file.read_text())["hoodie.table.version"]
+    has_mdt = "files" in parse_properties(props_file.read_text()).get("hoodie.table.metadata.partitions", "")
     before = hudi_rs.snapshot(path)
     columns = [c for c in before[0] if c not in hudi_rs.META]
     old_instants = hudi_rs.completed_instants(path)
@@ -201,9 +204,14 @@ def test_sql_insert_update_delete_keep_the_version(hoodpy_spark, samples_dir, tm
             expected.append(r)
     ours = HoodieTable.for_path(hoodpy_spark, path).read()
     assert _data_rows(hudi_rs.df_rows(ours), columns) == _data_rows(expected, columns)
-    # hudi-rs lists files through a metadata table: hoodpy's first commit removed the stale one.
-    assert not parse_properties(props_file.read_text()).get("hoodie.table.metadata.partitions")
-    assert not Path(path, ".hoodie", "metadata").exists()
+    # hudi-rs lists files through a metadata table: hoodpy kept its files partition (one deltacommit per new
+    # instant, the listing equal to storage's) and dropped the partitions it does not maintain.
+    assert parse_properties(props_file.read_text()).get("hoodie.table.metadata.partitions", "") == \
+        ("files" if has_mdt else "")
+    assert Path(path, ".hoodie", "metadata").exists() == has_mdt
+    if has_mdt:
+        assert validate_files(Storage(path)).rows == []
+        assert sorted(p.name for p in Path(path, ".hoodie", "metadata").iterdir()) == [".hoodie", "files"]
     after = hudi_rs.snapshot(path)
     assert _data_rows(after, columns) == _data_rows(expected, columns)
     assert hudi_rs.df_rows_like(ours, after) == after
@@ -214,7 +222,9 @@ def test_sql_insert_update_delete_keep_the_version(hoodpy_spark, samples_dir, tm
     instants = hudi_rs.completed_instants(path)
     assert instants[:len(old_instants)] == old_instants and len(instants) == len(old_instants) + 3
     timeline = Path(path, ".hoodie", "timeline")
+    mdt_timeline = {f.name for f in Path(path, ".hoodie", "metadata", ".hoodie", "timeline").glob("*")}
     for t in instants[len(old_instants):]:
+        assert not has_mdt or any(n.startswith(f"{t}_") and n.endswith(".deltacommit") for n in mdt_timeline)
         [completed] = [f for f in timeline.iterdir() if f.name.startswith(f"{t}_")]
         assert completed.read_bytes().startswith(b"Obj\x01")  # Avro commit metadata, as Hudi 1.x writes
         assert {f"{t}.commit.requested", f"{t}.inflight"} <= {f.name for f in timeline.iterdir()}

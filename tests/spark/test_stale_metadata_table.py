@@ -1,7 +1,8 @@
-"""A table with a metadata table written by another writer: a hoodpy write removes it inside its commit
-(folder gone, hoodie.table.metadata.partitions emptied, checksum valid) and hudi-rs reads the same rows
-with and without hoodie.metadata.enable; a write refused for an unsupported payload class leaves everything
-as it was; the Java v6 samples open without a configuration warning."""
+"""A table with a metadata table written by another writer: a hoodpy write or rollback with
+hoodie.metadata.enable=false removes it inside its commit (folder gone, hoodie.table.metadata.partitions
+emptied, checksum valid) and hudi-rs reads the same rows with and without hoodie.metadata.enable; a write refused
+for an unsupported payload class leaves everything as it was; the Java v6 samples open without a configuration
+warning."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.compat]
 
 DDL = "id int, p string, ts long, v string"
 MDT = ".hoodie/metadata"
+OFF = {"hoodie.metadata.enable": "false"}
 # A Java-written metadata table to copy the layout (and bytes) from: its own hoodie.properties and the
 # `files` partition. hudi-rs reads a version 6 table by listing, so what matters here is the layout.
 MDT_SOURCE = SAMPLES_DIR / "hudi-rs" / "sample_table" / "cow" / "v9_txns_simple_meta.zip"
@@ -65,15 +67,15 @@ def table(spark, tmp_path):
     t = HoodieTable.create(spark, path, table_name="mdt_t", record_key_fields=["id"], partition_fields=["p"],
                            precombine_field="ts", options=SMALL_BLOOM)
     t.upsert(spark.createDataFrame([(1, "a", 1, "one"), (2, "b", 1, "two")], DDL))
-    add_metadata_table(path)
     return t
 
 
-def test_a_write_removes_the_metadata_table_and_readers_agree(spark, table, caplog):
+def test_a_write_with_the_metadata_table_off_removes_it_and_readers_agree(spark, table, caplog):
     path = table.base_path
+    add_metadata_table(path)
     assert (Path(path) / MDT / "files").is_dir()
     with caplog.at_level(logging.WARNING, logger="hoodpy.timeline.metadata_table"):
-        table.upsert(spark.createDataFrame([(2, "b", 2, "two'"), (3, "a", 1, "three")], DDL))
+        table.upsert(spark.createDataFrame([(2, "b", 2, "two'"), (3, "a", 1, "three")], DDL), options=OFF)
     assert not (Path(path) / MDT).exists()
     props = load_table_properties(Storage(path))
     assert props["hoodie.table.metadata.partitions"] == ""
@@ -86,16 +88,17 @@ def test_a_write_removes_the_metadata_table_and_readers_agree(spark, table, capl
         assert hudi_rs_rows(path, enable) == expected
 
 
-def test_a_rollback_removes_the_metadata_table_too(spark, table):
+def test_a_rollback_with_the_metadata_table_off_removes_it_too(spark, table):
     c2 = table.upsert(spark.createDataFrame([(3, "a", 1, "three")], DDL))
     add_metadata_table(table.base_path)
-    table.rollback_to_instant(c2.instant_time)
+    HoodieTable.for_path(spark, table.base_path, options=OFF).rollback_to_instant(c2.instant_time)
     assert not (Path(table.base_path) / MDT).exists()
     assert load_table_properties(table.storage)["hoodie.table.metadata.partitions"] == ""
     assert hudi_rs_rows(table.base_path, True) == [(1, "a", 1, "one"), (2, "b", 1, "two")]
 
 
 def test_an_unsupported_payload_class_is_refused_and_the_table_left_as_it_was(spark, table):
+    add_metadata_table(table.base_path)
     before = tree(table.base_path)
     payload = "org.apache.hudi.common.model.debezium.PostgresDebeziumAvroPayload"
     with pytest.raises(InvalidConfigError) as e:
@@ -114,13 +117,6 @@ def test_a_payload_class_in_hoodie_properties_decides_the_merge(spark, table):
     t = HoodieTable.for_path(spark, table.base_path)
     t.upsert(spark.createDataFrame([(1, "a", 0, "older but latest")], DDL))
     assert [tuple(r) for r in t.read().filter("id = 1").select("ts", "v").collect()] == [(0, "older but latest")]
-
-
-def test_metadata_enable_true_warns_and_the_write_still_removes_the_stale_table(spark, table, monkeypatch):
-    monkeypatch.setattr(registry, "_warned", set())
-    with pytest.warns(HoodieConfigWarning, match="hoodie.metadata.enable"):
-        table.upsert(spark.createDataFrame([(4, "a", 1, "four")], DDL), options={"hoodie.metadata.enable": "true"})
-    assert not (Path(table.base_path) / MDT).exists()
 
 
 @pytest.mark.parametrize("name", ["v6_nonpartitioned", "v6_complexkeygen_hivestyle",

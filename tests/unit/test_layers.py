@@ -33,8 +33,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("rows", ("hoodpy.meta_fields", "hoodpy.schema", "hoodpy.keygen", "hoodpy.arrow_rows")),
     # Instants, the active timeline and the metadata its files hold.
     ("timeline", ("hoodpy.timeline",)),
-    # Base file names, file groups and the file-system view (a timeline plus a listing).
+    # Base file names, file groups, log files.
     ("file groups", ("hoodpy.file_group",)),
+    # The metadata table read: its files partition merged into the data table's file listing (HFile base file
+    # plus log blocks, as of the data timeline). Below the view, which lists through it.
+    ("metadata table reads", ("hoodpy.metadata_table",)),
+    # The file-system view: a timeline plus a listing (storage's, or the metadata table's).
+    ("file-system view", ("hoodpy.file_group.fs_view",)),
     # Base files into a Spark DataFrame: the scan that the SIMPLE index, reads, writes and clustering use;
     # merge-on-read file slices (base rows merged with log records) beside it.
     ("file scan", ("hoodpy.read.file_scan", "hoodpy.read.slice_merge", "hoodpy.read.slice_scan")),
@@ -42,6 +47,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("index", ("hoodpy.index",)),
     # Snapshot, time-travel and incremental reads: filters, partition / key-range / column-stats pruning.
     ("read", ("hoodpy.read",)),
+    # Keeping the metadata table in step: building it, a deltacommit per data instant completed, compaction.
+    # Above the index (its base files carry bloom filters), below the transaction (rollback completes through it).
+    ("metadata table writes", ("hoodpy.metadata_table.writer", "hoodpy.metadata_table.changes")),
     # Locks, heartbeats, conflict detection and the write transaction; rollback sits here because the write
     # transaction rolls back failed writes before each write (its procedures and table API are above), and
     # with it the table-service contract (ServiceContext, TableService) that rollback and every service share.

@@ -17,13 +17,16 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from hoodpy.config import HoodieConfig
 from hoodpy.errors import IllegalInstantTransitionError, PlanNotFoundError
+from hoodpy.metadata_table.writer import complete_instant
 from hoodpy.services.clean.plan import CleanerPlan
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
 from hoodpy.timeline.instant import Action, Instant, State, validate_instant_time
 from hoodpy.timeline.timeline import read_layout
+from hoodpy.transaction.transaction import WriteTransaction
 
 CLEAN_METADATA_VERSION = 2  # file names (not paths) in the partition metadata, as Hudi 0.14 writes
 _DELETE_THREADS = 8
@@ -96,8 +99,9 @@ def _delete(storage: Storage, rel: str) -> bool:
     return not storage.exists(rel)
 
 
-def execute_clean(storage: Storage, instant_time: str) -> CleanResult:
-    """Run the clean plan saved at ``instant_time`` and complete the clean instant."""
+def execute_clean(storage: Storage, instant_time: str, config: HoodieConfig | None = None) -> CleanResult:
+    """Run the clean plan saved at ``instant_time`` and complete the clean instant (with its metadata-table
+    update, under the table lock ``config`` asks for: that update must not race a writer's)."""
     started = time.monotonic()
     plan = load_clean_plan(storage, instant_time)
     requested = _clean_instant(storage, instant_time)
@@ -120,7 +124,9 @@ def execute_clean(storage: Storage, instant_time: str) -> CleanResult:
             result.deleted_partitions.append(partition)
     result.time_taken_ms = int((time.monotonic() - started) * 1000)
     try:
-        transitions.complete(storage, inflight, serialize(AvroModel.CLEAN_METADATA, clean_metadata(plan, result)))
+        with WriteTransaction(storage, config or HoodieConfig()).locked():
+            complete_instant(storage, inflight, serialize(AvroModel.CLEAN_METADATA, clean_metadata(plan, result)),
+                             config)
     except IllegalInstantTransitionError:
         # Another process ran the same plan (e.g. two writers finishing a pending clean) and completed it
         # first: the deletes are idempotent, so the clean is done either way.

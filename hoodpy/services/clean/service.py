@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from hoodpy.config import HoodieConfig
 from hoodpy.config.clean import KEEP_LATEST_FILE_VERSIONS, NUM_COMMITS, CleanConfig
 from hoodpy.errors import PlanNotFoundError
-from hoodpy.file_group.fs_view import list_group_files
+from hoodpy.file_group.fs_view import table_group_files
 from hoodpy.services.clean.execute import (
     CleanResult,
     execute_clean,
@@ -106,7 +106,7 @@ def compute_clean_plan(storage: Storage, config: HoodieConfig, *, timeline: Time
     partitions = _with_deleted_savepoint_partitions(storage, partitions)
     if partitions == []:
         return None
-    files = list_group_files(storage, partitions)
+    files = table_group_files(storage, timeline, partitions)  # the metadata table's listing when it has one
     scanned = partitions if partitions is not None else sorted({f.partition_path for f in files})
     return plan_clean(timeline, files, config, protected=protected_files(storage, timeline),
                       scanned_partitions=scanned, now=now)
@@ -150,7 +150,7 @@ class CleanService(TableService[CleanerPlan, CleanResult]):
 
     def execute(self, plan: CleanerPlan | str, *, options: Options = None) -> CleanResult:
         """Run the clean plan saved at the plan's instant (resuming a crashed attempt)."""
-        return execute_clean(self.storage, instant_time_of_plan(plan))
+        return execute_clean(self.storage, instant_time_of_plan(plan), self._context(options).config)
 
     def run(self, options: Options = None, *, now: datetime | None = None, trigger: bool = False,
             schedule: bool = True) -> CleanResult | None:

@@ -364,7 +364,7 @@ def execute_clustering(context: ServiceContext, instant_time: str) -> Clustering
             stale = stale_inputs(plan, FileSystemView.load(storage, now, partitions=plan.partitions))
             if stale:
                 _abandon(storage, instant, plan, now, stale)
-            commit_step.commit(storage, instant, metadata)
+            commit_step.commit(storage, instant, metadata, config)
     stats = metadata.write_stats
     return ClusteringCommitResult(
         instant_time=instant_time,

@@ -45,18 +45,18 @@ def test_an_unknown_key_warns_naming_it_once_per_process():
     ("hoodie.cleaner.commits.retained", "3"),  # a declared key
     ("hoodie.datasource.write.recordkey.field", "id"),  # an alias
     ("hoodie.compaction.payload.class", "org.apache.hudi.common.model.DefaultHoodieRecordPayload"),
-    ("hoodie.metadata.enable", "false"),  # what hoodpy does anyway
+    ("hoodie.metadata.enable", "false"),
+    ("hoodie.metadata.enable", "true"),  # honoured: hoodpy maintains the files partition
+    ("hoodie.metadata.compact.max.delta.commits", "5"),
     ("hoodie.table.initial.version", "9"),  # a table property hoodpy has nothing to do for
 ])
 def test_a_honoured_key_does_not_warn(key, value):
     assert config_warnings(check_options, {key: value}) == []
 
 
-def test_metadata_enable_true_warns_that_no_metadata_table_is_maintained():
-    messages = config_warnings(check_options, {"hoodie.metadata.enable": "true"})
-    assert len(messages) == 1
-    assert "hoodie.metadata.enable" in messages[0] and "does not maintain a metadata table" in messages[0]
-    assert "removes" in messages[0]
+def test_metadata_partitions_hoodpy_does_not_maintain_warn():
+    messages = config_warnings(check_options, {"hoodie.metadata.index.column.stats.enable": "true"})
+    assert len(messages) == 1 and "hoodie.metadata.index.column.stats.enable" in messages[0]
 
 
 def test_an_unknown_table_property_warns_naming_key_and_table():

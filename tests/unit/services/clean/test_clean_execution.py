@@ -166,9 +166,9 @@ def test_two_processes_finishing_the_same_clean(storage, monkeypatch):
     plan = CleanService.of(storage).schedule(RETAIN_2)
     real_complete = transitions.complete
 
-    def other_process_completes_first(st, inflight, data):
-        real_complete(st, inflight, data)  # the other process
-        return real_complete(st, inflight, data)  # ours: the instant is already completed
+    def other_process_completes_first(st, inflight, data, **kwargs):
+        real_complete(st, inflight, data, **kwargs)  # the other process
+        return real_complete(st, inflight, data, **kwargs)  # ours: the instant is already completed
 
     monkeypatch.setattr(transitions, "complete", other_process_completes_first)
     result = execute_clean(storage, plan.instant_time)

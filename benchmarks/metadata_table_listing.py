@@ -1,0 +1,114 @@
+"""Listing a table through its metadata table vs listing storage: the time ``FileSystemView.load`` takes (what
+every hoodpy read and write plans from), on a synthetic copy-on-write table of small files.
+
+The table is written through hoodpy's commit protocol without Spark: each commit adds one small base file per
+partition (a new file group) and completes with ``complete_instant``, so the metadata table (built at the first
+commit, a deltacommit per commit, compacted every ``--compact`` deltacommits) is the one hoodpy keeps. The
+same table is then listed with the metadata table and with it switched off in hoodie.properties (a storage
+listing), ``--runs`` times each; the median is reported. ``--s3`` puts the table on a local moto S3 endpoint
+(needs moto), where every listing call is an HTTP request.
+
+    PYTHONPATH=. python benchmarks/metadata_table_listing.py --partitions 50 --commits 40
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+import uuid
+
+from hoodpy.config import HoodieConfig
+from hoodpy.config.properties import load_table_properties, save_table_properties
+from hoodpy.file_group.fs_view import FileSystemView
+from hoodpy.file_group.naming import base_file_name, join_partition
+from hoodpy.metadata_table.writer import complete_instant
+from hoodpy.storage import Storage
+from hoodpy.timeline import transitions
+from hoodpy.timeline.instant import Action, new_instant_time
+from hoodpy.timeline.metadata import CommitMetadata, WriteStat
+from hoodpy.timeline.timeline import Timeline
+from hoodpy.write.commit import ensure_partition_metadata
+
+PARTITIONS_KEY = "hoodie.table.metadata.partitions"
+
+
+def build(storage: Storage, partitions: int, commits: int, compact: int) -> int:
+    save_table_properties(storage, {"hoodie.table.name": "listing_bench", "hoodie.table.type": "COPY_ON_WRITE",
+                                    "hoodie.table.version": "6", "hoodie.timeline.layout.version": "1"})
+    config = HoodieConfig({"hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": compact})
+    names = [f"p={i:03d}" for i in range(partitions)]
+    for _ in range(commits):
+        t = new_instant_time()
+        inflight = transitions.transition_to_inflight(storage, transitions.create_requested(storage, t, Action.COMMIT))
+        metadata = CommitMetadata("INSERT")
+        for p in names:
+            rel = join_partition(p, base_file_name(f"{uuid.uuid4()}-0", "0-1-0", t))
+            storage.write_bytes(rel, b"x" * 512)
+            metadata.add_write_stat(WriteStat(rel.rsplit("/", 1)[1].split("_")[0], rel, p, num_writes=1,
+                                              num_inserts=1, total_write_bytes=512, file_size_in_bytes=512))
+        ensure_partition_metadata(storage, t, names)
+        complete_instant(storage, inflight, metadata.to_json_bytes(), config)
+    return partitions * commits
+
+
+def timed(storage: Storage, runs: int) -> tuple[float, int]:
+    seconds, groups = [], 0
+    for _ in range(runs):
+        started = time.perf_counter()
+        view = FileSystemView.load(storage, Timeline.load(storage))
+        seconds.append(time.perf_counter() - started)
+        groups = len(view.file_groups())
+    return statistics.median(seconds), groups
+
+
+def compare(storage: Storage, runs: int) -> dict[str, tuple[float, int]]:
+    props = load_table_properties(storage)
+    out = {"metadata table": timed(storage, runs)}
+    save_table_properties(storage, {**props, PARTITIONS_KEY: ""})  # the same files, listed on storage
+    out["storage listing"] = timed(storage, runs)
+    save_table_properties(storage, props)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--partitions", type=int, default=50)
+    parser.add_argument("--commits", type=int, default=40)
+    parser.add_argument("--compact", type=int, default=10, help="hoodie.metadata.compact.max.delta.commits")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--s3", action="store_true", help="a local moto S3 endpoint instead of a local folder")
+    args = parser.parse_args()
+    server = None
+    if args.s3:
+        import logging
+
+        from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
+
+        import boto3
+
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server.start()
+        host, port = server.get_host_and_port()
+        options = {"spark.hadoop.fs.s3a.endpoint": f"http://{host}:{port}", "hoodie.aws.access.key": "bench",
+                   "hoodie.aws.secret.key": "bench", "spark.hadoop.fs.s3a.path.style.access": "true"}
+        boto3.client("s3", endpoint_url=f"http://{host}:{port}", aws_access_key_id="bench",
+                     aws_secret_access_key="bench", region_name="us-east-1").create_bucket(Bucket="bench")
+        storage = Storage("s3://bench/listing", options)
+    else:
+        storage = Storage(tempfile.mkdtemp(prefix="mdt_listing_") + "/t")
+    started = time.perf_counter()
+    files = build(storage, args.partitions, args.commits, args.compact)
+    print(f"{files} base files in {args.partitions} partitions, {args.commits} commits "
+          f"({time.perf_counter() - started:.1f} s to write) at {storage.base_uri}")
+    for what, (seconds, groups) in compare(storage, args.runs).items():
+        print(f"{what:16s} FileSystemView.load median {seconds * 1000:8.1f} ms ({groups} file groups)")
+    if server is not None:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

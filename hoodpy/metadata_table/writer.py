@@ -1,0 +1,413 @@
+"""Keeping the metadata table in step with the data table, inside the commit protocol of every instant.
+
+:func:`complete_instant` is how every data-table action hoodpy completes (commit, deltacommit, replacecommit,
+compaction, clean, rollback, restore, savepoint) publishes its completed instant. Before the data instant is
+published, with the writer's lock held when there is one:
+
+1. ``hoodie.metadata.enable`` decides (unset: whether hoodie.properties lists ``files``). Off: a metadata
+   table is removed (:mod:`hoodpy.timeline.metadata_table`). On, and the table has none: it is built from the
+   committed files (:meth:`MetadataTableWriter.bootstrap`; not while other instants are pending, as Java's
+   HoodieBackedTableMetadataWriter refuses too) and ``hoodie.table.metadata.partitions=files`` is set.
+2. Metadata partitions hoodpy does not maintain (column_stats, record_index, ...) are dropped: they would be
+   stale after this instant (Java's deleteMetadataIndexIfNecessary for indexes a writer disables).
+3. Deltacommits of the metadata table whose data instant did not complete (a crash between the two, or the
+   instants a rollback or restore takes away) are removed with their log files; so is a compaction a crash
+   interrupted. Readers ignore them anyway; this keeps them from counting later.
+4. After ``hoodie.metadata.compact.max.delta.commits`` deltacommits the log blocks are compacted into a new base
+   HFile, at ``<latest deltacommit>001`` (version 6) or 1 ms before the data instant being recorded (versions
+   8 and 9); not while an older data instant is pending: the base file must hold every instant before it.
+5. The instant's change (:mod:`hoodpy.metadata_table.changes`) is written as a deltacommit of the metadata
+   table at the same instant time: one log file with one HFile data block, completed before the data instant.
+
+A crash after step 5 leaves a completed metadata deltacommit whose data instant is pending: readers skip it
+(:mod:`hoodpy.metadata_table.reader`), and the next instant completed (the rollback of the failed write, or the
+write retried) removes it in step 3.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from collections.abc import Iterable
+from datetime import datetime, timedelta, timezone
+
+from hoodpy.config import HoodieConfig
+from hoodpy.config.metadata import FILES_PARTITION, METADATA_TABLE_FOLDER, MetadataConfig
+from hoodpy.config.properties import load_table_properties, save_table_properties
+from hoodpy.config.table import TableConfig
+from hoodpy.errors import HFileFormatError, HoodieIOError, InvalidInstantError, MetadataTableError
+from hoodpy.file_group.naming import PARTITION_METAFILE, parse_base_file_name, parse_log_file_name
+from hoodpy.hfile import file_info, write_records
+from hoodpy.index.bloom_filter import BloomFilter
+from hoodpy.metadata_table import changes as change_log
+from hoodpy.metadata_table.layout import (
+    COMPACTION_SUFFIX, FILES_FILE_ID, INIT_WRITE_TOKEN, MetadataBaseFile, base_file_name, log_file_name,
+    metadata_storage, metadata_table_properties, partition_init_instant,
+)
+from hoodpy.metadata_table.reader import MetadataTable, has_files_partition
+from hoodpy.metadata_table.records import ALL_PARTITIONS_KEY, SCHEMA, FileListing, FilesChange, partition_key
+from hoodpy.storage import Storage
+from hoodpy.timeline import log_format, transitions
+from hoodpy.timeline.avro_models import AvroModel, serialize
+from hoodpy.timeline.instant import (
+    LAYOUT_2, METAFOLDER, Action, Instant, State, instant_time_of, parse_instant_time, timeline_folder,
+)
+from hoodpy.timeline.metadata import CommitMetadata, WriteStat
+from hoodpy.timeline.metadata_table import listed_partitions, remove_stale_metadata_table
+from hoodpy.timeline.timeline import Timeline
+
+_log = logging.getLogger(__name__)
+
+COMPACTION_PLAN_VERSION = 2
+DELETE_BLOCK_VERSION = 3
+# Hudi sizes the bloom filter of a metadata-table base file for 10,000 keys at fpp 1e-9 (dynamic, up to 100,000):
+# the v9 samples' base files rebuild byte for byte with it.
+_BLOOM = (10000, 1e-9, 100000)
+
+
+def complete_instant(storage: Storage, inflight: Instant, data: bytes, config: HoodieConfig | None = None) -> Instant:
+    """Bring the metadata table in step with ``inflight`` (see the module docstring), then publish the data
+    instant with ``data`` as its completed file. The caller holds the table lock when writers may race."""
+    MetadataTableWriter(storage, config).before_complete(inflight, data)
+    return transitions.complete(storage, inflight, data, metadata_table_updated=True)
+
+
+def _data_like(instant_time: str) -> bool:
+    """A metadata instant that records a data instant (not a partition initialisation or a compaction)."""
+    return len(instant_time) == 17 and not instant_time.startswith("0" * 14)
+
+
+def _completed_stamps(storage: Storage, layout: int) -> set[str]:
+    """Instant times of every completed instant file of the data table, also of actions hoodpy does not model
+    (Hudi 1.x's ``indexing``, whose instant the metadata table shares)."""
+    out = set()
+    for f in storage.list_files(timeline_folder(layout)):
+        stem, _, suffix = f.path.rsplit("/", 1)[-1].partition(".")
+        if suffix and "." not in suffix and suffix != "inflight" and stem[:1].isdigit():
+            out.add(stem.split("_", 1)[0])
+    return out
+
+
+def _instant_of(name: str) -> str | None:
+    """The instant a data file name carries (a log file of version 6: its slice's base instant)."""
+    base, log = parse_base_file_name(name), parse_log_file_name(name)
+    return base.instant_time if base else log.base_instant_time if log else None
+
+
+def partition_files_on_storage(storage: Storage) -> dict[str, dict[str, int]]:
+    """partition path -> base and log file name -> size, listed on storage, committed or not: the folders holding
+    a partition metadata file (Hudi's FileSystemBackedTableMetadata)."""
+    by_folder: dict[str, dict[str, int]] = {}
+    partitions: set[str] = set()
+    for f in storage.list_files("", recursive=True):
+        if f.path.startswith(METAFOLDER + "/"):
+            continue
+        folder, _, name = f.path.rpartition("/")
+        if name == PARTITION_METAFILE:
+            partitions.add(folder)
+        elif _instant_of(name) is not None:
+            by_folder.setdefault(folder, {})[name] = f.size
+    return {p: by_folder.get(p, {}) for p in sorted(partitions)}
+
+
+def _partition_metadata(instant_time: str) -> bytes:
+    stamp = datetime.now(timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")
+    return f"#partition metadata\n#{stamp}\ncommitTime={instant_time}\npartitionDepth=1\n".encode()
+
+
+def _delete_block(instant_time: str) -> bytes:
+    """An empty delete block (version 3, an empty HoodieDeleteRecordList): what creates a file group."""
+    content = struct.pack(">ii", DELETE_BLOCK_VERSION, 1) + b"\x00"
+    return log_format.encode_block(log_format.DELETE_BLOCK, {log_format.INSTANT_TIME: instant_time}, content)
+
+
+class MetadataTableWriter:
+    """Builds, updates, compacts and removes a table's metadata table (its ``files`` partition)."""
+
+    def __init__(self, storage: Storage, config: HoodieConfig | None = None):
+        self.storage = storage
+        self.config = config or HoodieConfig()
+        self.meta = metadata_storage(storage)
+
+    # -- the commit protocol ---------------------------------------------------------------------------
+    def enabled(self, properties: dict[str, str]) -> bool:
+        wanted = self.config.get(MetadataConfig.ENABLE)
+        return has_files_partition(properties) if wanted is None else wanted
+
+    def before_complete(self, inflight: Instant, data: bytes) -> None:
+        properties = load_table_properties(self.storage) or {}
+        if not self.enabled(properties):
+            remove_stale_metadata_table(self.storage)
+            return
+        data_timeline = Timeline.load(self.storage)
+        if not has_files_partition(properties):
+            if not self.bootstrap(data_timeline, exclude=inflight.timestamp):
+                return
+            properties = load_table_properties(self.storage) or {}
+        self.drop_unmaintained_partitions(properties)
+        try:
+            self.update(inflight, data, data_timeline)
+        except (MetadataTableError, HFileFormatError, InvalidInstantError, HoodieIOError) as e:
+            # Unreadable (a file lost or corrupt): build it again from the committed files, or, while other
+            # instants are pending, remove it so that no reader uses it.
+            _log.warning("Metadata table of %s unreadable (%s): building it again", self.storage.base_uri, e)
+            if self.bootstrap(data_timeline, exclude=inflight.timestamp):
+                self.update(inflight, data, data_timeline)
+            else:
+                remove_stale_metadata_table(self.storage, f"it cannot be read ({e})")
+
+    def update(self, inflight: Instant, data: bytes, data_timeline: Timeline) -> None:
+        """Steps 3 to 5 for the data instant ``inflight`` completing with ``data``."""
+        table = MetadataTable(self.storage)
+        if self.remove_orphans(table, data_timeline):
+            table = MetadataTable(self.storage)
+        if self.compact_if_due(table, data_timeline, inflight.timestamp):
+            table = MetadataTable(self.storage)
+        # Read it whole: an unreadable metadata table is found here, not by the next reader.
+        current = table.read(data_timeline)
+        source = self.storage.full_path(inflight.path)
+        change = change_log.changes_of(inflight, data, source)
+        if change_log.rolled_back_instants(inflight, data, source):
+            change = change_log.only_listed(change, {p: current.files(p) for p in change.deleted})
+        if not change.is_empty():
+            self.write_deltacommit(table, inflight.timestamp, change)
+
+    # -- building ---------------------------------------------------------------------------------------
+    def bootstrap(self, data_timeline: Timeline, exclude: str | None = None) -> bool:
+        """Build the metadata table from the committed files (any old ``.hoodie/metadata`` is replaced); False,
+        with a warning, while instants other than ``exclude`` are pending."""
+        pending = sorted(i.timestamp for i in data_timeline.instants if not i.is_completed and i.timestamp != exclude)
+        if pending:
+            _log.warning("Not building the metadata table of %s: instants %s are pending (Hudi builds it only "
+                         "when no other operation is in progress); the next write tries again",
+                         self.storage.base_uri, ", ".join(pending))
+            return False
+        properties = load_table_properties(self.storage) or {}
+        completed = [i for i in data_timeline.instants if i.is_completed]
+        latest = max((i.timestamp for i in completed), default=None)
+        init = partition_init_instant(data_timeline.layout, latest)
+        listing = self.committed_files(data_timeline)
+        self.storage.delete_dir(METADATA_TABLE_FOLDER)
+        name = properties.get(TableConfig.NAME.key) or self.storage.base_uri.rstrip("/").rsplit("/", 1)[-1]
+        save_table_properties(self.meta, metadata_table_properties(properties, name))
+        layout = data_timeline.layout
+        inflight = transitions.transition_to_inflight(
+            self.meta, transitions.create_requested(self.meta, init, Action.DELTACOMMIT, layout=layout))
+        self.meta.write_atomic(f"{FILES_PARTITION}/{PARTITION_METAFILE}", _partition_metadata(init))
+        self.meta.write_atomic(f"{FILES_PARTITION}/{log_file_name(init, 1, INIT_WRITE_TOKEN)}", _delete_block(init))
+        base = self._write_base_file(listing, init, layout, first=True)
+        stats = [WriteStat(FILES_FILE_ID, base.path, FILES_PARTITION, num_writes=len(listing.entries),
+                           num_inserts=len(listing.entries), total_write_bytes=base.size,
+                           file_size_in_bytes=base.size)]
+        self._complete(inflight, "BULK_INSERT_PREPPED", stats)
+        properties[MetadataConfig.TABLE_PARTITIONS.key] = FILES_PARTITION
+        properties[MetadataConfig.TABLE_PARTITIONS_INFLIGHT.key] = ""
+        save_table_properties(self.storage, properties)
+        _log.info("Built the metadata table of %s at %s: %d partitions, %d files", self.storage.base_uri, init,
+                  len(listing.partitions()), sum(len(v) for v in listing.all_files().values()))
+        return True
+
+    def committed_files(self, data_timeline: Timeline) -> FileListing:
+        """The data table's partitions and the base and log files of its committed instants in them, listed on
+        storage (Java's listAllPartitionsFromFilesystem)."""
+        committed = data_timeline.committed()
+        listing = FileListing()
+        for partition, files in partition_files_on_storage(self.storage).items():
+            listing.merge(ALL_PARTITIONS_KEY, {partition_key(partition): (0, False)})
+            listing.merge(partition_key(partition), {name: (size, False) for name, size in files.items()
+                                                     if _instant_of(name) in committed})
+        return listing
+
+    def _write_base_file(self, listing: FileListing, instant_time: str, layout: int, *, first: bool,
+                         file_id: str = FILES_FILE_ID) -> MetadataBaseFile:
+        """A base HFile of ``listing`` (HoodieAvroHFileWriter: min / max key, bloom filter of the keys; the
+        file's own name in ``_hoodie_file_name`` except in the base file that initialises the partition)."""
+        name = base_file_name(instant_time, file_id)
+        records = listing.records(None if first else name)
+        keys = [k for k, _ in records]
+        bloom = BloomFilter.create(*_BLOOM)
+        for key in keys:
+            bloom.add(key)
+        data = write_records(
+            records, SCHEMA, full_index_keys=layout != LAYOUT_2,  # Hudi 0.x reads HFiles through HBase
+            file_info_entries={file_info.MIN_RECORD_KEY: (min(keys) if keys else "").encode(),
+                               file_info.MAX_RECORD_KEY: (max(keys) if keys else "").encode(),
+                               file_info.BLOOM_FILTER_TYPE_CODE: b"DYNAMIC_V0"},
+            meta_blocks={file_info.BLOOM_FILTER_META_BLOCK: bloom.serialize().encode()})
+        path = f"{FILES_PARTITION}/{name}"
+        self.meta.write_atomic(path, data)
+        return MetadataBaseFile(name, file_id, instant_time, len(data))
+
+    def _complete(self, inflight: Instant, operation: str, stats: Iterable[WriteStat], *,
+                  compacted: bool = False) -> Instant:
+        metadata = CommitMetadata(operation, extra_metadata={"schema": SCHEMA}, compacted=compacted)
+        for stat in stats:
+            metadata.add_write_stat(stat)
+        return transitions.complete(self.meta, inflight, metadata.to_bytes(inflight.layout),
+                                    metadata_table_updated=True)
+
+    # -- updating ---------------------------------------------------------------------------------------
+    def write_deltacommit(self, table: MetadataTable, instant_time: str, change: FilesChange) -> None:
+        """Step 5: the change as one HFile data block in a new log file of the latest slice, committed as a
+        deltacommit at ``instant_time``."""
+        records = change.records()
+        base = table.latest_slice().base_file
+        layout = table.layout
+        if layout == LAYOUT_2:
+            name = log_file_name(instant_time, 1, file_id=table.file_id)
+        else:
+            versions = [lf.version for lf in table.log_files if lf.instant_time == base.instant_time]
+            name = log_file_name(base.instant_time, max(versions, default=0) + 1, file_id=table.file_id)
+        inflight = transitions.transition_to_inflight(
+            self.meta, transitions.create_requested(self.meta, instant_time, Action.DELTACOMMIT, layout=layout))
+        block = log_format.hfile_data_block(records, SCHEMA, instant_time, full_index_keys=layout != LAYOUT_2)
+        path = f"{FILES_PARTITION}/{name}"
+        self.meta.write_atomic(path, block)
+        self._complete(inflight, "UPSERT_PREPPED", [WriteStat(
+            table.file_id, path, FILES_PARTITION, prev_commit=base.instant_time, num_writes=len(records),
+            num_update_writes=len(records), total_write_bytes=len(block), file_size_in_bytes=len(block))])
+
+    def remove_orphans(self, table: MetadataTable, data_timeline: Timeline) -> bool:
+        """Step 3; True when anything was removed."""
+        completed = _completed_stamps(self.storage, data_timeline.layout)
+        earliest = data_timeline.earliest_instant_time()
+        orphans = sorted({i.timestamp for i in table.timeline.filter(actions=[Action.DELTACOMMIT])
+                          if _data_like(i.timestamp) and i.timestamp not in completed
+                          and (earliest is None or i.timestamp >= earliest)})
+        # A compaction completes as a commit of its instant time; its requested / inflight files stay.
+        done = table.completed_times()
+        compactions = sorted(i.timestamp for i in table.timeline.pending([Action.COMPACTION]) if i.timestamp not in done)
+        if not orphans and not compactions:
+            return False
+        for lf in table.log_files:  # their log files first: a crash in between leaves deltacommits that count not
+            if self._written_only_by(lf.path, lf.instant_time, set(orphans), table.layout):
+                self.meta.delete(lf.path)
+        for instant_time in orphans:
+            transitions.delete_completed(self.meta, Instant(instant_time, Action.DELTACOMMIT, layout=table.layout))
+            _log.info("Removed metadata-table deltacommit %s of %s: its data instant did not complete",
+                      instant_time, self.storage.base_uri)
+        for instant_time in compactions:
+            for b in table.base_files:
+                if b.instant_time == instant_time:
+                    self.meta.delete(b.path)
+            for state in (State.INFLIGHT, State.REQUESTED):
+                self.meta.delete(Instant(instant_time, Action.COMPACTION, state, layout=table.layout).path)
+        return True
+
+    def _written_only_by(self, path: str, named: str, instant_times: set[str], layout: int) -> bool:
+        """Whether every block of the log file is of one of ``instant_times`` (versions 8 and 9 name it in the
+        file)."""
+        if layout == LAYOUT_2:
+            return named in instant_times
+        blocks = list(log_format.scan_blocks(self.meta.read_bytes(path), path))
+        return bool(blocks) and all(getattr(b, "instant_time", None) in instant_times for b in blocks)
+
+    # -- compaction -------------------------------------------------------------------------------------
+    def compact_if_due(self, table: MetadataTable, data_timeline: Timeline, syncing: str) -> bool:
+        """Step 4, before the deltacommit of data instant ``syncing`` is written; True when a compaction ran.
+
+        Not while a data instant at or before the latest deltacommit is pending (``syncing`` included: a write
+        that started before the latest one completed), as Java's validateCompactionScheduling: the base file
+        must hold every instant before it."""
+        base_time = table.latest_slice().base_file.instant_time
+        base_done = max((i.completed_at for i in table.timeline.instants
+                         if i.timestamp == base_time and i.is_completed), default=base_time)
+        deltacommits = [i for i in table.timeline.filter(actions=[Action.DELTACOMMIT], states=[State.COMPLETED])
+                        if i.completed_at > base_done]
+        if len(deltacommits) < self.config.get(MetadataConfig.COMPACT_MAX_DELTA_COMMITS):
+            return False
+        latest = max(i.timestamp for i in deltacommits)
+        pending = [i.timestamp for i in data_timeline.instants if not i.is_completed and i.timestamp <= latest]
+        if pending:
+            _log.info("Not compacting the metadata table of %s: data instants %s are pending",
+                      self.storage.base_uri, ", ".join(pending))
+            return False
+        if table.layout != LAYOUT_2:
+            instant_time = latest + COMPACTION_SUFFIX
+        else:
+            # Hudi 1.x: just before the pending data instant being recorded, so that instant stays out of the
+            # base file's range (data archival stops before the latest compaction).
+            instant_time = instant_time_of(parse_instant_time(syncing) - timedelta(milliseconds=1))
+            if instant_time <= max(i.completed_at for i in table.timeline.instants):
+                return False  # no room before it: the next instant compacts
+        self.compact(table, data_timeline, instant_time)
+        return True
+
+    def compact(self, table: MetadataTable, data_timeline: Timeline, instant_time: str) -> Instant:
+        """Merge the latest slice into a new base HFile at ``instant_time``: a ``compaction`` instant
+        (HoodieCompactionPlan) that completes as a commit (``compacted``, operation COMPACT)."""
+        file_slice = table.latest_slice()
+        listing = table.read(data_timeline, file_slice=file_slice)
+        layout = table.layout
+        logs = file_slice.log_files
+        plan = {"operations": [{
+            "baseInstantTime": file_slice.base_file.instant_time,
+            "deltaFilePaths": [lf.name for lf in logs],
+            "dataFilePath": file_slice.base_file.name,
+            "fileId": table.file_id, "partitionPath": FILES_PARTITION,
+            "metrics": {"TOTAL_LOG_FILES": float(len(logs)), "TOTAL_IO_MB": 0.0, "TOTAL_IO_READ_MB": 0.0,
+                        "TOTAL_LOG_FILES_SIZE": float(sum(lf.size for lf in logs)), "TOTAL_IO_WRITE_MB": 0.0},
+        }], "extraMetadata": {}, "version": COMPACTION_PLAN_VERSION}
+        requested = transitions.create_requested(self.meta, instant_time, Action.COMPACTION,
+                                                 serialize(AvroModel.COMPACTION_PLAN, plan), layout=layout)
+        inflight = transitions.transition_to_inflight(self.meta, requested)
+        base = self._write_base_file(listing, instant_time, layout, first=False, file_id=table.file_id)
+        stat = WriteStat(table.file_id, base.path, FILES_PARTITION, num_writes=len(listing.entries),
+                         num_inserts=len(listing.entries), total_write_bytes=base.size, file_size_in_bytes=base.size)
+        completed = self._complete(inflight, "COMPACT", [stat], compacted=True)
+        self.clean_old_slices(MetadataTable(self.storage))
+        return completed
+
+    def clean_old_slices(self, table: MetadataTable) -> int:
+        """Delete the files of slices older than the one before the latest: a reader that loaded the previous
+        slice just before the compaction can still read it (Java's metadata cleaner keeps recent slices too)."""
+        completed = table.completed_times()
+        bases = [b for b in table.base_files if b.instant_time in completed]
+        if len(bases) < 3:
+            return 0
+        keep = {b.instant_time for b in bases[-2:]}
+        kept_logs = {lf.name for b in bases[-2:] for lf in table.slice_of(b, bases).log_files}
+        removed = 0
+        for b in bases[:-2]:
+            if b.instant_time not in keep:
+                removed += self.meta.delete(b.path)
+        oldest_kept = min(keep)
+        for lf in table.log_files:
+            if lf.name not in kept_logs and lf.instant_time < oldest_kept:
+                removed += self.meta.delete(lf.path)
+        return removed
+
+    # -- partitions hoodpy does not maintain, and removal -------------------------------------------------
+    def drop_unmaintained_partitions(self, properties: dict[str, str]) -> list[str]:
+        """Step 2: drop every metadata partition but ``files`` (its folder, and its name in hoodie.properties)."""
+        others = [p for p in listed_partitions(properties) if p != FILES_PARTITION]
+        if not others:
+            return []
+        properties[MetadataConfig.TABLE_PARTITIONS.key] = FILES_PARTITION
+        properties[MetadataConfig.TABLE_PARTITIONS_INFLIGHT.key] = ""
+        save_table_properties(self.storage, properties)  # first: readers stop using them
+        for partition in others:
+            self.meta.delete_dir(partition)
+        _log.warning("Dropped the metadata partitions %s of %s: hoodpy maintains only the files partition, and "
+                     "they would be stale after this instant", ", ".join(others), self.storage.base_uri)
+        return others
+
+
+def create_metadata_table(storage: Storage, config: HoodieConfig | None = None) -> None:
+    """Build the metadata table now (Hudi's create_metadata_table); MetadataTableError when ``.hoodie/metadata``
+    is not empty or instants are pending. The caller holds the table lock when writers may race."""
+    if storage.list_files(METADATA_TABLE_FOLDER, recursive=True):
+        raise MetadataTableError(storage.base_uri, f"Metadata directory ({storage.full_path(METADATA_TABLE_FOLDER)}) "
+                                 "not empty: delete it first (delete_metadata_table)")
+    timeline = Timeline.load(storage)
+    pending = [i.timestamp for i in timeline.instants if not i.is_completed]
+    if pending:
+        raise MetadataTableError(storage.base_uri, f"instants {', '.join(pending)} are pending: finish or roll them "
+                                 "back first (Hudi builds the metadata table only when nothing is in progress)")
+    MetadataTableWriter(storage, config).bootstrap(timeline)
+
+
+def delete_metadata_table(storage: Storage) -> bool:
+    """Remove the metadata table (hoodie.properties first, then the folder); True when there was one."""
+    return remove_stale_metadata_table(storage, reason="it was deleted on request")
+
