@@ -71,7 +71,7 @@ def commit(storage: Storage, inflight: Instant, metadata: CommitMetadata, config
     if inflight.action == Action.DELTACOMMIT:
         # Log files' markers stay until the instant is complete (as Java removes them after the commit): until
         # then they are how a rollback finds the log files, whose names do not carry the instant.
-        completed = transitions.complete(storage, inflight, metadata.to_bytes(inflight.layout))
+        completed = complete_instant(storage, inflight, metadata.to_bytes(inflight.layout), config)
         storage.delete_dir(instant_temp_dir(inflight.timestamp))
         return completed
     storage.delete_dir(instant_temp_dir(inflight.timestamp))  # before completing: a crash leaves it to rollback

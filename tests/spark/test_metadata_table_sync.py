@@ -206,3 +206,28 @@ def test_an_unreadable_metadata_table_is_built_again_by_the_next_write(spark, tm
     assert "building it again" in caplog.text
     assert_in_step(table)
     assert rows(table.read(), "id") == [(1,), (2,), (3,)]
+
+
+def test_merge_on_read_writes_and_compaction_keep_the_listing_in_step(spark, tmp_path):
+    """A merge-on-read table: deltacommits that add log files, a compaction and a clean each update the metadata
+    table (log files listed with their sizes); hudi-rs reads through it the rows hoodpy reads."""
+    from tests.compat import hudi_rs
+
+    path = str(tmp_path / "mor")
+    table = HoodieTable.create(spark, path, table_name="mdt_mor", record_key_fields=["id"], partition_fields=["p"],
+                               precombine_field="ts", table_type="MERGE_ON_READ", options=ON)
+    table.bulk_insert(spark.createDataFrame([(i, "ab"[i % 2], 1, "x") for i in range(8)], DDL))
+    table.upsert(spark.createDataFrame([(0, "a", 2, "u"), (1, "b", 2, "u")], DDL))
+    assert list(Path(path).rglob(".*.log.*"))
+    assert_in_step(table)
+    table.delete(spark.createDataFrame([(2, "a", 0, None)], DDL))
+    assert_in_step(table)
+    table.compaction.run()
+    assert_in_step(table)
+    table.upsert(spark.createDataFrame([(3, "b", 3, "after")], DDL))
+    assert_in_step(table)
+    data_instants = {i.timestamp for i in Timeline.load(table.storage).completed_commits()}
+    assert data_instants <= {t for (t, _), state in mdt_instants(path).items() if state == "COMPLETED"}
+    assert rows(table.read(), "id", "v") == [(0, "u"), (1, "u"), (3, "after"), (4, "x"), (5, "x"), (6, "x"),
+                                             (7, "x")]
+    assert hudi_rs.df_rows(table.read()) == hudi_rs.snapshot(path)

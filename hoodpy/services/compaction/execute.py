@@ -236,7 +236,7 @@ def execute_compaction(context: ServiceContext, instant_time: str) -> Compaction
         metadata = commit_step.new_commit_metadata(OperationType.COMPACT, stats, schema_json)
         metadata.compacted = True
         with transaction.locked():
-            commit_step.commit(storage, inflight, metadata)
+            commit_step.commit(storage, inflight, metadata, context.config)
     return CompactionCommitResult(
         instant_time=instant_time, operations=len(plan.operations), files_written=len(stats),
         num_writes=sum(s.num_writes for s in stats), total_bytes_written=sum(s.total_write_bytes for s in stats),
