@@ -14,6 +14,9 @@ per workload into ``--out``. Workloads (``--workloads``, comma separated):
   time of range queries on each column; delta-rs optimize.z_order on the same columns.
 - ``clean``: 10 upsert rounds, then hoodpy cleaning vs delta-rs vacuum (needs HoodieTable.cleaning).
 - ``read``: a TPC-H Q1-style aggregate through hoodpy's snapshot read vs spark.read.parquet over the same files.
+- ``mor``: merge-on-read upsert (Avro and parquet log blocks) vs copy-on-write upsert vs delta-rs merge on the
+  matched layout; snapshot read with 1 and 5 log files per touched group vs the copy-on-write read; compaction
+  of the one-log state vs the copy-on-write upsert (not in the default list: ``--workloads mor``).
 
 hoodpy runs with a new user's defaults first (``hoodpy_*``) and, where ``--tuned`` names options, with them
 beside (``hoodpy_*_tuned``, on its own table built with those options). delta-rs runs on two layouts: its own
@@ -129,12 +132,12 @@ class Bench:
     def hoodpy_options(self, tuned: bool = False) -> dict[str, str]:
         return {**HOODPY_OPTIONS, **(self.args.tuned if tuned else {})}
 
-    def hoodpy_create(self, path: Path, partition_fields, tuned: bool = False):
+    def hoodpy_create(self, path: Path, partition_fields, tuned: bool = False, table_type: str | None = None):
         from hoodpy.table import HoodieTable
 
         return HoodieTable.create(self.spark, str(path), table_name="lineitem", record_key_fields=KEY,
                                   partition_fields=list(partition_fields), hive_style_partitioning=True,
-                                  options=self.hoodpy_options(tuned))
+                                  options=self.hoodpy_options(tuned), table_type=table_type)
 
     def hoodpy_open(self, path: Path, tuned: bool = False):
         from hoodpy.table import HoodieTable
@@ -157,8 +160,9 @@ class Bench:
         src = lineitem.generate(self.data, sf)
         parts = VARIANTS[variant]
         log(f"building golden {engine} {variant} sf{sf:g}")
-        if engine in ("hoodpy", "hoodpy-tuned"):
-            self.hoodpy_create(path, parts, tuned=engine == "hoodpy-tuned").bulk_insert(
+        if engine in ("hoodpy", "hoodpy-tuned", "hoodpy-mor"):
+            self.hoodpy_create(path, parts, tuned=engine == "hoodpy-tuned",
+                               table_type="MERGE_ON_READ" if engine == "hoodpy-mor" else None).bulk_insert(
                 self.spark.read.parquet(str(src)))
         elif engine == "delta":
             from deltalake import write_deltalake
@@ -620,20 +624,94 @@ class Bench:
                            path)
         return path
 
+    # -- workload 7: merge-on-read ---------------------------------------------------------------------
+    def w_mor(self) -> None:
+        """Merge-on-read against copy-on-write and delta-rs on the same layout (issue #18): the upsert batch of
+        the upsert workload (5% updates + 1% inserts, concentrated) into a MOR table (Avro log blocks, the
+        default; parquet blocks as the tuned variant), a COW table and delta-rs's matched layout; then the
+        Q1-style aggregate over the MOR table with 1 and with 5 log files per touched group against the COW
+        table after the same batches, and the compaction of the one-log state against the COW upsert."""
+        from deltalake import DeltaTable
+
+        sf = self.args.sf
+        rows = pq.ParquetFile(lineitem.generate(self.data, sf)).metadata.num_rows
+        updates, inserts = int(rows * 0.05), int(rows * 0.01)
+        out: dict = {"rows": rows, "updates": updates, "inserts": inserts, "scenarios": {}}
+        self.results["workloads"]["mor"] = out
+        parquet_blocks = {"hoodie.logfile.data.block.format": "parquet"}
+        for variant in self.args.variants:
+            batch = self.batch_file(sf, True, updates, inserts, "w2")
+            res: dict = {}
+            out["scenarios"][variant] = res
+
+            def setup(golden: str):
+                return lambda: self.copy_of(self.golden(sf, variant, golden), golden)
+
+            def upsert(options=None):
+                def run(path):
+                    self.hoodpy_open(path).upsert(self.spark.read.parquet(str(batch)), options=options)
+                return run
+
+            def delta_merge(path):
+                DeltaTable(str(path)).merge(pq.read_table(batch), MERGE_PREDICATE, source_alias="s",
+                                            target_alias="t").when_matched_update_all() \
+                    .when_not_matched_insert_all().execute()
+
+            for name, golden, fn in (("cow_upsert", "hoodpy", upsert()), ("mor_upsert", "hoodpy-mor", upsert()),
+                                     ("mor_upsert_parquet_blocks", "hoodpy-mor", upsert(parquet_blocks)),
+                                     ("delta_merge_matched", "delta-matched", delta_merge)):
+                log(f"mor sf{sf:g} {variant} {name}")
+                res[name] = self.repeat(fn, setup=setup(golden))
+                self.save()
+            res["layout"] = self.layout_of([bf.size for bf in self.hoodpy_open(
+                self.golden(sf, variant, "hoodpy")).file_system_view().latest_base_files()])
+
+            # Reads and compaction: states built once (untimed), then measured interleaved.
+            cow = self.copy_of(self.golden(sf, variant, "hoodpy"), "mor-read-cow")
+            mor1 = self.copy_of(self.golden(sf, variant, "hoodpy-mor"), "mor-read-1")
+            mor5 = self.copy_of(self.golden(sf, variant, "hoodpy-mor"), "mor-read-5")
+            upsert()(cow)
+            upsert()(mor1)
+            for seed in range(5):
+                self.hoodpy_open(mor5).upsert(self.spark.read.parquet(str(self.batch_file_seeded(sf, seed, updates))))
+            reads: dict = {"cow": [], "mor_1_log": [], "mor_5_logs": []}
+            for _ in range(self.args.warmup):
+                for path in (cow, mor1, mor5):
+                    q1_aggregate(self.hoodpy_open(path).read())
+            for _ in range(self.args.reps):
+                for name, path in (("cow", cow), ("mor_1_log", mor1), ("mor_5_logs", mor5)):
+                    with measure(self.spark) as m:
+                        q1_aggregate(self.hoodpy_open(path).read())
+                    reads[name].append(m.as_dict())
+            res["read"] = {k: summarize(v) for k, v in reads.items()}
+
+            def compaction_setup():
+                return self.copy_of(mor1, "mor-compact")
+
+            res["compaction_of_1_log"] = self.repeat(lambda path: self.hoodpy_open(path).compaction.run(),
+                                                     setup=compaction_setup, warmup=0)
+            med = {k: v["median_s"] for k, v in res.items() if isinstance(v, dict) and "median_s" in v}
+            rmed = {k: v["median_s"] for k, v in res["read"].items()}
+            res["ratios"] = {
+                "mor_upsert / delta_merge_matched": round(med["mor_upsert"] / med["delta_merge_matched"], 3),
+                "mor_upsert_parquet_blocks / delta_merge_matched":
+                    round(med["mor_upsert_parquet_blocks"] / med["delta_merge_matched"], 3),
+                "mor_upsert / cow_upsert": round(med["mor_upsert"] / med["cow_upsert"], 3),
+                "read mor_1_log / cow": round(rmed["mor_1_log"] / rmed["cow"], 3),
+                "read mor_5_logs / cow": round(rmed["mor_5_logs"] / rmed["cow"], 3),
+                "compaction_of_1_log / cow_upsert": round(med["compaction_of_1_log"] / med["cow_upsert"], 3),
+            }
+            log(f"mor ratios {variant}: {res['ratios']}")
+            self.save()
+
     # -- workload 6: snapshot read --------------------------------------------------------------------
     def w_read(self) -> None:
-        from pyspark.sql import functions as F
 
         sf = self.args.sf
         out: dict = {"query": "TPC-H Q1-style: group by l_returnflag, l_linestatus; sums, avg, count", "scenarios": {}}
         self.results["workloads"]["read"] = out
 
-        def q1(df):
-            return (df.filter(F.col("l_shipdate") <= F.lit("1998-09-02").cast("date"))
-                    .groupBy("l_returnflag", "l_linestatus")
-                    .agg(F.sum("l_quantity"), F.sum("l_extendedprice"),
-                         F.sum(F.col("l_extendedprice") * (1 - F.col("l_discount"))), F.avg("l_discount"),
-                         F.count(F.lit(1))).collect())
+        q1 = q1_aggregate
         for variant in self.args.variants:
             path = self.golden(sf, variant, "hoodpy")
             table = self.hoodpy_open(path)
@@ -654,6 +732,17 @@ class Bench:
             res["ratio"] = round(res["hoodpy_snapshot"]["median_s"] / res["spark_read_parquet"]["median_s"], 3)
             out["scenarios"][variant] = res
             self.save()
+
+
+def q1_aggregate(df) -> list:
+    """TPC-H Q1-style aggregate: group by l_returnflag, l_linestatus; sums, an average, a count."""
+    from pyspark.sql import functions as F
+
+    return (df.filter(F.col("l_shipdate") <= F.lit("1998-09-02").cast("date"))
+            .groupBy("l_returnflag", "l_linestatus")
+            .agg(F.sum("l_quantity"), F.sum("l_extendedprice"),
+                 F.sum(F.col("l_extendedprice") * (1 - F.col("l_discount"))), F.avg("l_discount"),
+                 F.count(F.lit(1))).collect())
 
 
 # -- charts -----------------------------------------------------------------------------------------
