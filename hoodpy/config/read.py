@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hoodpy.config import ConfigKey, parse_enum
+from hoodpy.config import ConfigKey, parse_bool, parse_enum
 
 SNAPSHOT, READ_OPTIMIZED, INCREMENTAL = "snapshot", "read_optimized", "incremental"
 
@@ -23,4 +23,11 @@ class ReadConfig:
     END_INSTANTTIME = ConfigKey(
         "hoodie.datasource.read.end.instanttime", None,
         doc="Incremental query: records committed up to this instant (inclusive); the latest commit when unset.",
+    )
+    INCR_FALLBACK_FULL_TABLE_SCAN = ConfigKey(
+        "hoodie.datasource.read.incr.fallback.fulltablescan.enable", False, parse_bool,
+        doc="Incremental reads (read_incremental, hudi_table_changes, incremental SQL reads) whose window reaches "
+            "archived commits or file versions the cleaner removed fail naming the earliest readable start; "
+            "true reads such a window by a full scan of the latest snapshot instead, keeping the records whose "
+            "commit time is in the window (Hudi's fallback).",
     )

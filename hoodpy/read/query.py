@@ -10,19 +10,19 @@ reads, column pruning, row-group statistics). A merge-on-read slice with log fil
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any, Protocol
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.read import INCREMENTAL, READ_OPTIMIZED, ReadConfig
 from hoodpy.config.write import event_time_ordering_field
-from hoodpy.errors import InvalidConfigError
+from hoodpy.errors import ChangesNotReadableError, InvalidConfigError
 from hoodpy.file_group.file_group import BaseFile, FileSlice
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.bloom import key_ranges
@@ -34,7 +34,8 @@ from hoodpy.read.filters import Filter, bind_filters, check_filters, filter_colu
 from hoodpy.read.slice_scan import read_file_slices
 from hoodpy.read.written_types import written_schemas
 from hoodpy.storage import Storage
-from hoodpy.timeline.instant import validate_instant_time
+from hoodpy.timeline.archived import newest_archived_write
+from hoodpy.timeline.instant import Action, Instant, validate_instant_time
 from hoodpy.timeline.timeline import CommittedInstants, Timeline
 
 __all__ = ["Filter", "ReadableTable", "bind_filters", "check_filters", "filter_column",
@@ -235,28 +236,117 @@ def snapshot(table: ReadableTable, *, as_of: str | None = None, filters: Sequenc
 
 
 def incremental(table: ReadableTable, start: str, end: str | None = None) -> DataFrame:
-    """Records written by commits and deltacommits that completed in (start, end]: the latest slices of the
-    touched file groups as of ``end`` (merged with their log files), filtered by commit time. Completion is
-    by completion time in table versions 8 and 9 (as Hudi 1.x selects incremental windows), by instant time
-    in version 6."""
+    """Records written by commits and deltacommits that completed in (start, end]: the slices as of ``end``
+    of the file groups those commits wrote (merged with their log files), filtered by commit time. Completion
+    is by completion time in table versions 8 and 9 (as Hudi 1.x selects incremental windows), by instant
+    time in version 6.
+
+    As Hudi's incremental relation does, the read refuses a window it cannot read completely: one reaching
+    commits archived off the active timeline (their file groups are unknown), or whose file versions the
+    cleaner removed (:class:`ChangesNotReadableError`, naming the earliest start still readable). With
+    ``hoodie.datasource.read.incr.fallback.fulltablescan.enable`` such a window is read by a full scan of the
+    latest snapshot instead, keeping the rows whose commit is in the window (Hudi's fallback)."""
     validate_instant_time(start)
     if end is not None:
         validate_instant_time(end)
     timeline = table.timeline
     commits = timeline.completed_commits_in_range(start, end)
     end = end or (commits[-1].completed_at if commits else start)
-    touched = {(s.partition_path, s.file_id) for i in commits for s in timeline.commit_metadata(i).write_stats}
-    view = table.file_system_view(as_of=end)
-    # A start before the active timeline (archived commits): every file group, the commit-time filter decides.
-    active = timeline.completed_commits()
-    archived = not active or start < active[0].timestamp
-    slices = [s for s in view.latest_file_slices() if archived or (s.partition_path, s.file_id) in touched]
+    fallback = table.config.get(ReadConfig.INCR_FALLBACK_FULL_TABLE_SCAN)
+    archived = _archived_in_window(table.storage, timeline, start)
+    if archived is not None:
+        if fallback:
+            return _full_scan(table, timeline, start, end, commits)
+        reason = (f"commits up to {archived} are archived (the active timeline starts at "
+                  f"{_first_write(timeline)}), so the file groups they wrote are unknown")
+        raise ChangesNotReadableError(table.storage.base_uri, start, end, reason, archived)
+    written = last_writes(timeline, commits)
+    view = FileSystemView.load(table.storage, timeline, as_of=end, partitions={p for p, _ in written})
+    missing = missing_versions(view, written)
+    if missing:
+        if fallback:
+            return _full_scan(table, timeline, start, end, commits)
+        (partition, file_id), (path, _) = missing[0]
+        reason = (f"the cleaner removed {len(missing)} file version(s) the window's commits wrote, e.g. {path} "
+                  f"of file group {file_id} (partition {partition!r})")
+        raise ChangesNotReadableError(table.storage.base_uri, start, end, reason,
+                                      earliest_readable_start(table.storage, timeline, end))
+    slices = [g.latest_slice() for key in written if not view.is_replaced(*key)
+              and (g := view.file_group(*key)) is not None and g.latest_slice() is not None]
     df = _read_slices(table, view.timeline, slices, table.spark_schema(as_of=end), view.timeline.committed(end))
+    return df.filter(_in_window(timeline, start, end, commits))
+
+
+def _first_write(timeline: Timeline) -> str | None:
+    active = timeline.completed_commits()
+    return active[0].timestamp if active else None
+
+
+def _archived_in_window(storage: Storage, timeline: Timeline, start: str) -> str | None:
+    """The newest archived write when it is after ``start`` (the window reaches archived commits), else None.
+    The archive is read only for a start before the active timeline's first write."""
+    first = _first_write(timeline)
+    if first is not None and start >= first:
+        return None
+    newest = newest_archived_write(storage, timeline.layout)
+    return newest if newest is not None and newest > start else None
+
+
+def last_writes(timeline: Timeline, commits: Sequence[Instant]) -> dict[tuple[str, str], tuple[str, str]]:
+    """(partition, file id) -> (path, completion) of the last file each file group got from ``commits``
+    (in completion order): the base file, or log file, a read as of the last of them finds in its slice."""
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    for instant in commits:
+        for stat in timeline.commit_metadata(instant).write_stats:
+            if stat.path:
+                out[(stat.partition_path, stat.file_id)] = (stat.path, instant.completed_at)
+    return out
+
+
+def missing_versions(view: FileSystemView, written: Mapping[tuple[str, str], tuple[str, str]],
+                     ) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """The entries of :func:`last_writes` whose file is not in its group's latest slice of ``view``: the
+    cleaner removed it (the listing then shows an older version, or none). Groups the view counts as
+    replaced are not read, so not checked."""
+    out = []
+    for key, (path, when) in written.items():
+        if view.is_replaced(*key):
+            continue
+        group = view.file_group(*key)
+        latest = group.latest_slice() if group is not None else None
+        files = set() if latest is None else {f.path for f in (latest.base_file, *latest.log_files) if f is not None}
+        base_gone = latest is not None and latest.base_file is None and \
+            view.timeline.find(latest.base_instant_time, Action.COMMIT) is not None  # a base file's slice, cleaned
+        if path not in files or base_gone:
+            out.append((key, (path, when)))
+    return out
+
+
+def earliest_readable_start(storage: Storage, timeline: Timeline, end: str) -> str | None:
+    """The earliest start from which (start, end] reads incrementally: after every file group whose version
+    as of ``end`` was cleaned was last written, and after the newest archived write."""
+    writes = [i for i in timeline.completed_commits() if i.completed_at <= end]
+    written = last_writes(timeline, sorted(writes, key=lambda i: i.completed_at))
+    view = FileSystemView.load(storage, timeline, as_of=end, partitions={p for p, _ in written})
+    bounds = [when for _, (_, when) in missing_versions(view, written)]
+    archived = newest_archived_write(storage, timeline.layout)
+    return max([*bounds, *([archived] if archived is not None else [])], default=None)
+
+
+def _in_window(timeline: Timeline, start: str, end: str, commits: Sequence[Instant]) -> Column:
+    """Rows whose commit completed in (start, end]: the active commits of the window, and rows of archived
+    commits (older than the active timeline; no completion time is known, their instant time decides)."""
     commit_time = F.col(COMMIT_TIME)
     in_window = commit_time.isin([i.timestamp for i in commits])
-    if archived:  # rows of archived commits: no completion time is known, their instant time decides
-        older = (commit_time > F.lit(start)) & (commit_time <= F.lit(end))
-        if active:
-            older = older & (commit_time < F.lit(active[0].timestamp))
-        in_window = in_window | older
-    return df.filter(in_window)
+    first = _first_write(timeline)
+    older = (commit_time > F.lit(start)) & (commit_time <= F.lit(end))
+    if first is not None:
+        older = older & (commit_time < F.lit(first))
+    return in_window | older
+
+
+def _full_scan(table: ReadableTable, timeline: Timeline, start: str, end: str, commits: Sequence[Instant],
+               ) -> DataFrame:
+    """Hudi's fallback for a window it cannot read incrementally: the latest snapshot's rows whose commit is
+    in the window (a row updated after ``end`` has a later commit, so it is left to the next window)."""
+    return snapshot(table).filter(_in_window(timeline, start, end, commits))

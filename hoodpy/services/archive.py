@@ -12,7 +12,8 @@ Which instants (``hoodie.keep.max.commits`` / ``hoodie.keep.min.commits``):
 Each instant's state files (requested, inflight, completed) become HoodieArchivedMetaEntry records, written
 in Avro data blocks of ``hoodie.commits.archival.batch`` records into a new log file
 ``.commits_.archive.<n>_1-0-1`` (the file is complete before any instant is removed); then the instant files
-are deleted. The active-timeline loader lists ``.hoodie/`` only, so it never sees the archive.
+are deleted. The active-timeline loader lists ``.hoodie/`` only, so it never sees the archive
+(:mod:`hoodpy.timeline.archived` reads it back).
 """
 
 from __future__ import annotations
@@ -30,14 +31,14 @@ from hoodpy.file_group.fs_view import list_base_files
 from hoodpy.services.table_service import Options, ServiceContext, TableService
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format, transitions
-from hoodpy.timeline.avro_models import AvroModel, decode_record, deserialize, encode_record, schema_json
+from hoodpy.timeline.archived import ARCHIVE_FOLDER
+from hoodpy.timeline.avro_models import AvroModel, deserialize, encode_record, schema_json
 from hoodpy.timeline.instant import LAYOUT_1, Action, Instant, State, format_instant_millis
 from hoodpy.timeline.timeline import METAFOLDER, Timeline, read_layout
 
 if TYPE_CHECKING:
     from hoodpy.table import HoodieTable
 
-ARCHIVE_FOLDER = f"{METAFOLDER}/archived"
 _log = logging.getLogger(__name__)
 _AVRO_STAT_FIELDS = ("fileId", "path", "prevCommit", "numWrites", "numDeletes", "numUpdateWrites", "totalWriteBytes",
                      "totalWriteErrors", "partitionPath", "totalLogRecords", "totalUpdatedRecordsCompacted",
@@ -219,32 +220,3 @@ def archive_after_commit(table: HoodieTable, options: Mapping[str, Any] | None =
     if max(counts) <= high:
         return None
     return service.run()
-
-
-def read_archived_entries(storage: Storage) -> list[dict[str, Any]]:
-    """Every HoodieArchivedMetaEntry in ``.hoodie/archived``, oldest first (one per instant and state)."""
-    files = sorted((v, f.path) for f in storage.list_files(ARCHIVE_FOLDER)
-                   if (v := log_format.archive_file_version(f.path.rsplit("/", 1)[-1])) is not None)
-    seen: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for _, rel in files:
-        for block in log_format.read_blocks(storage.read_bytes(rel), storage.full_path(rel)):
-            if block.block_type != log_format.AVRO_DATA_BLOCK:
-                continue
-            writer_schema = block.header.get(log_format.SCHEMA)
-            for raw in log_format.avro_records(block):
-                entry = decode_record(AvroModel.ARCHIVED_META_ENTRY, raw, writer_schema)
-                key = (entry.get("commitTime") or "", entry.get("actionType") or "", entry.get("actionState") or "")
-                seen[key] = entry  # an entry archived twice (a crash before the instant files went) counts once
-    return [seen[k] for k in sorted(seen)]
-
-
-def archived_instants(storage: Storage) -> list[Instant]:
-    """Completed instants of the archived timeline, oldest first."""
-    out = []
-    for e in read_archived_entries(storage):
-        if e.get("actionState") == State.COMPLETED.value:
-            try:
-                out.append(Instant(e["commitTime"], Action(e["actionType"]), State.COMPLETED))
-            except ValueError:
-                continue
-    return out
