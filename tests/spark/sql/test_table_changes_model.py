@@ -1,0 +1,140 @@
+"""``hudi_table_changes`` on randomized write sequences (upserts, deletes, insert_overwrite, clustering, cleans),
+checked on every window against an in-memory model of the table's history and against hudi-rs's incremental
+read.
+
+The model keeps the table's rows (value and commit time per key) after each commit; the changes in (s, e]
+are the rows of the state at e whose commit time is in (s, e] (Hudi's ``latest_state``). A window whose
+file versions a clean removed is refused (ChangesNotReadableError); the test then checks the refusal's
+claim: the window from the earliest readable start it names reads the model's rows, and Hudi's full-scan
+fallback returns the latest snapshot's rows committed in the window. hudi-rs reads such a window without an
+error but misses the cleaned versions' rows, so it is compared on the windows hoodpy reads.
+CI runs a few derandomized sequences; the `slow` tier many more.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from hoodpy.errors import ChangesNotReadableError
+from hoodpy.meta_fields import COMMIT_TIME
+from hoodpy.table import HoodieTable
+from tests.compat import hudi_rs
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "id int, part string, ts long, val string"
+EARLIEST = "0" * 17
+FALLBACK = "hoodie.datasource.read.incr.fallback.fulltablescan.enable"
+OPTIONS = {"hoodie.index.bloom.num_entries": "100", "hoodie.parquet.compression.codec": "snappy",
+           "hoodie.clean.automatic": "false", "hoodie.parquet.small.file.limit": "0"}
+CLEANS = {"versions": {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"},
+          "commits": {"hoodie.cleaner.policy": "KEEP_LATEST_COMMITS", "hoodie.cleaner.commits.retained": "1"}}
+
+keys = st.lists(st.integers(min_value=0, max_value=7), min_size=1, max_size=4, unique=True)
+step = st.one_of(
+    st.tuples(st.just("upsert"), keys),
+    st.tuples(st.just("delete"), keys),
+    st.tuples(st.just("overwrite"), keys),
+    st.tuples(st.just("cluster"), st.just(None)),
+    st.tuples(st.just("clean"), st.sampled_from(sorted(CLEANS))),
+)
+
+
+def _sequences(count: int):
+    return settings(max_examples=count, deadline=None, derandomize=True, database=None,
+                    phases=[Phase.explicit, Phase.generate],
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+@_sequences(3)
+@given(steps=st.lists(step, min_size=2, max_size=4))
+def test_every_window_agrees_with_the_model_and_hudi_rs(hoodpy_spark, database, tmp_path_factory, steps):
+    _check(hoodpy_spark, database, tmp_path_factory, [("upsert", [0, 1, 2, 3])] + steps)
+
+
+@pytest.mark.slow
+@_sequences(30)
+@given(steps=st.lists(step, min_size=4, max_size=8))
+def test_many_sequences_every_window_agrees(hoodpy_spark, database, tmp_path_factory, steps):
+    _check(hoodpy_spark, database, tmp_path_factory, [("upsert", [0, 1, 2, 3])] + steps)
+
+
+_names = itertools.count(1)
+
+
+def _check(spark, database, tmp_path_factory, steps) -> None:
+    path = str(tmp_path_factory.mktemp("changes_model") / "t")
+    table = HoodieTable.create(spark, path, table_name="changes_model", record_key_fields=["id"],
+                               partition_fields=["part"], precombine_field="ts", options=OPTIONS)
+    name = f"{database}.changes_model_{next(_names)}"
+    spark.sql(f"CREATE TABLE {name} USING hoodpy LOCATION '{path}'")
+    state: dict[int, tuple[str, str, str]] = {}  # id -> (part, val, commit time)
+    history: dict[str, dict] = {}  # commit (write) instant -> state after it
+    for n, (op, arg) in enumerate(steps, start=1):
+        rows = [(k, f"p{k % 2}", n, f"{op[0]}{n}-{k}") for k in arg] if isinstance(arg, list) else []
+        if op == "upsert":
+            c = table.upsert(spark.createDataFrame(rows, SCHEMA), options=OPTIONS).instant_time
+            state = {**state, **{k: (p, v, c) for k, p, _, v in rows}}
+        elif op == "delete":
+            c = table.delete(spark.createDataFrame([r[:2] for r in rows], "id int, part string"),
+                             options=OPTIONS).instant_time
+            state = {k: v for k, v in state.items() if k not in arg}
+        elif op == "overwrite":
+            c = table.insert_overwrite(spark.createDataFrame(rows, SCHEMA), options=OPTIONS).instant_time
+            parts = {p for _, p, _, _ in rows}
+            state = {**{k: v for k, v in state.items() if v[0] not in parts}, **{k: (p, v, c) for k, p, _, v in rows}}
+        elif op == "cluster":
+            done = table.clustering.run(OPTIONS, sort_columns="id")
+            if not done:
+                continue
+            c = done[-1].instant_time  # rows keep their commit times
+        else:
+            table.cleaning.run({**OPTIONS, **CLEANS[arg]})
+            continue
+        history[c] = state
+    _check_windows(spark, table, name, history)
+
+
+def _model(history: dict[str, dict], start: str, end: str, *, latest: bool = False) -> set[tuple]:
+    """(id, val, commit time) of the changes in (start, end]: the state at end (Hudi's fallback: the latest
+    state) restricted to rows committed in the window."""
+    state = history[max(history)] if latest else history[end]
+    return {(k, v, c) for k, (_, v, c) in state.items() if start < c <= end}
+
+
+def _rows(df) -> set[tuple]:
+    return {(r["id"], r["val"], r[COMMIT_TIME]) for r in df.select("id", "val", COMMIT_TIME).collect()}
+
+
+def _check_windows(spark, table, name, history) -> None:
+    """Every window (s, e] of the history. The readable windows' reads are planned one statement each, then
+    run as one Spark job (a union labelled by window): the sequences stay cheap enough for CI."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    fallback_table = HoodieTable.for_path(spark, table.base_path, options={FALLBACK: "true"})
+    frames, windows = [], []
+    for start, end in itertools.combinations([EARLIEST, *sorted(history)], 2):
+        call = f"SELECT * FROM hudi_table_changes('{name}', 'latest_state', '{start}', '{end}')"
+        try:
+            frames.append(spark.sql(call).withColumn("__window", F.lit(len(windows))))
+            windows.append((start, end))
+        except ChangesNotReadableError as refused:
+            readable = refused.earliest_start
+            assert readable is not None and start < readable <= end, (start, end, readable)
+            assert _rows(table.read_incremental(readable, end)) == _model(history, readable, end), \
+                (readable, end)
+            assert _rows(fallback_table.read_incremental(start, end)) == \
+                _model(history, start, end, latest=True), (start, end)
+    by_window: dict[int, list[dict]] = {i: [] for i in range(len(windows))}
+    for row in reduce(lambda a, b: a.unionByName(b), frames).toArrow().to_pylist():
+        by_window[row.pop("__window")].append(row)
+    for i, (start, end) in enumerate(windows):
+        ours = hudi_rs.sort_rows(hudi_rs.normalize(by_window[i]))
+        assert {(r["id"], r["val"], r[COMMIT_TIME]) for r in ours} == _model(history, start, end), (start, end)
+        assert ours == hudi_rs.incremental(table.base_path, start, end), (start, end)
