@@ -144,3 +144,28 @@ class TestChanges:
 
         # The session keeps none of the views the change reads registered.
         assert not [t.name for t in spark.catalog.listTables() if t.name.startswith("__hoodpy_")]
+
+
+def test_the_window_end_stops_before_a_pending_write(spark, tmp_path):
+    """A write still pending with an instant time older than the newest commit would complete inside a window
+    already consumed (Hudi's hollow commit): the end stops before it. A pending clustering does not count: it
+    writes no new commit times."""
+    from datetime import timedelta
+
+    from hoodpy.timeline import transitions
+    from hoodpy.timeline.instant import Action, instant_time_of, parse_instant_time
+
+    from dbt.adapters.hoodpy.changes import consumable_end
+
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="ends", record_key_fields=["id"],
+                           precombine_field="ts")
+    c1 = t.upsert(spark.createDataFrame([(1, 1, "a")], A_DDL)).instant_time
+    c2 = t.upsert(spark.createDataFrame([(2, 1, "b")], A_DDL)).instant_time
+    assert consumable_end(t) == c2
+    # A writer that started between c1 and c2 and has not completed yet.
+    started = instant_time_of(parse_instant_time(c1) + timedelta(milliseconds=1))
+    pending = transitions.create_requested(t.storage, started, Action.COMMIT)
+    assert c1 < pending.timestamp < c2 and consumable_end(t) == c1
+    transitions.delete_pending(t.storage, pending)
+    assert t.clustering.schedule(sort_columns="id") is not None
+    assert consumable_end(t) == c2
