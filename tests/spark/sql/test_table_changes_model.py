@@ -16,13 +16,14 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hoodpy.errors import ChangesNotReadableError
 from hoodpy.meta_fields import COMMIT_TIME
 from hoodpy.table import HoodieTable
 from tests.compat import hudi_rs
+from tests.spark.hoodpy_spark_helpers import sequences
 
 pytestmark = pytest.mark.spark
 
@@ -44,13 +45,7 @@ step = st.one_of(
 )
 
 
-def _sequences(count: int):
-    return settings(max_examples=count, deadline=None, derandomize=True, database=None,
-                    phases=[Phase.explicit, Phase.generate],
-                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-
-
-@_sequences(2)
+@sequences(2)
 @given(steps=st.lists(step, min_size=2, max_size=4))
 # Cleaned windows for certain: the first versions of both file groups are cleaned, then a clustering.
 @example(steps=[("upsert", [0, 2]), ("delete", [1]), ("clean", "versions"), ("cluster", None)])
@@ -59,7 +54,7 @@ def test_every_window_agrees_with_the_model_and_hudi_rs(hoodpy_spark, database, 
 
 
 @pytest.mark.slow
-@_sequences(30)
+@sequences(30)
 @given(steps=st.lists(step, min_size=4, max_size=8))
 def test_many_sequences_every_window_agrees(hoodpy_spark, database, tmp_path_factory, steps):
     _check(hoodpy_spark, database, tmp_path_factory, [("upsert", [0, 1, 2, 3])] + steps)
