@@ -169,3 +169,21 @@ def test_the_window_end_stops_before_a_pending_write(spark, tmp_path):
     transitions.delete_pending(t.storage, pending)
     assert t.clustering.schedule(sort_columns="id") is not None
     assert consumable_end(t) == c2
+
+
+KEYLESS_SQL = """
+{{ config(materialized='incremental') }}
+select id, v from {{ hoodpy_changes(source('raw', 'a_src')) }}
+"""
+
+
+class TestChangesNeedAHoodpyModel:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"sources.yml": SOURCES_YML, "keyless.sql": KEYLESS_SQL}
+
+    def test_a_model_without_a_key_is_refused_before_reading(self, project, spark):
+        spark.sql(f"CREATE TABLE {project.test_schema}.a_src ({A_DDL}) USING hoodpy TBLPROPERTIES "
+                  "(primaryKey = 'id')")
+        message = _read(run_dbt(["run"], expect_pass=False), "keyless")
+        assert "hoodpy_changes" in message and "keyless" in message and "unique_key" in message

@@ -200,10 +200,15 @@ class HoodpyAdapter(SparkAdapter):
         if config.get("materialized") != "incremental":
             return str(upstream)  # a table or view model reads the upstream itself: nothing to checkpoint
         name = f"{upstream.schema}.{upstream.identifier}".lower()
+        spec = self._spec(model)
+        if not spec.is_hoodpy:
+            raise DbtRuntimeError(f"hoodpy_changes({name}) in model '{_node_name(model)}': the model keeps the "
+                                  "upstream instant it consumed in its own commits, so it must be a hoodpy table "
+                                  "(give it a unique_key)")
         spark = self._spark()
         try:
             table = table_for_name(spark, name)
-            key = ch.checkpoint_key(ch.key_prefix(self._spec(model).options), name)
+            key = ch.checkpoint_key(ch.key_prefix(spec.options), name)
             end, start = ch.consumable_end(table), None
             if incremental:
                 target = table_for_name(spark, f"{this.schema}.{this.identifier}")
