@@ -110,6 +110,7 @@ class TestChanges:
         commits = len(_extra(target))
         failed = run_dbt(["run", "--select", "copy_a", "--vars", "fail: true"], expect_pass=False)
         assert "failing after reading" in _read(failed, "copy_a")
+        assert not [t.name for t in spark.catalog.listTables() if t.isTemporary]  # the batch's view went too
         assert len(_extra(target)) == commits
         assert Timeline.load(target.storage).latest_extra_metadata(key_a)[1] == a2
         results = run_dbt(["run", "--select", "copy_a"])

@@ -179,8 +179,13 @@ class HoodpyAdapter(SparkAdapter):
                                   predicates=list(predicates or []),
                                   window=window, checkpoint=checkpoint_options(consumed),
                                   commit_empty=any(w.start != w.end for w in consumed))
-        except HoodieError as e:
-            raise DbtRuntimeError(f"hoodpy write into {target} failed: {e}") from e
+        except BaseException as e:
+            # The materialization drops the batch's temporary view after a write; a failed one would leave
+            # it (and the views it holds) in the session for good.
+            self._spark().sql(f"DROP VIEW IF EXISTS {source}")
+            if isinstance(e, HoodieError):
+                raise DbtRuntimeError(f"hoodpy write into {target} failed: {e}") from e
+            raise
         from dbt.adapters.hoodpy.schema_sync import sync_catalog_types
 
         sync_catalog_types(self._spark(), str(target))  # a widened column type reaches dbt's column lists
