@@ -45,7 +45,7 @@ step = st.one_of(
 )
 
 
-@sequences(2)
+@sequences(3)
 @given(steps=st.lists(step, min_size=2, max_size=4))
 # Cleaned windows for certain: the first versions of both file groups are cleaned, then a clustering.
 @example(steps=[("upsert", [0, 2]), ("delete", [1]), ("clean", "versions"), ("cluster", None)])
