@@ -9,6 +9,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from hoodpy.errors import (
+    ChangesNotReadableError,
     HoodieError,
     InstantNotRetainedError,
     InvalidConfigError,
@@ -50,6 +51,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'hoodpy' has no attribute {name!r}")
 
 __all__ = [
+    "ChangesNotReadableError",
     "CommitResult",
     "HoodieError",
     "HoodieTable",

@@ -215,6 +215,21 @@ class InstantNotRetainedError(HoodieError):
         super().__init__(f"Cannot read the table as of {instant_time}: {reason}")
 
 
+class ChangesNotReadableError(HoodieError):
+    """An incremental read whose commit window reaches commits archived off the active timeline, or file
+    versions the cleaner removed: read incrementally, it would silently miss records."""
+
+    def __init__(self, table: str, start: str, end: str, reason: str, earliest_start: str | None):
+        self.table, self.start, self.end, self.reason = table, start, end, reason
+        self.earliest_start = earliest_start
+        readable = (f"The earliest readable start for this end is {earliest_start}: read ({earliest_start}, "
+                    f"{end}] instead, or " if earliest_start is not None else "")
+        super().__init__(
+            f"Cannot read the changes of table {table} in ({start}, {end}]: {reason}. {readable}"
+            f"set hoodie.datasource.read.incr.fallback.fulltablescan.enable=true to read the window by a full "
+            f"table scan (Hudi's fallback)")
+
+
 class ClusteringUpdateError(WriteConflictError):
     """An update or delete aimed at file groups that a pending clustering plan will rewrite."""
 

@@ -335,7 +335,11 @@ class HoodieTable:
         return snapshot(self, as_of=as_of, filters=filters, query=query)
 
     def read_incremental(self, start: str, end: str | None = None) -> DataFrame:
-        """Records committed after ``start`` up to and including ``end``."""
+        """Records committed after ``start`` up to and including ``end`` (their latest version as of ``end``).
+
+        Raises :class:`~hoodpy.errors.ChangesNotReadableError` when the window reaches archived commits or
+        cleaned file versions, unless the table was opened with the option
+        ``hoodie.datasource.read.incr.fallback.fulltablescan.enable=true`` (then a full scan reads it)."""
         if not self.populates_meta_fields:
             raise InvalidConfigError(TableConfig.POPULATE_META_FIELDS.key, "false",
                                      "incremental reads need the commit time of each row, which a table with "

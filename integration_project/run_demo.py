@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -31,7 +32,12 @@ DATA = PROJECT / "data" / "batches"
 LANDING = PROJECT / "landing"
 # What a run creates; deleted first so every run starts clean (see README: "Running it twice").
 GENERATED = (PROJECT / ".hoodpy", PROJECT / "data", LANDING, PROJECT / "target", PROJECT / "logs")
-MODELS = ("rides", "driver_assignments", "ride_matches")
+MODELS = ("rides", "driver_assignments", "ride_matches", "daily_city_summary")
+# The rows a model's expected rows describe: rides and assignments keep deleted keys as flagged rows,
+# ride_matches keeps a row per ride either side mentioned.
+LIVE = {"rides": "not is_deleted", "driver_assignments": "not is_deleted", "ride_matches": "is_matched"}
+# "read 12 records of rideshare.rides (20260105..., 20260105...]" in a model's run message (dbt/adapters/hoodpy)
+READ = re.compile(r"(\d+) records of (\S+) (as of \d+|\(\d+, \d+\]|\(no commit yet\))")
 SCHEMA = "rideshare"
 
 sys.path.insert(0, str(REPO))
@@ -42,25 +48,36 @@ from integration_project.scripts.land_batch import land  # noqa: E402
 
 
 def dbt_args(command: str, *, landing: Path = LANDING, project: Path = PROJECT, profiles: Path = PROJECT,
-             extra: list[str] | None = None) -> list[str]:
+             extra: list[str] | None = None, raw_schema: str | None = None) -> list[str]:
     """Arguments of one dbt command on this project (shared with tests/dbt/test_integration_project.py)."""
+    variables = {"landing_dir": str(landing), **({"raw_schema": raw_schema} if raw_schema else {})}
     return [command, "--project-dir", str(project), "--profiles-dir", str(profiles),
-            "--vars", json.dumps({"landing_dir": str(landing)}), *(extra or [])]
+            "--vars", json.dumps(variables), *(extra or [])]
 
 
 def expected_tables(batches: list[gen.Batch]) -> dict[str, list[dict]]:
     return {"rides": es.expected_rides(batches), "driver_assignments": es.expected_assignments(batches),
-            "ride_matches": es.expected_matches(batches)}
+            "ride_matches": es.expected_matches(batches), "daily_city_summary": es.expected_summary(batches)}
 
 
 def table_rows(spark, model: str, columns: tuple[str, ...], schema: str = SCHEMA) -> list[dict]:
-    """The model's rows (the given columns), sorted like the expected rows (by their first column)."""
-    rows = spark.sql(f"select {', '.join(columns)} from {schema}.{model}").toArrow().to_pylist()
-    return sorted(rows, key=lambda r: r[columns[0]])
+    """The model's live rows (the given columns), sorted like the expected rows (by their key columns)."""
+    where = f" where {LIVE[model]}" if model in LIVE else ""
+    rows = spark.sql(f"select {', '.join(columns)} from {schema}.{model}{where}").toArrow().to_pylist()
+    return sorted(rows, key=lambda r: (r[columns[0]], r[columns[1]]))
+
+
+def changes_read(results) -> list[tuple[str, int, str, str]]:
+    """(model, records read, upstream, window) for each change read in a dbt run's results."""
+    out = []
+    for r in results or []:
+        for count, upstream, window in READ.findall(getattr(r, "message", None) or ""):
+            out.append((r.node.name, int(count), upstream, window))
+    return out
 
 
 EXPECTED_COLUMNS = {"rides": es.RIDE_COLUMNS, "driver_assignments": es.ASSIGNMENT_COLUMNS,
-                    "ride_matches": es.MATCH_COLUMNS}
+                    "ride_matches": es.MATCH_COLUMNS, "daily_city_summary": es.SUMMARY_COLUMNS}
 
 
 def report(spark, batches: list[gen.Batch]) -> bool:
@@ -79,7 +96,8 @@ def report(spark, batches: list[gen.Batch]) -> bool:
             missing = [r for r in expected[model] if r not in rows]
             unexpected = [r for r in rows if r not in expected[model]]
             print(f"  missing {len(missing)}: {missing[:3]}\n  unexpected {len(unexpected)}: {unexpected[:3]}")
-        spark.sql(f"select {', '.join(EXPECTED_COLUMNS[model])} from {SCHEMA}.{model} order by 1") \
+        where = f" where {LIVE[model]}" if model in LIVE else ""
+        spark.sql(f"select {', '.join(EXPECTED_COLUMNS[model])} from {SCHEMA}.{model}{where} order by 1, 2") \
             .show(5, truncate=False)
 
     late = es.late_ride_events(batches)
@@ -105,6 +123,18 @@ def report(spark, batches: list[gen.Batch]) -> bool:
             print(f"=== CALL show_cleans(table => '{table}') ===")
             spark.sql(f"CALL show_cleans(table => '{table}')").show(truncate=False)
     return ok
+
+
+def print_reads(reads: list[tuple[str, int, str, str]], batch_id: int) -> None:
+    """What each change-fed model read in one build, next to the size of what it read from."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.getOrCreate()
+    print(f"\n=== Records each model read from its upstreams' changes (build {batch_id}) ===")
+    for model, count, upstream, window in reads:
+        total = spark.sql(f"select count(*) from {upstream}").collect()[0][0]
+        kind = "all of it (first build)" if window.startswith("as of") else "committed since its last build"
+        print(f"  {model:<20} {count:>4} records of {upstream} {window}: {kind}; the table holds {total} rows")
 
 
 def timeline_actions(spark, model: str, schema: str = SCHEMA) -> list[tuple[str, str]]:
@@ -163,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"dbt build failed on batch {batch.batch_id}: {result.exception or 'see the log above'}")
             return 1
         print(f"dbt build of batch {batch.batch_id}: {time.monotonic() - started:.0f} s", flush=True)
+        print_reads(changes_read(result.result), batch.batch_id)
 
     from pyspark.sql import SparkSession
 

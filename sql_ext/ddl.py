@@ -278,7 +278,9 @@ def write(layer: SqlLayer, entry: CatalogTable, df: DataFrame, operation: WriteO
     options = {**session_options(layer.spark), **entry.write_options(), **(extra_options or {})}
     table = entry.open(layer.spark, options)
     before = {f.name for f in _data_fields(table.spark_schema())}
-    result = table.write(df, operation)
+    # Options a caller holds for this table's writes (SqlLayer.write_options) go to the write itself: the
+    # commit stores those under the commit-metadata prefix.
+    result = table.write(df, operation, options=layer.extra_write_options(entry.name))
     after = StructType(_data_fields(table.spark_schema()))
     if any(f.name not in before for f in after.fields):
         layer.catalog.sync_schema(entry, after)

@@ -33,7 +33,7 @@ from hoodpy.read.cache import SnapshotCache
 from sql_ext.catalog import CatalogTable, SparkCatalog, qualifies_column
 from sql_ext.dialect import DIALECT
 from sql_ext.pushdown import candidate_filters, typed_filters
-from sql_ext.table_changes import READ_KEYS, option_window
+from sql_ext.table_changes import FALLBACK_KEY, READ_KEYS, fallback_option, option_window
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -129,13 +129,17 @@ class ReadResolver:
                 f"(yyyyMMddHHmmss[SSS]), got {text!r}")
         return self.timestamp_to_instant(text)
 
-    def read_options(self, entry: CatalogTable) -> dict[str, str]:
-        """The incremental query keys of a read: the session's (``SET``), overridden by the table's options."""
+    def read_options(self, entry: CatalogTable | None) -> dict[str, str]:
+        """The incremental query keys of a read: the session's (``SET``), overridden by the table's options
+        (``entry``; None for a table named by path). The fallback key counts without an incremental query
+        type too: it also governs ``hudi_table_changes``."""
         options = {}
         if self.spark.conf.get(READ_KEYS[0], None) is not None:
             options = {k: v for k in READ_KEYS if (v := self.spark.conf.get(k, None)) is not None}
-        table_options = entry.write_options()
-        options.update({k: table_options[k] for k in READ_KEYS if k in table_options})
+        if (fallback := self.spark.conf.get(FALLBACK_KEY, None)) is not None:
+            options[FALLBACK_KEY] = fallback
+        table_options = entry.write_options() if entry is not None else {}
+        options.update({k: table_options[k] for k in (*READ_KEYS, FALLBACK_KEY) if k in table_options})
         return options
 
     def frames(self, refs: Iterable[ReadRef]) -> dict[str, DataFrame]:
@@ -145,14 +149,15 @@ class ReadResolver:
         statement's WHERE filters the rows: the filters only prune files."""
         out: dict[str, DataFrame] = {}
         for ref in refs:
-            table = ref.entry.open(self.spark)
-            window = option_window(self.read_options(ref.entry))
+            options = self.read_options(ref.entry)
+            window = option_window(options)
             if window is not None:  # hoodie.datasource.query.type=incremental (sql_ext.table_changes)
                 if ref.as_of is not None:
                     raise InvalidStatementError(f"hoodpy table {ref.entry.name}: time travel (AS OF) and an "
                                                 "incremental query (hoodie.datasource.query.type) together")
-                out[ref.key] = table.read_incremental(*window)
+                out[ref.key] = ref.entry.open(self.spark, fallback_option(options)).read_incremental(*window)
                 continue
+            table = ref.entry.open(self.spark)
             state = self.snapshots.state(table)
             filters = typed_filters(ref.filters, state.schema(table, ref.as_of)[1]) if ref.filters else []
             out[ref.key] = self.snapshots.snapshot(table, as_of=ref.as_of, filters=filters, state=state)

@@ -38,6 +38,7 @@ import functools
 import itertools
 import re
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,14 +47,15 @@ from sqlglot.tokens import TokenType
 
 from sql_ext import alter, ddl, dml
 from sql_ext.call import parse_call
-from sql_ext.catalog import HOODPY_PROVIDERS, SparkCatalog, quote_identifier
+from sql_ext.catalog import HOODPY_PROVIDERS, SparkCatalog, TableName, quote_identifier
 from sql_ext.datasource.install import install, uninstall
 from sql_ext.dialect import DIALECT
 from hoodpy.errors import CallSyntaxError, InvalidStatementError, UnsupportedStatementError
 from sql_ext.procedures import get_procedure
 from sql_ext.procedures.base import ProcedureContext
 from sql_ext.rewrite import ReadRef, ReadResolver, escape_braces, relation_tables, render, splice
-from sql_ext.table_changes import ChangesRewriter, has_calls, option_window
+from sql_ext.session_views import SessionViews
+from sql_ext.table_changes import ChangesRewriter, fallback_option, has_calls, option_window
 from sql_ext.views import ViewExpander
 
 if TYPE_CHECKING:
@@ -131,6 +133,7 @@ class SqlLayer:
     passthrough_table: Callable[..., DataFrame]
     catalog: Any = None
     _view_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _write_options: dict[TableName, dict[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.catalog is None:
@@ -138,6 +141,8 @@ class SqlLayer:
         self.reads = ReadResolver(self.spark, self.catalog, self.timestamp_to_instant)
         self.views = ViewExpander(self.catalog)
         self.changes = ChangesRewriter(self.open_table, self.timestamp_to_instant)
+        self.session_views = SessionViews(lambda name: self.spark.catalog.dropTempView(name),
+                                          connect=type(self.spark).__module__.startswith("pyspark.sql.connect"))
 
     # -- entry points ---------------------------------------------------------------------------------
     def sql(self, sqlQuery: str, args: Any = None, **kwargs: Any) -> DataFrame:
@@ -151,7 +156,7 @@ class SqlLayer:
             return self._pass(sqlQuery, args, invalidate=head is not None and head[1] in _DDL_WORDS)
         if head[1] == "CALL":
             return self.call(sqlQuery, args)
-        with self.catalog.statement():
+        with self.catalog.statement(), self.session_views.statement():
             return self._routed(sqlQuery, args, head)
 
     def _routed(self, sqlQuery: str, args: Any, head: tuple[TokenType, str]) -> DataFrame:
@@ -166,6 +171,7 @@ class SqlLayer:
             return self._alter_unparsed(sqlQuery, args)
         if len(statements) != 1 or isinstance(statements[0], exp.Command):
             return self._pass(sqlQuery, args, invalidate=head[1] in _DDL_WORDS)
+        self.session_views.classify(statements[0])
         tree, sqlQuery = self._with_changes(statements[0], sqlQuery)
         return self.execute(tree, sqlQuery, args)
 
@@ -175,21 +181,46 @@ class SqlLayer:
         if isinstance(tree, exp.Create) and _is_persistent_view(tree) and has_calls(tree):
             raise UnsupportedStatementError(text, "a persistent view cannot read hudi_table_changes (its rows are a "
                                             "session temporary view): create a TEMPORARY VIEW")
-        new_text = self.changes.rewrite(tree, text)
-        if new_text is None:
+        rewritten = self.changes.rewrite(tree, text)
+        if rewritten is None:
             return tree, text
+        new_text, views = rewritten
+        self.session_views.add(views)
         statements = [s for s in DIALECT.parse(new_text) if s is not None]
         if len(statements) != 1:
             raise UnsupportedStatementError(text, "hoodpy could not rewrite the hudi_table_changes call(s)")
         return statements[0], new_text
 
+    @contextmanager
+    def write_options(self, table: str, options: Mapping[str, str]) -> Iterator[None]:
+        """Extra write options for every write statements make into ``table`` (a catalog name) while the
+        block runs: how the dbt adapter stores a model's checkpoint in the commit of its ``CREATE TABLE ...
+        AS SELECT`` (write options under ``hoodie.datasource.write.commitmeta.key.prefix`` land in the
+        commit's extraMetadata)."""
+        name = self.catalog.qualify(table)
+        if name is None or not options:
+            yield
+            return
+        self._write_options[name] = dict(options)
+        try:
+            yield
+        finally:
+            self._write_options.pop(name, None)
+
+    def extra_write_options(self, name: TableName) -> dict[str, str] | None:
+        """What :meth:`write_options` holds for a table now (None: nothing)."""
+        return self._write_options.get(name)
+
     def open_table(self, name_or_path: str) -> HoodieTable:
-        """A hoodpy table by catalog name, or by base path when the argument holds a '/'."""
+        """A hoodpy table by catalog name, or by base path when the argument holds a '/', for an incremental
+        read (with the session's and the table's fallback option)."""
         if "/" in name_or_path:
             from hoodpy.table import HoodieTable
 
-            return HoodieTable.for_path(self.spark, name_or_path)
-        return self.catalog.require(name_or_path).open(self.spark)
+            options = fallback_option(self.reads.read_options(None))
+            return HoodieTable.for_path(self.spark, name_or_path, options=options)
+        entry = self.catalog.require(name_or_path)
+        return entry.open(self.spark, fallback_option(self.reads.read_options(entry)))
 
     def _alter_unparsed(self, text: str, args: Any) -> DataFrame:
         """An ALTER that sqlglot keeps as a command: UNSET TBLPROPERTIES on a hoodpy table, or refused."""
@@ -259,9 +290,11 @@ class SqlLayer:
             return self.passthrough_table(tableName)
         entry = self.catalog.lookup(tableName)
         if entry is not None:
-            window = option_window(self.reads.read_options(entry))
-            table = entry.open(self.spark)
-            return table.read() if window is None else table.read_incremental(*window)
+            options = self.reads.read_options(entry)
+            window = option_window(options)
+            if window is None:
+                return entry.open(self.spark).read()
+            return entry.open(self.spark, fallback_option(options)).read_incremental(*window)
         name = self.catalog.qualify(tableName)
         if name is not None and self.views.view_over_hoodpy(name) is not None:
             return self.sql(f"SELECT * FROM {name.sql()}")
@@ -357,7 +390,10 @@ class SqlLayer:
             entry = self.catalog.lookup(target)
             if entry is not None:
                 return ddl.drop_table(self, entry, purge=bool(tree.args.get("purge")))
-        return self._pass(text, args, invalidate=True)
+        dropped = self._pass(text, args, invalidate=True)
+        if kind in ("VIEW", "TABLE"):
+            self.session_views.release(target)  # a temporary view: the layer's views it held go too
+        return dropped
 
     # -- reads ------------------------------------------------------------------------------------------
     def rewrite_reads(self, tree: exp.Expr, text: str, args: Any, *, exclude: list[exp.Expr] = (),
@@ -376,6 +412,7 @@ class SqlLayer:
             for key, df in frames.items():
                 names[key] = f"__hoodpy_snapshot_{next(self._view_ids)}"
                 df.createOrReplaceTempView(names[key])
+                self.session_views.add([names[key]])
             new_text = splice(text, refs, lambda r: names[r.key], escape=False)
             if new_text is None:
                 new_text = render(tree, lambda key: names[key], escape=False)

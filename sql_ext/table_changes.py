@@ -10,8 +10,9 @@ its closing parenthesis) is replaced by that name; the rest of the statement is 
 routed as any statement (so joins with hoodpy tables, CTAS, INSERT ... SELECT and temporary views over it
 work unchanged). A view rather than a ``{param}`` DataFrame argument because the rewritten statement is
 parsed again and may be taken apart by the DML paths, and because Spark Connect resolves a query's
-relations when it runs, after ``spark.sql`` returned. The views live as long as the session (as the views
-the layer makes for CREATE TEMPORARY VIEW / CACHE TABLE do); each holds a fixed commit window.
+relations when it runs, after ``spark.sql`` returned. Each view holds a fixed commit window and lives as
+long as its statement, or as the temporary view / cached table the statement defines (the lifecycle is
+:mod:`sql_ext.session_views`'s).
 
 Arguments, as Hudi's parser takes them (``HoodieTableChangesOptionsParser``): 3 or 4 literals. A first
 argument containing ``/`` is a base path, anything else a catalog table name. The format must be
@@ -173,25 +174,33 @@ class ChangesRewriter:
         self.to_instant = to_instant
         self._ids = itertools.count(1)
 
-    def rewrite(self, tree: exp.Expr, text: str) -> str | None:
-        """``text`` with each call replaced by its view's name (an alias kept as written); None without calls.
-        Every call is evaluated before any view is registered, so a bad call leaves the session as it was."""
+    def rewrite(self, tree: exp.Expr, text: str) -> tuple[str, list[str]] | None:
+        """``text`` with each call replaced by its view's name (an alias kept as written), and the views
+        registered; None without calls. Every call is evaluated before any view is registered, so a bad call
+        leaves the session as it was."""
         calls = find_calls(tree, text)
         if not calls:
             return None
         frames = [changes(call, self.open_table, self.to_instant) for call in calls]
-        out, pos = [], 0
+        out, pos, names = [], 0, []
         for call, df in zip(calls, frames, strict=True):
             name = f"{VIEW_PREFIX}{next(self._ids)}"
             df.createOrReplaceTempView(name)
+            names.append(name)
             out.append(text[pos:call.span[0]])
             out.append(name)
             pos = call.span[1] + 1
         out.append(text[pos:])
-        return "".join(out)
+        return "".join(out), names
 
 
 READ_KEYS = (ReadConfig.QUERY_TYPE.key, ReadConfig.BEGIN_INSTANTTIME.key, ReadConfig.END_INSTANTTIME.key)
+FALLBACK_KEY = ReadConfig.INCR_FALLBACK_FULL_TABLE_SCAN.key
+
+
+def fallback_option(options: Mapping[str, str]) -> dict[str, str]:
+    """The full-table-scan fallback of a read's options, as the table's option for its incremental read."""
+    return {FALLBACK_KEY: options[FALLBACK_KEY]} if FALLBACK_KEY in options else {}
 
 
 def option_window(options: Mapping[str, str]) -> tuple[str, str | None] | None:

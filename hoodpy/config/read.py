@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hoodpy.config import ConfigKey, parse_enum
+from hoodpy.config import ConfigKey, parse_bool, parse_enum
 
 SNAPSHOT, READ_OPTIMIZED, INCREMENTAL = "snapshot", "read_optimized", "incremental"
 LATEST_STATE, CDC = "latest_state", "cdc"
@@ -41,4 +41,11 @@ class ReadConfig:
         doc="Where spark.readStream.format('hoodpy') starts when its checkpoint holds no offset: earliest (every "
             "committed record), latest (commits after the latest one at start) or an instant time (commits after "
             "it). Later runs resume from the checkpoint.",
+    )
+    INCR_FALLBACK_FULL_TABLE_SCAN = ConfigKey(
+        "hoodie.datasource.read.incr.fallback.fulltablescan.enable", False, parse_bool,
+        doc="Incremental reads (read_incremental, hudi_table_changes, incremental SQL reads) whose window reaches "
+            "archived commits or file versions the cleaner removed fail naming the earliest readable start; "
+            "true reads such a window by a full scan of the latest snapshot instead, keeping the records whose "
+            "commit time is in the window (Hudi's fallback).",
     )

@@ -14,7 +14,7 @@ import re
 
 from hoodpy.inspect.instant_times import format_clock, state_file_times, state_key
 from hoodpy.inspect.rows import Rows, columns, make_rows
-from hoodpy.services.archive import read_archived_entries
+from hoodpy.timeline.archived import read_archived_entries
 from hoodpy.storage import Storage
 from hoodpy.timeline.avro_models import AvroModel, deserialize
 from hoodpy.timeline.instant import Action, Instant, State

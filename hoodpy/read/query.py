@@ -10,7 +10,7 @@ reads, column pruning, row-group statistics). A merge-on-read slice with log fil
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Protocol
@@ -24,7 +24,7 @@ from pyspark.sql.types import StructType
 from hoodpy.config import HoodieConfig
 from hoodpy.config.read import INCREMENTAL, READ_OPTIMIZED, ReadConfig
 from hoodpy.config.write import event_time_ordering_field
-from hoodpy.errors import InvalidConfigError
+from hoodpy.errors import ChangesNotReadableError, InvalidConfigError
 from hoodpy.file_group.file_group import BaseFile, FileSlice
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.bloom import key_ranges
@@ -36,7 +36,8 @@ from hoodpy.read.filters import Filter, bind_filters, check_filters, filter_colu
 from hoodpy.read.slice_scan import read_file_slices
 from hoodpy.read.written_types import written_schemas
 from hoodpy.storage import Storage
-from hoodpy.timeline.instant import validate_instant_time
+from hoodpy.timeline.archived import newest_archived_write
+from hoodpy.timeline.instant import LAYOUT_2, Action, Instant, validate_instant_time
 from hoodpy.timeline.timeline import CommittedInstants, Timeline
 
 __all__ = ["CommitWindow", "Filter", "IncrementalPlan", "ReadableTable", "bind_filters", "check_filters", "filter_column",
@@ -284,9 +285,18 @@ class IncrementalPlan:
     timeline: Timeline
 
 
-def plan_incremental(table: ReadableTable, start: str, end: str | None = None) -> IncrementalPlan:
-    """The plan of an incremental query over the commits and deltacommits that completed in (start, end]
-    (``end`` None: the latest). Completion is by completion time in table versions 8 and 9 (as Hudi 1.x selects
+def commit_window(timeline: Timeline, start: str, end: str, commits: Sequence[Instant]) -> CommitWindow:
+    """The rows (start, end] keeps: those of ``commits``, and, for a start before every write the timeline
+    records (commits archived in version 6, whose completion times and metadata are not read), rows of such
+    writes by their instant time."""
+    recorded = timeline.earliest_recorded_write()
+    unrecorded = recorded is None or start < recorded
+    return CommitWindow(start, end, frozenset(i.timestamp for i in commits), unrecorded, recorded)
+
+
+def _window_commits(table: ReadableTable, start: str, end: str | None) -> tuple[Timeline, list[Instant], str]:
+    """The timeline, the writes that completed in (start, end] and the window's end (the last of them when
+    ``end`` is None). Completion is by completion time in table versions 8 and 9 (as Hudi 1.x selects
     incremental windows), by instant time in version 6."""
     validate_instant_time(start)
     if end is not None:
@@ -295,22 +305,120 @@ def plan_incremental(table: ReadableTable, start: str, end: str | None = None) -
     # Archived commits of versions 8 and 9 are in the history, with completion time and metadata.
     commits = timeline.completed_commits_in_range(start, end, archived=True)
     end = end or (commits[-1].completed_at if commits else start)
+    return timeline, commits, end
+
+
+def plan_incremental(table: ReadableTable, start: str, end: str | None = None) -> IncrementalPlan:
+    """The plan of an incremental query over the commits and deltacommits that completed in (start, end]
+    (``end`` None: the latest): the latest slices of the file groups they touched. Spark-free (the streaming
+    source plans with it); unlike :func:`incremental`, it does not check for cleaned file versions."""
+    timeline, commits, end = _window_commits(table, start, end)
     touched = {(s.partition_path, s.file_id) for i in commits for s in timeline.commit_metadata(i).write_stats}
     view = table.file_system_view(as_of=end)
     # A start before every recorded write (commits archived in version 6, whose completion times and
     # metadata are not read): every file group, the commit-time filter decides.
-    recorded = timeline.earliest_recorded_write()
-    unrecorded = recorded is None or start < recorded
-    slices = [s for s in view.latest_file_slices() if unrecorded or (s.partition_path, s.file_id) in touched]
-    window = CommitWindow(start, end, frozenset(i.timestamp for i in commits), unrecorded, recorded)
+    window = commit_window(timeline, start, end, commits)
+    slices = [s for s in view.latest_file_slices() if window.archived or (s.partition_path, s.file_id) in touched]
     return IncrementalPlan(window, tuple(slices), view.timeline.committed(end), view.timeline)
 
 
 def incremental(table: ReadableTable, start: str, end: str | None = None) -> DataFrame:
-    """Records written by commits and deltacommits that completed in (start, end]: the latest slices of the
-    touched file groups as of ``end`` (merged with their log files), filtered by commit time
-    (:func:`plan_incremental`)."""
-    plan = plan_incremental(table, start, end)
-    df = _read_slices(table, plan.timeline, list(plan.slices), table.spark_schema(as_of=plan.window.end),
-                      plan.committed)
-    return df.filter(plan.window.column())
+    """Records written by commits and deltacommits that completed in (start, end]: the slices as of ``end``
+    of the file groups those commits wrote (merged with their log files), filtered by commit time. Completion
+    is by completion time in table versions 8 and 9 (as Hudi 1.x selects incremental windows), by instant
+    time in version 6.
+
+    As Hudi's incremental relation does, the read refuses a window it cannot read completely: one reaching
+    commits archived off the active timeline (their file groups are unknown), or whose file versions the
+    cleaner removed (:class:`ChangesNotReadableError`, naming the earliest start still readable). With
+    ``hoodie.datasource.read.incr.fallback.fulltablescan.enable`` such a window is read by a full scan of the
+    latest snapshot instead, keeping the rows whose commit is in the window (Hudi's fallback)."""
+    timeline, commits, end = _window_commits(table, start, end)
+    window = commit_window(timeline, start, end, commits)
+    fallback = table.config.get(ReadConfig.INCR_FALLBACK_FULL_TABLE_SCAN)
+    archived = _archived_in_window(table.storage, timeline, start)
+    if archived is not None:
+        if fallback:
+            return _full_scan(table, window)
+        reason = (f"commits up to {archived} are archived (the active timeline starts at "
+                  f"{_first_write(timeline)}), so the file groups they wrote are unknown")
+        raise ChangesNotReadableError(table.storage.base_uri, start, end, reason, archived)
+    written = last_writes(timeline, commits)
+    view = FileSystemView.load(table.storage, timeline, as_of=end, partitions={p for p, _ in written})
+    missing = missing_versions(view, written)
+    if missing:
+        if fallback:
+            return _full_scan(table, window)
+        (partition, file_id), (path, _) = missing[0]
+        reason = (f"the cleaner removed {len(missing)} file version(s) the window's commits wrote, e.g. {path} "
+                  f"of file group {file_id} (partition {partition!r})")
+        raise ChangesNotReadableError(table.storage.base_uri, start, end, reason,
+                                      earliest_readable_start(table.storage, timeline, end))
+    slices = [g.latest_slice() for key in written if not view.is_replaced(*key)
+              and (g := view.file_group(*key)) is not None and g.latest_slice() is not None]
+    df = _read_slices(table, view.timeline, slices, table.spark_schema(as_of=end), view.timeline.committed(end))
+    return df.filter(window.column())
+
+
+def _first_write(timeline: Timeline) -> str | None:
+    active = timeline.completed_commits()
+    return active[0].timestamp if active else None
+
+
+def _archived_in_window(storage: Storage, timeline: Timeline, start: str) -> str | None:
+    """The newest archived write when it is after ``start`` and the timeline does not record it (the window
+    reaches archived commits whose file groups are unknown), else None. Versions 8 and 9 record archived
+    writes in the LSM history (completion time and metadata): those windows read. The archive is read only
+    for a start before the first recorded write."""
+    first = timeline.earliest_recorded_write()
+    if (first is not None and start >= first) or timeline.layout == LAYOUT_2:
+        return None
+    newest = newest_archived_write(storage, timeline.layout)
+    return newest if newest is not None and newest > start else None
+
+
+def last_writes(timeline: Timeline, commits: Sequence[Instant]) -> dict[tuple[str, str], tuple[str, str]]:
+    """(partition, file id) -> (path, completion) of the last file each file group got from ``commits``
+    (in completion order): the base file, or log file, a read as of the last of them finds in its slice."""
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    for instant in commits:
+        for stat in timeline.commit_metadata(instant).write_stats:
+            if stat.path:
+                out[(stat.partition_path, stat.file_id)] = (stat.path, instant.completed_at)
+    return out
+
+
+def missing_versions(view: FileSystemView, written: Mapping[tuple[str, str], tuple[str, str]],
+                     ) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """The entries of :func:`last_writes` whose file is not in its group's latest slice of ``view``: the
+    cleaner removed it (the listing then shows an older version, or none). Groups the view counts as
+    replaced are not read, so not checked."""
+    out = []
+    for key, (path, when) in written.items():
+        if view.is_replaced(*key):
+            continue
+        group = view.file_group(*key)
+        latest = group.latest_slice() if group is not None else None
+        files = set() if latest is None else {f.path for f in (latest.base_file, *latest.log_files) if f is not None}
+        base_gone = latest is not None and latest.base_file is None and \
+            view.timeline.find(latest.base_instant_time, Action.COMMIT) is not None  # a base file's slice, cleaned
+        if path not in files or base_gone:
+            out.append((key, (path, when)))
+    return out
+
+
+def earliest_readable_start(storage: Storage, timeline: Timeline, end: str) -> str | None:
+    """The earliest start from which (start, end] reads incrementally: after every file group whose version
+    as of ``end`` was cleaned was last written, and after the newest archived write."""
+    writes = [i for i in timeline.completed_commits() if i.completed_at <= end]
+    written = last_writes(timeline, sorted(writes, key=lambda i: i.completed_at))
+    view = FileSystemView.load(storage, timeline, as_of=end, partitions={p for p, _ in written})
+    bounds = [when for _, (_, when) in missing_versions(view, written)]
+    archived = newest_archived_write(storage, timeline.layout)
+    return max([*bounds, *([archived] if archived is not None else [])], default=None)
+
+
+def _full_scan(table: ReadableTable, window: CommitWindow) -> DataFrame:
+    """Hudi's fallback for a window it cannot read incrementally: the latest snapshot's rows whose commit is
+    in the window (a row updated after its end has a later commit, so it is left to the next window)."""
+    return snapshot(table).filter(window.column())

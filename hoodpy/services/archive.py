@@ -18,7 +18,8 @@ Which instants (``hoodie.keep.max.commits`` / ``hoodie.keep.min.commits``):
 Each instant's state files (requested, inflight, completed) become HoodieArchivedMetaEntry records, written
 in Avro data blocks of ``hoodie.commits.archival.batch`` records into a new log file
 ``.commits_.archive.<n>_1-0-1`` (the file is complete before any instant is removed); then the instant files
-are deleted. The active-timeline loader lists ``.hoodie/`` only, so it never sees the archive.
+are deleted. The active-timeline loader lists ``.hoodie/`` only, so it never sees the archive
+(:mod:`hoodpy.timeline.archived` reads it back).
 
 Table versions 8 and 9 archive as Hudi 1.x's TimelineArchiverV2 does: the commits as above (but never at or
 after the newest completed commit before the oldest pending write), then every completed clean and rollback
@@ -31,13 +32,11 @@ time-travel retention checks keep the clean they need.
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import fastavro
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.clean import ArchivalConfig
@@ -45,26 +44,25 @@ from hoodpy.config.compaction import NUM_AND_TIME, NUM_COMMITS, CompactionConfig
 from hoodpy.config.properties import load_table_properties
 from hoodpy.config.storage import StorageConfig
 from hoodpy.config.table import MERGE_ON_READ, TableConfig
-from hoodpy.errors import InvalidInstantError, PlanNotFoundError
+from hoodpy.errors import PlanNotFoundError
 from hoodpy.file_group.fs_view import list_group_files
 from hoodpy.services.compaction.trigger import oldest_instant_to_retain_for_compaction
 from hoodpy.metadata_table.reader import before_latest_compaction
 from hoodpy.services.table_service import Options, ServiceContext, TableService
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format, transitions
-from hoodpy.timeline.avro_models import AvroModel, decode_record, deserialize, encode_record, schema_json
+from hoodpy.timeline.archived import ARCHIVE_FOLDER
+from hoodpy.timeline.avro_models import AvroModel, deserialize, encode_record, schema_json
 from hoodpy.timeline.compaction_plan import AUX_FOLDER
-from hoodpy.timeline.history import HistoryInstant, HistoryWriter, history_folder, read_history
+from hoodpy.timeline.history import HistoryInstant, HistoryWriter, history_folder
 from hoodpy.timeline.instant import (
     LAYOUT_2, Action, Instant, State, format_instant_millis, parse_instant_file_name, timeline_folder,
 )
-from hoodpy.timeline.metadata import AVRO_MAGIC
 from hoodpy.timeline.timeline import METAFOLDER, Timeline, instant_temp_dir, layout_of
 
 if TYPE_CHECKING:
     from hoodpy.table import HoodieTable
 
-ARCHIVE_FOLDER = f"{METAFOLDER}/archived"
 _AVRO_STAT_FIELDS = ("fileId", "path", "prevCommit", "numWrites", "numDeletes", "numUpdateWrites", "totalWriteBytes",
                      "totalWriteErrors", "partitionPath", "totalLogRecords", "totalUpdatedRecordsCompacted",
                      "numInserts", "totalLogBlocks", "totalCorruptLogBlock", "totalRollbackBlocks", "fileSizeInBytes")
@@ -368,72 +366,3 @@ def archive_after_commit(table: HoodieTable, options: Mapping[str, Any] | None =
     if max(counts) <= high:
         return None
     return service.run()
-
-
-def read_archived_entries(storage: Storage) -> list[dict[str, Any]]:
-    """Every HoodieArchivedMetaEntry in ``.hoodie/archived``, oldest first (one per instant and state); for a
-    table of version 8 or 9 the same entries made from its LSM history (see :func:`history_entries`)."""
-    props = load_table_properties(storage)
-    if layout_of(props) == LAYOUT_2:
-        return [e for h in read_history(storage, history_folder(props)) for e in history_entries(h)]
-    files = sorted((v, f.path) for f in storage.list_files(ARCHIVE_FOLDER)
-                   if (v := log_format.archive_file_version(f.path.rsplit("/", 1)[-1])) is not None)
-    seen: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for _, rel in files:
-        for block in log_format.read_blocks(storage.read_bytes(rel), storage.full_path(rel)):
-            if block.block_type != log_format.AVRO_DATA_BLOCK:
-                continue
-            writer_schema = block.header.get(log_format.SCHEMA)
-            for raw in log_format.avro_records(block):
-                entry = decode_record(AvroModel.ARCHIVED_META_ENTRY, raw, writer_schema)
-                key = (entry.get("commitTime") or "", entry.get("actionType") or "", entry.get("actionState") or "")
-                seen[key] = entry  # an entry archived twice (a crash before the instant files went) counts once
-    return [seen[k] for k in sorted(seen)]
-
-
-def archived_instants(storage: Storage) -> list[Instant]:
-    """Completed instants of the archived timeline, oldest first."""
-    out = []
-    for e in read_archived_entries(storage):
-        if e.get("actionState") == State.COMPLETED.value:
-            try:
-                out.append(Instant(e["commitTime"], Action(e["actionType"]), State.COMPLETED))
-            except ValueError:
-                continue
-    return out
-
-
-_METADATA_MODELS = {Action.CLEAN: ("hoodieCleanMetadata", AvroModel.CLEAN_METADATA),
-                    Action.ROLLBACK: ("hoodieRollbackMetadata", AvroModel.ROLLBACK_METADATA),
-                    Action.SAVEPOINT: ("hoodieSavePointMetadata", AvroModel.SAVEPOINT_METADATA)}
-_COMMIT_KEYS = {Action.COMMIT: "hoodieCommitMetadata", Action.DELTACOMMIT: "hoodieCommitMetadata",
-                Action.REPLACECOMMIT: "hoodieReplaceCommitMetadata"}
-
-
-def _avro_record(data: bytes, source: str) -> dict[str, Any]:
-    try:
-        for record in fastavro.reader(io.BytesIO(data)):
-            return record
-    except Exception as e:  # fastavro reports corrupt input with many exception types
-        raise InvalidInstantError(f"Archived instant {source} holds unreadable metadata: {e}") from e
-    raise InvalidInstantError(f"Archived instant {source} holds no metadata record")
-
-
-def history_entries(entry: HistoryInstant) -> list[dict[str, Any]]:
-    """An archived instant of the LSM history as the HoodieArchivedMetaEntry dicts the version-6 archive
-    holds: a REQUESTED entry at its instant time (in Hudi 1.x the requested time) and a COMPLETED one at its
-    completion time, with the completed metadata decoded (commit metadata as its Avro record)."""
-    source = f"{entry.instant_time}__{entry.action}"
-    base = {"commitTime": entry.instant_time, "actionType": entry.action, "version": entry.version}
-    done: dict[str, Any] = {**base, "actionState": State.COMPLETED.value, "stateTransitionTime": entry.completion_time}
-    instant = entry.instant()
-    if instant is not None and entry.metadata:
-        if instant.action in _COMMIT_KEYS:
-            record = (_avro_record(entry.metadata, source) if entry.metadata.startswith(AVRO_MAGIC)
-                      else json.loads(entry.metadata.decode("utf-8")))
-            done[_COMMIT_KEYS[instant.action]] = record
-        elif instant.action in _METADATA_MODELS:
-            key, model = _METADATA_MODELS[instant.action]
-            done[key] = deserialize(model, entry.metadata, source=source)
-    requested = {**base, "actionState": State.REQUESTED.value, "stateTransitionTime": entry.instant_time}
-    return [requested, done]

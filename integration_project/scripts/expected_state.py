@@ -2,9 +2,12 @@
 
 Independent of the SQL: the rule of the scenario is "per key, the event with the latest event_ts wins; if
 that event is a delete, the key is gone". ``apply_batches`` folds the batches the way the hoodpy tables do
-(combine within a batch, then upsert with event-time ordering, deletes leaving no tombstone);
-``latest_wins`` applies the rule to all events at once. They agree exactly when the generator kept its
-invariant (no event for a key after the batch that deleted it), which the unit tests check.
+(combine within a batch, then upsert with event-time ordering; a delete is stored as a row flagged
+is_deleted, so an older event cannot bring the key back); ``latest_wins`` applies the rule to all events
+at once. The unit tests check that they agree. The tables' live rows (``not is_deleted``) are the expected
+rows; ``ride_matches`` and ``daily_city_summary`` are computed from them (the full recompute their
+change-fed builds must equal), and ``batch_changes`` tells which keys each batch's upsert rewrote: the
+records a change read of that commit returns.
 
 Rows are dicts of typed Python values (``datetime`` in UTC, ``Decimal`` fares, ``date`` partitions).
 """
@@ -29,6 +32,8 @@ ASSIGNMENT_COLUMNS = ("assignment_id", "ride_id", "driver_id", "assigned_at", "a
                       "batch_id")
 MATCH_COLUMNS = ("ride_id", "city", "rider_id", "assignment_id", "driver_id", "status", "requested_at",
                  "assigned_at", "wait_seconds", "fare")
+SUMMARY_COLUMNS = ("ride_date", "city", "matched_rides", "completed_rides", "cancelled_rides", "revenue",
+                   "total_wait_seconds")
 
 
 def parse_ts(value: str) -> dt.datetime:
@@ -62,27 +67,36 @@ def latest_wins(events: Iterable[Row], key: str) -> dict[str, Row]:
     return {k: e for k, e in latest.items() if not e["is_deleted"]}
 
 
-def apply_batches(batches: Iterable[list[Row]], key: str) -> dict[str, Row]:
-    """Fold batch after batch like an upsert with event-time ordering (a stored row with a larger event_ts
-    survives; a delete removes the row and leaves nothing behind)."""
+def _combined(events: Iterable[Row], key: str) -> dict[str, Row]:
+    """Per key the batch's event that wins within the batch: the largest event_ts (a tie: the later one)."""
+    combined: dict[str, Row] = {}
+    for e in events:
+        cur = combined.get(e[key])
+        if cur is None or e["event_ts"] >= cur["event_ts"]:
+            combined[e[key]] = e
+    return combined
+
+
+def _fold_batches(batches: Iterable[list[Row]], key: str) -> tuple[dict[str, Row], list[set[str]]]:
+    """The stored rows (tombstones included) after upserting batch after batch with event-time ordering (a
+    stored row with a larger event_ts survives, an equal one is replaced), and per batch the keys it wrote."""
     table: dict[str, Row] = {}
+    written: list[set[str]] = []
     for events in batches:
-        combined: dict[str, Row] = {}
-        for e in events:  # within a batch the largest event_ts wins
-            cur = combined.get(e[key])
-            if cur is None or e["event_ts"] >= cur["event_ts"]:
-                combined[e[key]] = e
-        for k, e in combined.items():
+        keys = set()
+        for k, e in _combined(events, key).items():
             stored = table.get(k)
-            if stored is not None and stored["event_ts"] > e["event_ts"]:
-                continue
-            if e["is_deleted"]:
-                table.pop(k, None)
-            else:
+            if stored is None or e["event_ts"] >= stored["event_ts"]:
                 table[k] = e
-    return table
+                keys.add(k)
+        written.append(keys)
+    return table, written
 
 
+def apply_batches(batches: Iterable[list[Row]], key: str) -> dict[str, Row]:
+    """Fold batch after batch like the tables' upserts; the live rows (deleted keys stay only as tombstones)."""
+    table, _ = _fold_batches(batches, key)
+    return {k: e for k, e in table.items() if not e["is_deleted"]}
 def _project(rows: Iterable[Row], columns: tuple[str, ...]) -> list[Row]:
     return [{c: r[c] for c in columns} for r in rows]
 
@@ -127,6 +141,32 @@ def expected_matches(batches: list[gen.Batch]) -> list[Row]:
                     "wait_seconds": int((a["assigned_at"] - r["requested_at"]).total_seconds()),
                     "fare": r["fare"]})
     return sorted(out, key=lambda m: m["ride_id"])
+
+
+def expected_summary(batches: list[gen.Batch]) -> list[Row]:
+    """Rows of ``daily_city_summary``: the matches per request day and city, sorted by (day, city)."""
+    groups: dict[tuple[dt.date, str], Row] = {}
+    for m in expected_matches(batches):
+        day = m["requested_at"].date()
+        g = groups.setdefault((day, m["city"]), {
+            "ride_date": day, "city": m["city"], "matched_rides": 0, "completed_rides": 0, "cancelled_rides": 0,
+            "revenue": Decimal("0.00"), "total_wait_seconds": 0})
+        g["matched_rides"] += 1
+        g["completed_rides"] += m["status"] == "completed"
+        g["cancelled_rides"] += m["status"] == "cancelled"
+        g["revenue"] += m["fare"] if m["status"] == "completed" else 0
+        g["total_wait_seconds"] += m["wait_seconds"]
+    return [groups[k] for k in sorted(groups)]
+
+
+def batch_changes(batches: list[gen.Batch]) -> list[dict[str, set[str]]]:
+    """Per batch, the keys whose stored row its upserts rewrote: ``rides`` (ride ids), ``driver_assignments``
+    (assignment ids) and ``ride_matches`` (the ride ids either touched; that model rewrites each)."""
+    _, rides = _fold_batches(_rides_events(batches), "ride_id")
+    _, assignments = _fold_batches(_assignment_events(batches), "assignment_id")
+    ride_of = {e["assignment_id"]: e["ride_id"] for b in _assignment_events(batches) for e in b}
+    return [{"rides": r, "driver_assignments": a, "ride_matches": r | {ride_of[k] for k in a}}
+            for r, a in zip(rides, assignments, strict=True)]
 
 
 def summary(batches: list[gen.Batch]) -> dict[str, int]:

@@ -11,9 +11,10 @@ Every batch also carries what makes change streams hard: events out of order wit
 duplicates (redeliveries), late events (an event older than one already delivered for the same key, which
 must not win), and deletes (a deleted ride cascades to its assignment in the same batch).
 
-One invariant keeps "latest event_ts per key wins, deletes remove" the whole truth: no event for a key is
-generated after a batch that deleted it (a copy-on-write table keeps no tombstones, so such an event would
-resurrect the row; see README). ``expected_state.py`` checks this by folding the batches two ways.
+No event for a key is generated after the batch that deleted it (deleted rides stay deleted, as in the
+app). The tables keep a deleted key as a flagged row, so even a late event older than the delete could not
+bring it back; ``expected_state.py`` checks "latest event_ts per key wins, deletes remove" by folding the
+batches two ways.
 
 Usage: ``python generate_batches.py [--out DIR] [--seed N] [--batches N] [--rides-per-batch N]``.
 Writes ``DIR/batch_NNN/ride_events.jsonl`` and ``DIR/batch_NNN/assignment_events.csv``.

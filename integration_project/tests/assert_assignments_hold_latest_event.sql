@@ -15,9 +15,8 @@ newest as (
 select a.assignment_id, 'an older event won' as problem
 from {{ ref('driver_assignments') }} as a
 join newest as n on n.assignment_id = a.assignment_id
-where n.is_deleted or a.driver_id <> n.driver_id
+where n.is_deleted <> a.is_deleted or a.driver_id <> n.driver_id
 union all
 select n.assignment_id, 'assignment missing'
 from newest as n
 left anti join {{ ref('driver_assignments') }} as a on a.assignment_id = n.assignment_id
-where not n.is_deleted

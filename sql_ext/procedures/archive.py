@@ -50,7 +50,7 @@ def _archived_commits(ctx: ProcedureContext, args: Args) -> list[dict]:
     [start_ts, end_ts] (default: from 10 days ago to 1 day ago, as Hudi), newest first."""
     from datetime import datetime, timedelta, timezone
 
-    from hoodpy.services.archive import read_archived_entries
+    from hoodpy.timeline.archived import read_archived_entries
     from hoodpy.timeline.instant import instant_time_of
 
     now = datetime.now(timezone.utc)

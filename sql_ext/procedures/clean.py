@@ -90,7 +90,7 @@ def _cleans(ctx: ProcedureContext, args: Args) -> list[tuple[str, str | None, di
     out = [(i.timestamp, completed_time(times, i), read_clean_metadata(table.storage, i.timestamp))
            for i in table.timeline.filter(actions=[Action.CLEAN]) if i.is_completed]
     if args["showArchived"]:
-        from hoodpy.services.archive import read_archived_entries
+        from hoodpy.timeline.archived import read_archived_entries
 
         for e in read_archived_entries(table.storage):
             if e.get("actionType") == "clean" and e.get("actionState") == "COMPLETED" and e.get("hoodieCleanMetadata"):

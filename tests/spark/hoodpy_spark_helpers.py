@@ -9,6 +9,7 @@ import hashlib
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from hypothesis import HealthCheck, Phase, settings
 
 from hoodpy.index.bloom_filter import FOOTER_MAX_RECORD_KEY, FOOTER_MIN_RECORD_KEY
 
@@ -78,3 +79,11 @@ def key_range(table, rel_path: str) -> tuple[str, str]:
 def stats_by_file(result) -> dict[str, object]:
     """file id -> WriteStat of a CommitResult."""
     return {s.file_id: s for s in result.metadata.write_stats}
+
+
+def sequences(count: int):
+    """Hypothesis settings of the randomized write-sequence tests: ``count`` derandomized examples (CI sees
+    the same sequences every run), no deadline, no example database, no shrinking (each step writes)."""
+    return settings(max_examples=count, deadline=None, derandomize=True, database=None,
+                    phases=[Phase.explicit, Phase.generate],
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

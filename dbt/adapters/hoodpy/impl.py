@@ -16,6 +16,7 @@ from hoodpy.errors import HoodieError
 from hoodpy.meta_fields import META_COLUMNS
 from sql_ext.catalog import create_options_sql
 
+from dbt.adapters.hoodpy.changes import ChangesRegistry, checkpoint_options
 from dbt.adapters.hoodpy.connections import HoodpyConnectionManager
 from dbt.adapters.hoodpy.model_config import HOODPY_STRATEGIES, TableSpec, incremental_strategy, table_spec
 from dbt.adapters.hoodpy.relation import HoodpyRelation
@@ -65,6 +66,7 @@ class HoodpyAdapter(SparkAdapter):
 
     def __init__(self, config: Any, mp_context: Any = None) -> None:
         super().__init__(config, mp_context)
+        self._changes = ChangesRegistry()
         creds = config.credentials
         if getattr(creds, "project_root", None) is None and getattr(config, "project_root", None):
             creds.project_root = config.project_root
@@ -170,17 +172,90 @@ class HoodpyAdapter(SparkAdapter):
             window = (model["config"]["event_time"], str(batch["event_time_start"]), str(batch["event_time_end"]))
         if isinstance(predicates, str):
             predicates = [predicates]
+        consumed = self._changes.take(model)
         try:
+            reads = self._changes_read(consumed)
             summary = write_batch(self._spark(), str(target), str(source), strategy, spec,
                                   columns=columns, update_columns=update_columns,
                                   predicates=list(predicates or []),
-                                  window=window)
-        except HoodieError as e:
-            raise DbtRuntimeError(f"hoodpy write into {target} failed: {e}") from e
+                                  window=window, checkpoint=checkpoint_options(consumed),
+                                  commit_empty=any(w.start != w.end for w in consumed))
+        except BaseException as e:
+            # The materialization drops the batch's temporary view after a write; a failed one would leave
+            # it (and the views it holds) in the session for good.
+            self._spark().sql(f"DROP VIEW IF EXISTS {source}")
+            if isinstance(e, HoodieError):
+                raise DbtRuntimeError(f"hoodpy write into {target} failed: {e}") from e
+            raise
         from dbt.adapters.hoodpy.schema_sync import sync_catalog_types
 
         sync_catalog_types(self._spark(), str(target))  # a widened column type reaches dbt's column lists
-        return summary.message
+        return summary.message + reads
+
+    # -- reading upstream changes (dbt/adapters/hoodpy/changes.py) -----------------------------------------
+    @available.parse(lambda *args, **kwargs: "")
+    def hoodpy_changes(self, model: Dict[str, Any], this: BaseRelation, upstream: BaseRelation,
+                       incremental: bool) -> str:
+        """The relation ``hoodpy_changes(ref(...))`` renders for ``model``: the upstream's changes since the
+        model's checkpoint on an incremental run, the upstream as of the chosen end otherwise; the window is
+        remembered until the model's write stores its end in the same commit."""
+        from dbt.adapters.hoodpy import changes as ch
+        from sql_ext import table_for_name
+
+        config = model.get("config") or {}
+        if config.get("materialized") != "incremental":
+            return str(upstream)  # a table or view model reads the upstream itself: nothing to checkpoint
+        name = f"{upstream.schema}.{upstream.identifier}".lower()
+        spec = self._spec(model)
+        if not spec.is_hoodpy:
+            raise DbtRuntimeError(f"hoodpy_changes({name}) in model '{_node_name(model)}': the model keeps the "
+                                  "upstream instant it consumed in its own commits, so it must be a hoodpy table "
+                                  "(give it a unique_key)")
+        spark = self._spark()
+        try:
+            table = table_for_name(spark, name)
+            key = ch.checkpoint_key(ch.key_prefix(spec.options), name)
+            end, start = ch.consumable_end(table), None
+            if incremental:
+                target = table_for_name(spark, f"{this.schema}.{this.identifier}")
+                stored = target.timeline.latest_extra_metadata(key)
+                if stored is not None:
+                    start = stored[1]
+                    ch.check_checkpoint(table, name, start, end)
+                    end = max(end or start, start)  # nothing newer consumable yet: an empty window
+        except HoodieError as e:
+            raise DbtRuntimeError(f"hoodpy_changes({name}) in model '{_node_name(model)}': {e}") from e
+        window = ch.Window(name, key, start, end, ch.changes_sql(name, end, start))
+        self._changes.put(str(model.get("unique_id")), window)
+        return window.sql
+
+    @available
+    def hoodpy_reads_changes(self, model: Dict[str, Any]) -> bool:
+        """Whether the model's compiled SQL reads windows chosen by ``hoodpy_changes``."""
+        return self._changes.reads(model)
+
+    @available
+    def hoodpy_create_table_as(self, relation: BaseRelation, sql: str, model: Dict[str, Any]) -> str:
+        """Run a model's ``create table ... as`` with the checkpoints of the windows it reads stored in the
+        table's first commit; a summary for dbt's run results."""
+        from sql_ext.session import layer_of
+
+        consumed = self._changes.take(model)
+        spark = self._spark()
+        try:
+            reads = self._changes_read(consumed)
+            with layer_of(spark).write_options(str(relation), checkpoint_options(consumed)):
+                spark.sql(sql)
+        except HoodieError as e:
+            raise DbtRuntimeError(f"hoodpy create table {relation} failed: {e}") from e
+        return "OK created" + reads
+
+    def _changes_read(self, windows: List[Any]) -> str:
+        """``; read N records of <window>, ...`` for a run's message (empty without windows)."""
+        from dbt.adapters.hoodpy.changes import records_read
+
+        parts = [f"{records_read(self._spark(), w)} records of {w.describe()}" for w in windows]
+        return f"; read {', '.join(parts)}" if parts else ""
 
     @available
     def hoodpy_rebuild_without(self, relation: BaseRelation, columns: List[str], model: Dict[str, Any]) -> None:

@@ -67,7 +67,8 @@ def _delete_where(spark: SparkSession, target: str, condition: str) -> int:
 
 def write_batch(spark: SparkSession, target: str, source: str, strategy: str, spec: TableSpec, *,
                 columns: Sequence[str] | None = None, update_columns: Sequence[str] | None = None, predicates: Sequence[str] = (),
-                window: tuple[str, str, str] | None = None) -> WriteSummary:
+                window: tuple[str, str, str] | None = None,
+                checkpoint: dict[str, str] | None = None, commit_empty: bool = False) -> WriteSummary:
     """Write the batch in view ``source`` into hoodpy table ``target`` by ``strategy``.
 
     Args:
@@ -76,6 +77,9 @@ def write_batch(spark: SparkSession, target: str, source: str, strategy: str, sp
         update_columns: for merge, the columns a matched row takes from the batch (None: all).
         predicates: dbt's incremental_predicates, SQL conditions on ``DBT_INTERNAL_DEST`` rows.
         window: microbatch (event_time column, start, end): the table's rows in [start, end) are replaced.
+        checkpoint: write options stored in the commit's extraMetadata (the upstream instants the batch
+            consumed, :mod:`dbt.adapters.hoodpy.changes`); they go to the last commit only.
+        commit_empty: commit even an empty batch (a consumed window moved: it must never be read again).
     """
     table = table_for_name(spark, target, options=spec.options)
     df = batch_frame(spark, source, spec)
@@ -109,9 +113,9 @@ def write_batch(spark: SparkSession, target: str, source: str, strategy: str, sp
             else WriteOperation.INSERT_OVERWRITE_TABLE
     else:
         operation = WriteOperation.INSERT
-    if operation is not WriteOperation.INSERT_OVERWRITE_TABLE and df.isEmpty():
+    if operation is not WriteOperation.INSERT_OVERWRITE_TABLE and not commit_empty and df.isEmpty():
         return summary
-    result = table.write(df, operation, options=spec.options)
+    result = table.write(df, operation, options={**spec.options, **(checkpoint or {})})
     summary.operations.append(operation.value)
     summary.instant_times.append(result.instant_time)
     summary.rows_written += result.num_writes - result.num_deletes

@@ -1,9 +1,9 @@
--- One row per driver assignment (at most one per ride), same rules as rides; partitioned by day.
+-- One row per driver assignment (at most one per ride), same rules as rides (a revoked assignment stays,
+-- flagged is_deleted); partitioned by day.
 {{ config(
     unique_key='assignment_id',
     precombine_key='event_ts',
     partition_by='assigned_date',
-    delete_column='is_deleted',
     clean={'policy': 'KEEP_LATEST_FILE_VERSIONS', 'retained': 1},
     hoodie_options={'hoodie.parquet.compression.codec': 'snappy'},
 ) }}
@@ -23,6 +23,3 @@ newest as (
 select assignment_id, ride_id, driver_id, assigned_at, assigned_date, event_ts, batch_id, is_deleted
 from newest
 where event_rank = 1
-{% if not is_incremental() %}
-  and not is_deleted
-{% endif %}

@@ -1,11 +1,12 @@
--- One row per ride: its newest event wins, also against rows stored by earlier builds (precombine_key),
--- and a ride whose newest event is a delete is removed (delete_column). Each build reads only the batches
--- landed since the last one.
+-- One row per ride: its newest event wins, also against rows stored by earlier builds (precombine_key).
+-- A deleted ride stays as a row flagged is_deleted (a soft delete): downstream models read this table's
+-- changes (hoodpy_changes), and a change read sees a flagged row where a removed one would leave no trace;
+-- the flag also keeps an older event landing after the delete from bringing the ride back. Each build
+-- reads only the batches landed since the last one.
 {{ config(
     unique_key='ride_id',
     precombine_key='event_ts',
     partition_by='city',
-    delete_column='is_deleted',
     clustering={
         'order': ['pickup_zone', 'requested_at'],
         'strategy': 'z-order',
@@ -33,7 +34,3 @@ select ride_id, rider_id, city, requested_at, pickup_zone, dropoff_zone, status,
        is_deleted
 from newest
 where event_rank = 1
-{% if not is_incremental() %}
-  -- The first build creates the table: there is nothing to delete yet.
-  and not is_deleted
-{% endif %}

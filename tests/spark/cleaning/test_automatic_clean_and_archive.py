@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from hoodpy.services.archive import archived_instants, read_archived_entries
+from hoodpy.errors import ChangesNotReadableError
 from hoodpy.table import HoodieTable
+from hoodpy.timeline.archived import archived_instants, read_archived_entries
 from tests.compat import hudi_rs
 from tests.spark.hoodpy_spark_helpers import SMALL_BLOOM, data_files
 
@@ -75,7 +76,16 @@ def test_archival_trims_the_active_timeline(spark, tmp_path):
     assert sorted((r.id, r.val) for r in table.read().collect()) == rows_at[times[-1]]
     for ts in active[1:]:
         assert sorted((r.id, r.val) for r in table.read(as_of=ts).collect()) == rows_at[ts]
-    incr = table.read_incremental(times[0])
+    # An incremental read from an archived start would miss what the archived commits wrote: refused, naming
+    # the newest archived commit as the earliest readable start; Hudi's fallback reads it by a full scan.
+    with pytest.raises(ChangesNotReadableError, match=f"commits up to {archived[-1]} are archived") as refused:
+        table.read_incremental(times[0])
+    assert refused.value.earliest_start == archived[-1]
+    assert sorted(r.id for r in table.read_incremental(archived[-1]).collect()) == \
+        sorted([1] + [10 + times.index(t) for t in active])
+    fallback = HoodieTable.for_path(spark, table.base_path,
+                                    options={"hoodie.datasource.read.incr.fallback.fulltablescan.enable": "true"})
+    incr = fallback.read_incremental(times[0])
     assert sorted(r.id for r in incr.collect()) == sorted([1] + [10 + i for i in range(1, 8)])
     # hudi-rs reads the archived table the same way.
     assert hudi_rs.keys_and_times(hudi_rs.snapshot(table.base_path)) == {

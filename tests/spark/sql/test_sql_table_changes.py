@@ -188,3 +188,27 @@ def test_incremental_read_options_errors_name_the_key(hoodpy_spark, changes, ses
     session_confs("hoodie.datasource.read.begin.instanttime", "yesterday")
     with pytest.raises(InvalidConfigError, match="yesterday"):
         hoodpy_spark.sql(f"SELECT * FROM {changes['name']}")
+
+
+def test_change_views_live_as_long_as_their_statement_or_temporary_view(hoodpy_spark, changes):
+    """The views a call registers do not pile up: a statement's go when it ends (its DataFrame still reads
+    them), a temporary view's go when it is dropped or redefined."""
+    name, first = changes["name"], changes["instants"][0]
+    call = f"hudi_table_changes('{name}', 'latest_state', '{first}')"
+
+    def change_views() -> set[str]:
+        return {t.name for t in hoodpy_spark.catalog.listTables() if t.name.startswith("__hoodpy_changes_")}
+
+    before = change_views()
+    df = hoodpy_spark.sql(f"SELECT id FROM {call} WHERE id > 3")
+    hoodpy_spark.sql(f"SELECT count(*) FROM {call} c JOIN {call} d ON c.id = d.id").collect()
+    assert change_views() == before
+    assert sorted(r.id for r in df.collect()) == [4, 5]
+    hoodpy_spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW held_changes AS SELECT id FROM {call}")
+    held = change_views() - before
+    assert len(held) == 1
+    assert sorted(r.id for r in hoodpy_spark.sql("SELECT * FROM held_changes").collect()) == [4, 5]
+    hoodpy_spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW held_changes AS SELECT id FROM {call} WHERE id = 5")
+    assert len(change_views() - before) == 1 and not held & change_views()
+    hoodpy_spark.sql("DROP VIEW held_changes")
+    assert change_views() == before

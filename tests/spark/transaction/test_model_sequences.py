@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from hoodpy import HoodieTable
 from hoodpy.file_group.fs_view import list_base_files
 from hoodpy.write import commit as commit_step
+from tests.spark.hoodpy_spark_helpers import sequences
 
 pytestmark = [pytest.mark.spark]
 
@@ -50,20 +51,14 @@ def _hudi_rs(path) -> dict:
         if t.num_rows else {}
 
 
-def _sequences(count: int):
-    return settings(max_examples=count, deadline=None, derandomize=True, database=None,
-                    phases=[Phase.explicit, Phase.generate],
-                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-
-
-@_sequences(3)
+@sequences(3)
 @given(steps=st.lists(step, min_size=3, max_size=5))
 def test_sequences_match_the_model(spark, tmp_path_factory, steps):
     _check_sequence(spark, tmp_path_factory, steps)
 
 
 @pytest.mark.slow
-@_sequences(40)
+@sequences(40)
 @given(steps=st.lists(step, min_size=4, max_size=8))
 def test_many_sequences_match_the_model(spark, tmp_path_factory, steps):
     _check_sequence(spark, tmp_path_factory, steps)

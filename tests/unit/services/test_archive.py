@@ -9,7 +9,8 @@ import pytest
 
 from hoodpy.config import HoodieConfig
 from hoodpy.errors import InvalidConfigError
-from hoodpy.services.archive import ArchiveService, archived_instants, instants_to_archive, read_archived_entries
+from hoodpy.services.archive import ArchiveService, instants_to_archive
+from hoodpy.timeline.archived import archived_instants, read_archived_entries
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format, transitions
 from hoodpy.timeline.avro_models import AvroModel, decode_record, encode_record, schema_json, serialize

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from hoodpy.config import HoodieConfig
-from hoodpy.services.archive import ArchiveService, read_archived_entries
+from hoodpy.services.archive import ArchiveService
+from hoodpy.timeline.archived import read_archived_entries
 from hoodpy.services.compaction.trigger import oldest_instant_to_retain_for_compaction
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions

@@ -9,7 +9,8 @@ import pytest
 from hoodpy.config import HoodieConfig
 from hoodpy.errors import InvalidConfigError
 from hoodpy.inspect.timeline import timeline_rows
-from hoodpy.services.archive import ArchiveService, archive_after_commit, instants_to_archive, read_archived_entries
+from hoodpy.services.archive import ArchiveService, archive_after_commit, instants_to_archive
+from hoodpy.timeline.archived import read_archived_entries
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, serialize
 from hoodpy.timeline.history import read_history

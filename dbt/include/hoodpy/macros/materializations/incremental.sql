@@ -21,9 +21,18 @@
     {%- if existing_relation is not none -%}
       {% do adapter.drop_relation(existing_relation) %}
     {%- endif -%}
-    {%- call statement('main') -%}
-      {{ create_table_as(False, target_relation, compiled_code) }}
-    {%- endcall -%}
+    {%- if spec.is_hoodpy and adapter.hoodpy_reads_changes(model) -%}
+      {#-- the upstream instants it reads (hoodpy_changes) are stored in the table's first commit --#}
+      {%- set message = adapter.hoodpy_create_table_as(target_relation,
+                                                       create_table_as(False, target_relation, compiled_code), model) -%}
+      {%- call noop_statement('main', message) -%}
+        -- {{ message }}
+      {%- endcall -%}
+    {%- else -%}
+      {%- call statement('main') -%}
+        {{ create_table_as(False, target_relation, compiled_code) }}
+      {%- endcall -%}
+    {%- endif -%}
   {%- else -%}
     {%- set temp_relation = make_temp_relation(target_relation) -%}
     {% do run_query(create_table_as(True, temp_relation, compiled_code)) %}
