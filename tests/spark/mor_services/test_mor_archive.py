@@ -9,7 +9,7 @@ import pytest
 from java_samples import file_digests
 from mor_samples import NONPARTITIONED, PARTITIONED, compacted_sample
 from hoodpy.errors import InvalidConfigError
-from hoodpy.services.archive import archived_instants
+from hoodpy.timeline.archived import archived_instants
 from hoodpy.timeline.instant import Action
 
 pytestmark = [pytest.mark.spark, pytest.mark.compat]
