@@ -124,7 +124,7 @@ def execute_clean(storage: Storage, instant_time: str, config: HoodieConfig | No
             result.deleted_partitions.append(partition)
     result.time_taken_ms = int((time.monotonic() - started) * 1000)
     try:
-        with WriteTransaction(storage, config or HoodieConfig()).locked():
+        with WriteTransaction(storage, config or HoodieConfig(), merge_on_read=True).locked():
             complete_instant(storage, inflight, serialize(AvroModel.CLEAN_METADATA, clean_metadata(plan, result)),
                              config)
     except IllegalInstantTransitionError:

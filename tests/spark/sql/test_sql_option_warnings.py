@@ -23,8 +23,8 @@ def test_tblproperties_hoodpy_does_not_honour_warn_naming_the_key(hoodpy_spark, 
             'hoodie.datasource.hive_sync.enable' = 'true', 'hoodie.parquet.small.file.limit' = '0')""")
         hoodpy_spark.sql(f"INSERT INTO {table} VALUES (1, 1)")
     messages = [str(w.message) for w in caught if issubclass(w.category, HoodieConfigWarning)]
-    assert any("hoodie.metadata.enable" in m for m in messages)
     assert any("hoodie.datasource.hive_sync.enable" in m for m in messages)
+    assert not any("hoodie.metadata.enable" in m for m in messages)  # honoured: the metadata table is kept
     assert not any("hoodie.parquet.small.file.limit" in m for m in messages)
     assert [tuple(r) for r in hoodpy_spark.sql(f"SELECT id, ts FROM {table}").collect()] == [(1, 1)]
 

@@ -67,8 +67,8 @@ def test_a_repeated_query_reuses_the_plan_and_a_commit_is_seen_at_once(hoodpy_sp
     name = f"{table['database']}.w"
     spark.sql(f"CREATE TABLE {name} USING hoodpy LOCATION '{path}'")
     listings = []
-    real = read_cache.list_base_files
-    monkeypatch.setattr(read_cache, "list_base_files", lambda *a, **k: listings.append(1) or real(*a, **k))
+    real = read_cache.table_base_files
+    monkeypatch.setattr(read_cache, "table_base_files", lambda *a, **k: listings.append(1) or real(*a, **k))
 
     query = f"SELECT id, v FROM {name} ORDER BY id"
     assert [tuple(r) for r in spark.sql(query).collect()] == [(1, "a")]
