@@ -153,6 +153,7 @@ class Writer:
         self._cached: list[DataFrame] = []  # held for one write; a local checkpoint's blocks go with its GC
         self._partitions: list[str] = []  # partition paths the batch names (none for deletes by key alone)
         self._clustering_inputs: dict[tuple[str, str], str] | None = None  # see _pending_clustering
+        self._compaction_inputs: dict[tuple[str, str], str] | None = None  # see _pending_compaction
         # (record key, partition path, op) of the batch, collected when keys are looked up on the driver.
         self._batch_keys: pa.Table | None = None
         self._upsert_count: int | None = None  # upsert records in the batch, while combining has not changed it
@@ -172,6 +173,7 @@ class Writer:
         retries = self.config.get(ConcurrencyConfig.NUM_RETRIES_ON_CONFLICT)
         for attempt in range(retries + 1):
             self._clustering_inputs = None  # a retry sees the timeline afresh
+            self._compaction_inputs = None
             self._batch_keys = None
             self._upsert_count = None
             self._bucket_counts = {}
@@ -356,7 +358,7 @@ class Writer:
         }
         if self.merge_on_read and not operation.is_overwrite:
             append_ctx = append_context(self.config, merge_ctx, view, self._base_file_groups, self._new_log_groups,
-                                        schema_json, pending_compaction_file_groups(self.storage, timeline))
+                                        schema_json, self._pending_compaction(timeline))
             task = partial(write_file_group, append_ctx)
         else:
             task = partial(merge_file_group, merge_ctx)
@@ -567,6 +569,12 @@ class Writer:
                                        .items() for fg in fgs}
         return self._clustering_inputs
 
+    def _pending_compaction(self, timeline: Timeline) -> dict[tuple[str, str], str]:
+        """(partition, file id) -> plan instant of every pending compaction's file group; read once per write."""
+        if self._compaction_inputs is None:
+            self._compaction_inputs = pending_compaction_file_groups(self.storage, timeline)
+        return self._compaction_inputs
+
     def _reject_updates_under_clustering(self, updates: DataFrame, timeline: Timeline) -> None:
         """Hudi's SparkRejectUpdateStrategy: updates and deletes may not touch a pending clustering's groups."""
         if self.config.get(ClusteringConfig.UPDATES_STRATEGY) != REJECT_UPDATE_STRATEGY:
@@ -618,7 +626,7 @@ class Writer:
             # read) slices with log files: a small file's inserts rewrite its base file, which would need its logs.
             held = set(self._pending_clustering(timeline))
             if self.merge_on_read:  # nor groups a pending compaction holds (they have log files anyway)
-                held |= set(pending_compaction_file_groups(self.storage, timeline))
+                held |= set(self._pending_compaction(timeline))
             for s in view.latest_file_slices(counts):
                 if s.base_file is not None and not s.log_files and (s.partition_path, s.file_id) not in held:
                     small.setdefault(s.partition_path, []).append(s.base_file)
