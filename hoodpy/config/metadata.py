@@ -11,7 +11,8 @@ from __future__ import annotations
 from hoodpy.config import ConfigKey, parse_bool, parse_csv, parse_int
 
 METADATA_TABLE_FOLDER = ".hoodie/metadata"
-FILES_PARTITION = "files"  # the one metadata partition hoodpy maintains
+FILES_PARTITION = "files"  # the metadata partition hoodpy always maintains
+COLUMN_STATS_PARTITION = "column_stats"  # maintained when hoodie.metadata.index.column.stats.enable is true
 
 
 def _at_least_one(value: int) -> int:
@@ -27,7 +28,25 @@ class MetadataConfig:
         "with every instant hoodpy completes; reads and writes then list files through it. false: remove the "
         "metadata table (folder and hoodie.table.metadata.partitions) with the next instant hoodpy completes. "
         "Unset: as the table has it (hoodie.properties lists files or not). Other metadata partitions "
-        "(column_stats, record_index, ...) are not maintained: hoodpy drops them when it updates the table.",
+        "(record_index, ...) are not maintained: hoodpy drops them when it updates the table; column_stats is "
+        "kept unless hoodie.metadata.index.column.stats.enable is false.",
+    )
+    COLUMN_STATS_ENABLE = ConfigKey(
+        "hoodie.metadata.index.column.stats.enable", None, parse_bool,
+        doc="true: keep the metadata table's column_stats partition: min / max / null count per column of every "
+        "base file, built when enabled on a table that has none and updated by every instant; queries with "
+        "filters then skip files from it without opening their parquet footers. false: the partition is dropped "
+        "with the next instant hoodpy completes. Unset: as the table has it (Hudi's default, false, for a table "
+        "without one).",
+    )
+    COLUMN_STATS_COLUMNS = ConfigKey(
+        "hoodie.metadata.index.column.stats.column.list", (), parse_csv,
+        doc="The columns column_stats indexes (comma-separated); empty: _hoodie_commit_time, "
+        "_hoodie_partition_path, _hoodie_record_key and every top-level column of a primitive type.",
+    )
+    COLUMN_STATS_FILE_GROUPS = ConfigKey(
+        "hoodie.metadata.index.column.stats.file.group.count", 2, lambda v: _at_least_one(parse_int(v)),
+        doc="File groups of the column_stats partition when it is built (an existing partition keeps its count).",
     )
     COMPACT_MAX_DELTA_COMMITS = ConfigKey(
         "hoodie.metadata.compact.max.delta.commits", 10, lambda v: _at_least_one(parse_int(v)),

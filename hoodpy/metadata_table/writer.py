@@ -8,8 +8,10 @@ published, with the writer's lock held when there is one:
    table is removed (:mod:`hoodpy.timeline.metadata_table`). On, and the table has none: it is built from the
    committed files (:meth:`MetadataTableWriter.bootstrap`; not while other instants are pending, as Java's
    HoodieBackedTableMetadataWriter refuses too) and ``hoodie.table.metadata.partitions=files`` is set.
-2. Metadata partitions hoodpy does not maintain (column_stats, record_index, ...) are dropped: they would be
-   stale after this instant (Java's deleteMetadataIndexIfNecessary for indexes a writer disables).
+2. Metadata partitions hoodpy does not maintain (record_index, ...) are dropped: they would be stale after
+   this instant (Java's deleteMetadataIndexIfNecessary for indexes a writer disables); so is column_stats when
+   ``hoodie.metadata.index.column.stats.enable`` is false. When it is true and the table has none, column_stats
+   is built from the listed base files' footers (:mod:`hoodpy.metadata_table.column_stats`).
 3. Deltacommits of the metadata table whose data instant did not complete (a crash between the two, or the
    instants a rollback or restore takes away) are removed with their log files; so is a compaction a crash
    interrupted. Readers ignore them anyway; this keeps them from counting later.
@@ -17,7 +19,9 @@ published, with the writer's lock held when there is one:
    HFile, at ``<latest deltacommit>001`` (version 6) or 1 ms before the data instant being recorded (versions
    8 and 9); not while an older data instant is pending: the base file must hold every instant before it.
 5. The instant's change (:mod:`hoodpy.metadata_table.changes`) is written as a deltacommit of the metadata
-   table at the same instant time: one log file with one HFile data block, completed before the data instant.
+   table at the same instant time: one log file with one HFile data block, completed before the data instant
+   (with column_stats, also one log file per touched col-stats file group: the new base files' footer
+   statistics, tombstones for the files removed).
 
 A crash after step 5 leaves a completed metadata deltacommit whose data instant is pending: readers skip it
 (:mod:`hoodpy.metadata_table.reader`), and the next instant completed (the rollback of the failed write, or the
@@ -32,7 +36,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 
 from hoodpy.config import HoodieConfig
-from hoodpy.config.metadata import FILES_PARTITION, METADATA_TABLE_FOLDER, MetadataConfig
+from hoodpy.config.metadata import COLUMN_STATS_PARTITION, FILES_PARTITION, METADATA_TABLE_FOLDER, MetadataConfig
 from hoodpy.config.properties import load_table_properties, save_table_properties
 from hoodpy.config.table import TableConfig
 from hoodpy.errors import HFileFormatError, HoodieIOError, InvalidInstantError, MetadataTableError
@@ -40,9 +44,10 @@ from hoodpy.file_group.naming import PARTITION_METAFILE, parse_base_file_name, p
 from hoodpy.hfile import file_info, write_records
 from hoodpy.index.bloom_filter import BloomFilter
 from hoodpy.metadata_table import changes as change_log
+from hoodpy.metadata_table import column_stats
 from hoodpy.metadata_table.layout import (
-    COMPACTION_SUFFIX, FILES_FILE_ID, INIT_WRITE_TOKEN, MetadataBaseFile, base_file_name, log_file_name,
-    metadata_storage, metadata_table_properties, partition_init_instant,
+    COMPACTION_SUFFIX, FILES_FILE_ID, INIT_WRITE_TOKEN, MetadataBaseFile, MetadataLogFile, base_file_name,
+    log_file_name, metadata_storage, metadata_table_properties, partition_init_instant,
 )
 from hoodpy.metadata_table.reader import MetadataTable, has_files_partition
 from hoodpy.metadata_table.records import ALL_PARTITIONS_KEY, SCHEMA, FileListing, FilesChange, partition_key
@@ -121,6 +126,15 @@ def _delete_block(instant_time: str) -> bytes:
     return log_format.encode_block(log_format.DELETE_BLOCK, {log_format.INSTANT_TIME: instant_time}, content)
 
 
+def _compaction_operation(partition: str, file_id: str, base_instant: str, base_name: str | None,
+                          logs: list[MetadataLogFile]) -> dict:
+    """A HoodieCompactionOperation of a metadata-table file slice."""
+    return {"baseInstantTime": base_instant, "deltaFilePaths": [lf.name for lf in logs], "dataFilePath": base_name,
+            "fileId": file_id, "partitionPath": partition,
+            "metrics": {"TOTAL_LOG_FILES": float(len(logs)), "TOTAL_IO_MB": 0.0, "TOTAL_IO_READ_MB": 0.0,
+                        "TOTAL_LOG_FILES_SIZE": float(sum(lf.size for lf in logs)), "TOTAL_IO_WRITE_MB": 0.0}}
+
+
 class MetadataTableWriter:
     """Builds, updates, compacts and removes a table's metadata table (its ``files`` partition)."""
 
@@ -145,6 +159,8 @@ class MetadataTableWriter:
                 return
             properties = load_table_properties(self.storage) or {}
         self.drop_unmaintained_partitions(properties)
+        if self.column_stats_enabled(properties) and not column_stats.has_column_stats(properties):
+            self.bootstrap_column_stats(data_timeline, exclude=inflight.timestamp)
         try:
             self.update(inflight, data, data_timeline)
         except (MetadataTableError, HFileFormatError, InvalidInstantError, HoodieIOError) as e:
@@ -170,7 +186,7 @@ class MetadataTableWriter:
         if change_log.rolled_back_instants(inflight, data, source):
             change = change_log.only_listed(change, {p: current.files(p) for p in change.deleted})
         if not change.is_empty():
-            self.write_deltacommit(table, inflight.timestamp, change)
+            self.write_deltacommit(table, inflight.timestamp, change, data_timeline)
 
     # -- building ---------------------------------------------------------------------------------------
     def bootstrap(self, data_timeline: Timeline, exclude: str | None = None) -> bool:
@@ -205,6 +221,8 @@ class MetadataTableWriter:
         save_table_properties(self.storage, properties)
         _log.info("Built the metadata table of %s at %s: %d partitions, %d files", self.storage.base_uri, init,
                   len(listing.partitions()), sum(len(v) for v in listing.all_files().values()))
+        if self.column_stats_enabled(properties):
+            self.bootstrap_column_stats(data_timeline, listing, exclude)
         return True
 
     def committed_files(self, data_timeline: Timeline) -> FileListing:
@@ -223,7 +241,11 @@ class MetadataTableWriter:
         """A base HFile of ``listing`` (HoodieAvroHFileWriter: min / max key, bloom filter of the keys; the
         file's own name in ``_hoodie_file_name`` except in the base file that initialises the partition)."""
         name = base_file_name(instant_time, file_id)
-        records = listing.records(None if first else name)
+        return self._write_base_records(listing.records(None if first else name), FILES_PARTITION, name, file_id,
+                                        instant_time, layout)
+
+    def _write_base_records(self, records: list[tuple[str, dict]], partition: str, name: str, file_id: str,
+                            instant_time: str, layout: int) -> MetadataBaseFile:
         keys = [k for k, _ in records]
         bloom = BloomFilter.create(*_BLOOM)
         for key in keys:
@@ -234,8 +256,7 @@ class MetadataTableWriter:
                                file_info.MAX_RECORD_KEY: (max(keys) if keys else "").encode(),
                                file_info.BLOOM_FILTER_TYPE_CODE: b"DYNAMIC_V0"},
             meta_blocks={file_info.BLOOM_FILTER_META_BLOCK: bloom.serialize().encode()})
-        path = f"{FILES_PARTITION}/{name}"
-        self.meta.write_atomic(path, data)
+        self.meta.write_atomic(f"{partition}/{name}", data)
         return MetadataBaseFile(name, file_id, instant_time, len(data))
 
     def _complete(self, inflight: Instant, operation: str, stats: Iterable[WriteStat], *,
@@ -247,25 +268,37 @@ class MetadataTableWriter:
                                     metadata_table_updated=True)
 
     # -- updating ---------------------------------------------------------------------------------------
-    def write_deltacommit(self, table: MetadataTable, instant_time: str, change: FilesChange) -> None:
+    def write_deltacommit(self, table: MetadataTable, instant_time: str, change: FilesChange,
+                          data_timeline: Timeline | None = None) -> None:
         """Step 5: the change as one HFile data block in a new log file of the latest slice, committed as a
-        deltacommit at ``instant_time``."""
-        records = change.records()
+        deltacommit at ``instant_time`` (with column_stats: a block per touched col-stats file group too)."""
         base = table.latest_slice().base_file
         layout = table.layout
-        if layout == LAYOUT_2:
-            name = log_file_name(instant_time, 1, file_id=table.file_id)
-        else:
-            versions = [lf.version for lf in table.log_files if lf.instant_time == base.instant_time]
-            name = log_file_name(base.instant_time, max(versions, default=0) + 1, file_id=table.file_id)
+        stats_blocks = []
+        if column_stats.has_column_stats(load_table_properties(self.storage)):
+            stats_blocks = self._column_stats_blocks(table, change, data_timeline or Timeline.load(self.storage))
         inflight = transitions.transition_to_inflight(
             self.meta, transitions.create_requested(self.meta, instant_time, Action.DELTACOMMIT, layout=layout))
+        versions = [lf.version for lf in table.log_files if lf.instant_time == base.instant_time]
+        stats = [self._append_block(FILES_PARTITION, table.file_id, base.instant_time, versions, instant_time,
+                                    change.records(), layout)]
+        stats += [self._append_block(COLUMN_STATS_PARTITION, *args, instant_time, records, layout)
+                  for args, records in stats_blocks]
+        self._complete(inflight, "UPSERT_PREPPED", stats)
+
+    def _append_block(self, partition: str, file_id: str, base_instant: str, versions: list[int], instant_time: str,
+                      records: list[tuple[str, dict]], layout: int) -> WriteStat:
+        """A new log file of ``file_id``'s latest slice (based at ``base_instant``; ``versions``: its log files'
+        versions) holding ``records`` as one HFile data block of ``instant_time``."""
+        if layout == LAYOUT_2:
+            name = log_file_name(instant_time, 1, file_id=file_id)
+        else:
+            name = log_file_name(base_instant, max(versions, default=0) + 1, file_id=file_id)
         block = log_format.hfile_data_block(records, SCHEMA, instant_time, full_index_keys=layout != LAYOUT_2)
-        path = f"{FILES_PARTITION}/{name}"
+        path = f"{partition}/{name}"
         self.meta.write_atomic(path, block)
-        self._complete(inflight, "UPSERT_PREPPED", [WriteStat(
-            table.file_id, path, FILES_PARTITION, prev_commit=base.instant_time, num_writes=len(records),
-            num_update_writes=len(records), total_write_bytes=len(block), file_size_in_bytes=len(block))])
+        return WriteStat(file_id, path, partition, prev_commit=base_instant, num_writes=len(records),
+                         num_update_writes=len(records), total_write_bytes=len(block), file_size_in_bytes=len(block))
 
     def remove_orphans(self, table: MetadataTable, data_timeline: Timeline) -> bool:
         """Step 3; True when anything was removed."""
@@ -279,17 +312,22 @@ class MetadataTableWriter:
         compactions = sorted(i.timestamp for i in table.timeline.pending([Action.COMPACTION]) if i.timestamp not in done)
         if not orphans and not compactions:
             return False
-        for lf in table.log_files:  # their log files first: a crash in between leaves deltacommits that count not
-            if self._written_only_by(lf.path, lf.instant_time, set(orphans), table.layout):
-                self.meta.delete(lf.path)
+        stats_part = column_stats.ColumnStatsPartition(table)
+        logs = [(lf.path, lf) for lf in table.log_files] + [
+            (stats_part.path(lf.name), lf) for lf in stats_part.log_files]
+        for path, lf in logs:  # their log files first: a crash in between leaves deltacommits that count not
+            if self._written_only_by(path, lf.instant_time, set(orphans), table.layout):
+                self.meta.delete(path)
         for instant_time in orphans:
             transitions.delete_completed(self.meta, Instant(instant_time, Action.DELTACOMMIT, layout=table.layout))
             _log.info("Removed metadata-table deltacommit %s of %s: its data instant did not complete",
                       instant_time, self.storage.base_uri)
+        bases = [(b.path, b) for b in table.base_files] + [
+            (stats_part.path(b.name), b) for b in stats_part.base_files]
         for instant_time in compactions:
-            for b in table.base_files:
+            for path, b in bases:
                 if b.instant_time == instant_time:
-                    self.meta.delete(b.path)
+                    self.meta.delete(path)
             for state in (State.INFLIGHT, State.REQUESTED):
                 self.meta.delete(Instant(instant_time, Action.COMPACTION, state, layout=table.layout).path)
         return True
@@ -339,22 +377,35 @@ class MetadataTableWriter:
         file_slice = table.latest_slice()
         listing = table.read(data_timeline, file_slice=file_slice)
         layout = table.layout
-        logs = file_slice.log_files
-        plan = {"operations": [{
-            "baseInstantTime": file_slice.base_file.instant_time,
-            "deltaFilePaths": [lf.name for lf in logs],
-            "dataFilePath": file_slice.base_file.name,
-            "fileId": table.file_id, "partitionPath": FILES_PARTITION,
-            "metrics": {"TOTAL_LOG_FILES": float(len(logs)), "TOTAL_IO_MB": 0.0, "TOTAL_IO_READ_MB": 0.0,
-                        "TOTAL_LOG_FILES_SIZE": float(sum(lf.size for lf in logs)), "TOTAL_IO_WRITE_MB": 0.0},
-        }], "extraMetadata": {}, "version": COMPACTION_PLAN_VERSION}
+        operations = [_compaction_operation(FILES_PARTITION, table.file_id, file_slice.base_file.instant_time,
+                                            file_slice.base_file.name, file_slice.log_files)]
+        stats_groups: dict[int, list[tuple[str, dict]]] = {}
+        if column_stats.has_column_stats(load_table_properties(self.storage)):
+            part = column_stats.ColumnStatsPartition(table)
+            slices = part.latest_slices()
+            merged = column_stats.live_stats(part.read(data_timeline, slices))
+            stats_groups = {i: [] for i in range(len(part.file_ids))}
+            for key in sorted(merged):
+                stats_groups[column_stats.shard_of(key, len(part.file_ids))].append((key, merged[key]))
+            operations += [_compaction_operation(COLUMN_STATS_PARTITION, s.file_id, s.base_instant,
+                                                 s.base_file.name if s.base_file else None, s.log_files)
+                           for s in slices]
+        plan = {"operations": operations, "extraMetadata": {}, "version": COMPACTION_PLAN_VERSION}
         requested = transitions.create_requested(self.meta, instant_time, Action.COMPACTION,
                                                  serialize(AvroModel.COMPACTION_PLAN, plan), layout=layout)
         inflight = transitions.transition_to_inflight(self.meta, requested)
         base = self._write_base_file(listing, instant_time, layout, first=False, file_id=table.file_id)
-        stat = WriteStat(table.file_id, base.path, FILES_PARTITION, num_writes=len(listing.entries),
-                         num_inserts=len(listing.entries), total_write_bytes=base.size, file_size_in_bytes=base.size)
-        completed = self._complete(inflight, "COMPACT", [stat], compacted=True)
+        stats = [WriteStat(table.file_id, base.path, FILES_PARTITION, num_writes=len(listing.entries),
+                           num_inserts=len(listing.entries), total_write_bytes=base.size, file_size_in_bytes=base.size)]
+        for index, pairs in stats_groups.items():
+            file_id = column_stats.file_group_id(index)
+            name = base_file_name(instant_time, file_id)
+            records = [(key, column_stats.stats_record(key, value, name)) for key, value in pairs]
+            written = self._write_base_records(records, COLUMN_STATS_PARTITION, name, file_id, instant_time, layout)
+            stats.append(WriteStat(file_id, f"{COLUMN_STATS_PARTITION}/{name}", COLUMN_STATS_PARTITION,
+                                   num_writes=len(records), num_inserts=len(records), total_write_bytes=written.size,
+                                   file_size_in_bytes=written.size))
+        completed = self._complete(inflight, "COMPACT", stats, compacted=True)
         self.clean_old_slices(MetadataTable(self.storage))
         return completed
 
@@ -377,19 +428,111 @@ class MetadataTableWriter:
                 removed += self.meta.delete(lf.path)
         return removed
 
+    # -- column_stats ------------------------------------------------------------------------------------------
+    def column_stats_enabled(self, properties: dict[str, str]) -> bool:
+        """hoodie.metadata.index.column.stats.enable (unset: whether hoodie.properties lists column_stats)."""
+        wanted = self.config.get(MetadataConfig.COLUMN_STATS_ENABLE)
+        return column_stats.has_column_stats(properties) if wanted is None else wanted
+
+    def bootstrap_column_stats(self, data_timeline: Timeline, listing: FileListing | None = None,
+                               exclude: str | None = None) -> bool:
+        """Build column_stats from the footers of the base files the files partition lists: a deltacommit at
+        its init instant writing, per file group, a log file with an empty delete block and a base HFile; then
+        hoodie.table.metadata.partitions names it. False, with a warning, while other instants are pending."""
+        pending = sorted(i.timestamp for i in data_timeline.instants if not i.is_completed and i.timestamp != exclude)
+        if pending:
+            _log.warning("Not building column_stats of %s: instants %s are pending; the next write tries again",
+                         self.storage.base_uri, ", ".join(pending))
+            return False
+        layout = data_timeline.layout
+        listing = listing if listing is not None else MetadataTable(self.storage).read(data_timeline)
+        latest = max((i.timestamp for i in data_timeline.instants if i.is_completed), default=None)
+        init = column_stats.init_instant(layout, latest)
+        count = self.config.get(MetadataConfig.COLUMN_STATS_FILE_GROUPS)
+        shards = self._column_stats_records(listing.all_files(), {}, data_timeline, layout, count)
+        # A partition built before (then dropped, or cut short by a crash) goes first, its instant with it.
+        self.meta.delete_dir(COLUMN_STATS_PARTITION)
+        transitions.delete_completed(self.meta, Instant(init, Action.DELTACOMMIT, layout=layout))
+        inflight = transitions.transition_to_inflight(
+            self.meta, transitions.create_requested(self.meta, init, Action.DELTACOMMIT, layout=layout))
+        self.meta.write_atomic(f"{COLUMN_STATS_PARTITION}/{PARTITION_METAFILE}", _partition_metadata(init))
+        stats = []
+        for index in range(count):
+            file_id = column_stats.file_group_id(index)
+            self.meta.write_atomic(f"{COLUMN_STATS_PARTITION}/{log_file_name(init, 1, INIT_WRITE_TOKEN, file_id)}",
+                                   _delete_block(init))
+            records = shards.get(index, [])
+            base = self._write_base_records(records, COLUMN_STATS_PARTITION, base_file_name(init, file_id), file_id,
+                                            init, layout)
+            stats.append(WriteStat(file_id, f"{COLUMN_STATS_PARTITION}/{base.name}", COLUMN_STATS_PARTITION,
+                                   num_writes=len(records), num_inserts=len(records), total_write_bytes=base.size,
+                                   file_size_in_bytes=base.size))
+        self._complete(inflight, "BULK_INSERT_PREPPED", stats)
+        properties = load_table_properties(self.storage) or {}
+        properties[MetadataConfig.TABLE_PARTITIONS.key] = ",".join(
+            sorted({*listed_partitions(properties), COLUMN_STATS_PARTITION}))
+        save_table_properties(self.storage, properties)
+        _log.info("Built column_stats of %s at %s: %d records", self.storage.base_uri, init,
+                  sum(len(r) for r in shards.values()))
+        return True
+
+    def _column_stats_records(self, added: dict[str, dict[str, int]], deleted: dict[str, set[str]],
+                              data_timeline: Timeline, layout: int, count: int,
+                              ) -> dict[int, list[tuple[str, dict]]]:
+        """(key, record) by col-stats file group index: footer statistics of the ``added`` base files,
+        tombstones of the ``deleted`` ones (per partition path)."""
+        wanted = self.config.get(MetadataConfig.COLUMN_STATS_COLUMNS)
+        versioned = layout == LAYOUT_2
+        by_key: dict[str, tuple[int, tuple[str, dict]]] = {}
+        removed = {p: sorted(n for n in names if column_stats.is_indexed_file(n)) for p, names in deleted.items()}
+        columns = column_stats.indexed_columns(data_timeline.latest_schema(), wanted) if any(
+            removed.values()) else []
+        batches = [(p, [column_stats.tombstone(n, c) for n in names for c in columns]) for p, names in removed.items()]
+        batches += [(p, column_stats.base_file_stats(self.storage, p, [n for n in files
+                                                                       if column_stats.is_indexed_file(n)],
+                                                     wanted, versioned)) for p, files in added.items()]
+        for partition, stats in batches:
+            for index, records in column_stats.shard_records(stats, partition, count).items():
+                for key, record in records:
+                    by_key[key] = (index, (key, record))
+        out: dict[int, list[tuple[str, dict]]] = {}
+        for index, pair in by_key.values():
+            out.setdefault(index, []).append(pair)
+        return out
+
+    def _column_stats_blocks(self, table: MetadataTable, change: FilesChange, data_timeline: Timeline,
+                             ) -> list[tuple[tuple[str, str, list[int]], list[tuple[str, dict]]]]:
+        """What a deltacommit appends to column_stats: per touched file group, (file id, slice base instant,
+        log versions) and its records."""
+        part = column_stats.ColumnStatsPartition(table)
+        slices = {s.file_id: s for s in part.latest_slices()}
+        count = len(part.file_ids) or self.config.get(MetadataConfig.COLUMN_STATS_FILE_GROUPS)
+        out = []
+        for index, records in sorted(self._column_stats_records(change.added, change.deleted, data_timeline,
+                                                                table.layout, count).items()):
+            file_id = column_stats.file_group_id(index)
+            base = slices[file_id].base_instant if file_id in slices else ""
+            versions = [lf.version for lf in part.log_files if lf.file_id == file_id and lf.instant_time == base]
+            out.append(((file_id, base, versions), records))
+        return out
+
     # -- partitions hoodpy does not maintain, and removal -------------------------------------------------
     def drop_unmaintained_partitions(self, properties: dict[str, str]) -> list[str]:
-        """Step 2: drop every metadata partition but ``files`` (its folder, and its name in hoodie.properties)."""
-        others = [p for p in listed_partitions(properties) if p != FILES_PARTITION]
+        """Step 2: drop every metadata partition but ``files`` and, while enabled, ``column_stats`` (its folder,
+        and its name in hoodie.properties)."""
+        keep = [FILES_PARTITION, *([COLUMN_STATS_PARTITION] if self.column_stats_enabled(properties) else [])]
+        others = [p for p in listed_partitions(properties) if p not in keep]
         if not others:
             return []
-        properties[MetadataConfig.TABLE_PARTITIONS.key] = FILES_PARTITION
+        properties[MetadataConfig.TABLE_PARTITIONS.key] = ",".join(
+            sorted(p for p in listed_partitions(properties) if p in keep))
         properties[MetadataConfig.TABLE_PARTITIONS_INFLIGHT.key] = ""
         save_table_properties(self.storage, properties)  # first: readers stop using them
         for partition in others:
             self.meta.delete_dir(partition)
-        _log.warning("Dropped the metadata partitions %s of %s: hoodpy maintains only the files partition, and "
-                     "they would be stale after this instant", ", ".join(others), self.storage.base_uri)
+        _log.warning("Dropped the metadata partitions %s of %s: hoodpy maintains only files and (when enabled) "
+                     "column_stats, and they would be stale after this instant", ", ".join(others),
+                     self.storage.base_uri)
         return others
 
 

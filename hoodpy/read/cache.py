@@ -120,7 +120,8 @@ class SnapshotCache:
         state = state or self.state(table)
         arrow_schema, schema = state.schema(table, as_of)
         bound = bind_filters(filters, schema)
-        files = select_files(table, state.view(table, as_of).latest_base_files(), bound, arrow_schema)
+        view = state.view(table, as_of)
+        files = select_files(table, view.latest_base_files(), bound, arrow_schema, view.timeline)
         paths = tuple(bf.path for bf in files)
         key = (str(table.base_path), paths, schema.json())  # the files are immutable: no state needed
         with self._lock:

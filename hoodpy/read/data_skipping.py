@@ -9,6 +9,10 @@ paths into structs. Anything the statistics cannot decide (no statistics, a colu
 file, values of another type) keeps the file, and so does ``>``/``>=`` on a floating-point column:
 footers leave NaN out of min/max while Spark orders NaN above every number.
 
+When the table's metadata table has a ``column_stats`` partition (:mod:`hoodpy.metadata_table.column_stats`)
+and ``timeline`` is given, a file's ranges come from it instead, so no footer is opened; a file the index
+lacks a record for (or a column it does not index) is judged from its footer as before.
+
 Example:
     >>> kept = prune_by_column_stats(storage, base_files, [("x", ">=", 10), ("x", "<", 20)])
 """
@@ -16,7 +20,8 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+import logging
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from decimal import Decimal
@@ -26,8 +31,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hoodpy.config.properties import load_table_properties
+from hoodpy.errors import MetadataTableError
 from hoodpy.file_group.file_group import BaseFile
+from hoodpy.metadata_table.column_stats import column_stats_key, has_column_stats, read_column_stats, unwrap_value
 from hoodpy.storage import Storage
+from hoodpy.timeline.timeline import Timeline
+
+_log = logging.getLogger(__name__)
 
 Filter = tuple[str, str, Any]
 
@@ -193,18 +204,57 @@ def _decidable(f: Filter, schema: pa.Schema) -> bool:
     return not (pa.types.is_floating(t) and (op in (">", ">=") or _has_nan(value)))
 
 
+def index_ranges(storage: Storage, timeline: Timeline, base_files: Sequence[BaseFile], columns: Sequence[str],
+                 schema: pa.Schema | None = None) -> list[dict[str, ColumnRange] | None] | None:
+    """Per file, the ranges of ``columns`` from the metadata table's column_stats (None for a file it lacks a
+    column of); None when the table has no column_stats or it cannot be read."""
+    if not has_column_stats(load_table_properties(storage)):
+        return None
+    try:
+        stats = read_column_stats(storage, timeline)
+    except MetadataTableError as e:
+        _log.warning("Not using column_stats of %s (%s): reading parquet footers", storage.base_uri, e)
+        return None
+    return [_ranges_of(stats, bf, columns, schema) for bf in base_files]
+
+
+def _ranges_of(stats: Mapping[str, Mapping[str, Any]], bf: BaseFile, columns: Sequence[str],
+               schema: pa.Schema | None) -> dict[str, ColumnRange] | None:
+    out = {}
+    for column in columns:
+        s = stats.get(column_stats_key(column, bf.partition_path, bf.file_name))
+        if s is None:
+            return None
+        if schema is not None and column in schema.names:
+            arrow_type = schema.field(column).type
+        else:
+            arrow_type = pa.string() if column.startswith("_hoodie_") else None
+        lo = unwrap_value(s.get("minValue"), s.get("valueType"), arrow_type)
+        hi = unwrap_value(s.get("maxValue"), s.get("valueType"), arrow_type)
+        values, nulls = s.get("valueCount") or 0, s.get("nullCount") or 0
+        out[column] = ColumnRange(lo, hi, nulls, values, lo is not None or (values > 0 and nulls == values))
+    return out
+
+
 def prune_by_column_stats(storage: Storage, base_files: Sequence[BaseFile], filters: Sequence[Filter],
-                          schema: pa.Schema | None = None) -> list[BaseFile]:
+                          schema: pa.Schema | None = None, timeline: Timeline | None = None) -> list[BaseFile]:
     """The base files that may hold rows matching all ``filters`` (a conjunction), in input order. With the
     table's ``schema``, filters statistics can never decide are dropped first, so footers are only read
-    when one can prune."""
+    when one can prune; with its ``timeline``, the metadata table's column_stats answer first."""
     filters = [(f[0], str(f[1]).lower(), f[2]) for f in filters]
     if schema is not None:
         filters = [f for f in filters if _decidable(f, schema)]
     if not filters or not base_files:
         return list(base_files)
-    return [bf for bf, ranges in zip(base_files, column_ranges(storage, base_files), strict=True)
-            if file_may_match(ranges, filters)]
+    indexed = None
+    if timeline is not None:
+        indexed = index_ranges(storage, timeline, base_files, sorted({f[0] for f in filters}), schema)
+    if indexed is None:
+        indexed = [None] * len(base_files)
+    missing = [bf for bf, ranges in zip(base_files, indexed, strict=True) if ranges is None]
+    from_footers = dict(zip(missing, column_ranges(storage, missing), strict=True))
+    return [bf for bf, ranges in zip(base_files, indexed, strict=True)
+            if file_may_match(ranges if ranges is not None else from_footers[bf], filters)]
 
 
 def clear_cache() -> None:

@@ -191,13 +191,14 @@ def prune_by_key_range(table: ReadableTable, files: list[BaseFile], filters: lis
 
 
 def select_files(table: ReadableTable, files: list[BaseFile], filters: list[Filter],
-                 schema: pa.Schema | None = None) -> list[BaseFile]:
+                 schema: pa.Schema | None = None, timeline: Timeline | None = None) -> list[BaseFile]:
     """The base files that may hold rows passing ``filters`` (bound, :func:`bind_filters`): partition
-    values, then record-key ranges, then footer column statistics (``schema``: the data schema)."""
+    values, then record-key ranges, then column statistics (``schema``: the data schema; with ``timeline``,
+    from the metadata table's column_stats when the table has it, else from footers)."""
     if not filters:
         return files
     files = prune_by_key_range(table, prune_partitions(table, files, filters), filters, schema)
-    return prune_by_column_stats(table.storage, files, filters, schema)
+    return prune_by_column_stats(table.storage, files, filters, schema, timeline)
 
 
 def _read_slices(table: ReadableTable, timeline: Timeline, slices: list[FileSlice], schema: StructType,
@@ -222,7 +223,7 @@ def snapshot(table: ReadableTable, *, as_of: str | None = None, filters: Sequenc
     bound = bind_filters(filters, schema)  # before any listing of footers: bad values fail first
     slices = view.latest_file_slices()
     plain = [s.base_file for s in slices if s.base_file is not None and (read_optimized or not s.log_files)]
-    files = select_files(table, plain, bound, table.arrow_schema(view.timeline, as_of))
+    files = select_files(table, plain, bound, table.arrow_schema(view.timeline, as_of), view.timeline)
     with_logs = [] if read_optimized else prune_partitions(table, [s for s in slices if s.log_files], bound)
     if with_logs:
         chosen = set(files)

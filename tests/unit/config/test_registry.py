@@ -48,6 +48,7 @@ def test_an_unknown_key_warns_naming_it_once_per_process():
     ("hoodie.metadata.enable", "false"),
     ("hoodie.metadata.enable", "true"),  # honoured: hoodpy maintains the files partition
     ("hoodie.metadata.compact.max.delta.commits", "5"),
+    ("hoodie.metadata.index.column.stats.enable", "true"),  # honoured: hoodpy maintains column_stats
     ("hoodie.table.initial.version", "9"),  # a table property hoodpy has nothing to do for
 ])
 def test_a_honoured_key_does_not_warn(key, value):
@@ -55,8 +56,8 @@ def test_a_honoured_key_does_not_warn(key, value):
 
 
 def test_metadata_partitions_hoodpy_does_not_maintain_warn():
-    messages = config_warnings(check_options, {"hoodie.metadata.index.column.stats.enable": "true"})
-    assert len(messages) == 1 and "hoodie.metadata.index.column.stats.enable" in messages[0]
+    messages = config_warnings(check_options, {"hoodie.metadata.index.bloom.filter.enable": "true"})
+    assert len(messages) == 1 and "hoodie.metadata.index.bloom.filter.enable" in messages[0]
 
 
 def test_an_unknown_table_property_warns_naming_key_and_table():
