@@ -1,10 +1,11 @@
 """The metadata-table procedures: ``create_metadata_table``, ``init_metadata_table``,
-``delete_metadata_table``, ``show_metadata_table_partitions``, ``show_metadata_table_files`` and
-``validate_metadata_table_files``.
+``delete_metadata_table``, ``show_metadata_table_partitions``, ``show_metadata_table_files``,
+``validate_metadata_table_files``, ``show_metadata_table_stats`` and ``show_metadata_table_column_stats``.
 
 Parameters and columns are Hudi's (``CreateMetadataTableProcedure``, ``InitMetadataTableProcedure``,
 ``DeleteMetadataTableProcedure``, ``ShowMetadataTablePartitionsProcedure``, ``ShowMetadataTableFilesProcedure``,
-``ValidateMetadataTableFilesProcedure``), with ``path`` appended. hoodpy's metadata table holds the ``files``
+``ValidateMetadataTableFilesProcedure``, ``ShowMetadataTableStatsProcedure``,
+``ShowMetadataTableColumnStatsProcedure``), with ``path`` appended. hoodpy's metadata table holds the ``files``
 partition (:mod:`hoodpy.metadata_table`); the rows come from :mod:`hoodpy.inspect.metadata_table`. Where Hudi
 throws "Metadata Table not enabled/initialized", hoodpy raises
 :class:`~hoodpy.errors.MetadataTableError` saying how to create one.
@@ -119,3 +120,28 @@ class ValidateMetadataTableFilesProcedure(Procedure):
 
     def call(self, ctx: ProcedureContext, args: Args) -> Iterable[tuple]:
         return rows.validate_files(ctx.table(args).storage, verbose=args["verbose"]).rows
+
+
+class ShowMetadataTableStatsProcedure(Procedure):
+    """Base / log file counts and sizes of the metadata partitions' latest slices, and the partition count."""
+
+    name = "show_metadata_table_stats"
+    parameters = (TABLE, PATH)
+    output = spark_output(rows.STATS)
+
+    def call(self, ctx: ProcedureContext, args: Args) -> Iterable[tuple]:
+        return rows.stats(ctx.table(args).storage).rows
+
+
+class ShowMetadataTableColumnStatsProcedure(Procedure):
+    """The column_stats records: min / max value and null count per file and column."""
+
+    name = "show_metadata_table_column_stats"
+    parameters = (TABLE, Parameter.optional("partition", STRING, None, doc="A data partition path (all: unset)."),
+                  Parameter.optional("targetColumns", STRING, "", doc="Comma-separated columns (all: empty)."),
+                  PATH)
+    output = spark_output(rows.COLUMN_STATS)
+
+    def call(self, ctx: ProcedureContext, args: Args) -> Iterable[tuple]:
+        columns = [c.strip() for c in (args["targetColumns"] or "").split(",")]
+        return rows.column_stats(ctx.table(args).storage, args["partition"], columns).rows
