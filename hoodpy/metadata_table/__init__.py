@@ -7,6 +7,8 @@ hoodpy maintains its ``files`` partition, as Hudi's HoodieBackedTableMetadataWri
 - :mod:`~hoodpy.metadata_table.records`: HoodieMetadataRecord records of the files partition and their merge;
 - :mod:`~hoodpy.metadata_table.reader`: the merged listing, as of the data table's timeline (the file-system
   view lists through it);
+- :mod:`~hoodpy.metadata_table.column_stats`: the ``column_stats`` partition (per base file and column its
+  min / max and counts), kept when ``hoodie.metadata.index.column.stats.enable`` is on; data skipping reads it;
 - :mod:`~hoodpy.metadata_table.changes`: what each data-table instant changes in the listing;
 - :mod:`~hoodpy.metadata_table.writer`: building it, a deltacommit per data instant inside the commit
   protocol, compaction, removal.
