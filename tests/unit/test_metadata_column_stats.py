@@ -139,3 +139,30 @@ def test_merge_sums_counts_and_widens_the_range_and_a_tombstone_wins():
     tomb = cs.tombstone("f", "c")
     assert cs.merge_stats(stats(5, 9, 1, 3), tomb) is tomb
     assert cs.merge_stats(tomb, stats(5, 9, 1, 3))["minValue"]["value"] == 5
+
+
+@pytest.mark.parametrize("filters", [
+    [("amount", ">=", Decimal("1000"))],
+    [("txn_date", "=", dt.date(2024, 1, 15))],
+    [("txn_datetime", "<", dt.datetime(2024, 1, 16, tzinfo=dt.timezone.utc))],
+    [("currency", "in", ["EUR"])],
+    [("merchant_name", "is null", None)],
+    [("txn_ts", ">", 1700100000000), ("is_international", "=", True)],
+])
+def test_pruning_the_sample_from_javas_column_stats_equals_pruning_from_footers(sample, filters, monkeypatch):
+    from hoodpy.file_group.fs_view import FileSystemView
+    from hoodpy.read import data_skipping
+    from hoodpy.schema.avro import arrow_schema_from_avro
+
+    storage = Storage(str(sample))
+    timeline = Timeline.load(storage)
+    files = FileSystemView.load(storage, timeline).latest_base_files()
+    schema = arrow_schema_from_avro(timeline.latest_schema())
+    data_skipping.clear_cache()
+    by_footers = data_skipping.prune_by_column_stats(storage, files, filters, schema)
+    opened = []
+    real = data_skipping.column_ranges
+    monkeypatch.setattr(data_skipping, "column_ranges", lambda s, f: opened.extend(f) or real(s, f))
+    by_index = data_skipping.prune_by_column_stats(storage, files, filters, schema, timeline)
+    assert opened == []
+    assert by_index == by_footers and 0 < len(by_index) < len(files)
