@@ -20,18 +20,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 
 import hudi_rs
 from java_samples import SAMPLES_DIR, unzip_sample
 from hoodpy.config.properties import parse_properties
 from hoodpy.inspect.metadata_table import validate_files
+from hoodpy.metadata_table import column_stats as cs
+from hoodpy.metadata_table.reader import MetadataTable
 from hoodpy.errors import (
     InvalidConfigError, TableVersionChangeError, UnsupportedServiceError, UnsupportedTableVersionError,
 )
 from hoodpy.storage import Storage
 from hoodpy.table import HoodieTable
 from hoodpy.timeline.instant import parse_instant_time
+from hoodpy.timeline.timeline import Timeline
 from sql_ext import disable, enable
 
 pytestmark = [pytest.mark.compat, pytest.mark.spark]
@@ -174,7 +178,9 @@ def test_sql_insert_update_delete_keep_the_version(hoodpy_spark, samples_dir, tm
     shutil.copytree(unzip_v1x(case.name, samples_dir), path)
     props_file = Path(path, ".hoodie", "hoodie.properties")
     version = parse_properties(props_file.read_text())["hoodie.table.version"]
-    has_mdt = "files" in parse_properties(props_file.read_text()).get("hoodie.table.metadata.partitions", "")
+    listed = parse_properties(props_file.read_text()).get("hoodie.table.metadata.partitions", "").split(",")
+    has_mdt = "files" in listed
+    kept = [p for p in ("column_stats", "files") if p in listed]
     before = hudi_rs.snapshot(path)
     columns = [c for c in before[0] if c not in hudi_rs.META]
     old_instants = hudi_rs.completed_instants(path)
@@ -205,13 +211,15 @@ def test_sql_insert_update_delete_keep_the_version(hoodpy_spark, samples_dir, tm
     ours = HoodieTable.for_path(hoodpy_spark, path).read()
     assert _data_rows(hudi_rs.df_rows(ours), columns) == _data_rows(expected, columns)
     # hudi-rs lists files through a metadata table: hoodpy kept its files partition (one deltacommit per new
-    # instant, the listing equal to storage's) and dropped the partitions it does not maintain.
-    assert parse_properties(props_file.read_text()).get("hoodie.table.metadata.partitions", "") == \
-        ("files" if has_mdt else "")
+    # instant, the listing equal to storage's) and column_stats (each listed base file's footer statistics), and
+    # dropped the partitions it does not maintain.
+    assert parse_properties(props_file.read_text()).get("hoodie.table.metadata.partitions", "") == ",".join(kept)
     assert Path(path, ".hoodie", "metadata").exists() == has_mdt
     if has_mdt:
         assert validate_files(Storage(path)).rows == []
-        assert sorted(p.name for p in Path(path, ".hoodie", "metadata").iterdir()) == [".hoodie", "files"]
+        assert sorted(p.name for p in Path(path, ".hoodie", "metadata").iterdir()) == [".hoodie", *kept]
+    if "column_stats" in kept:
+        assert_column_stats_match_footers(path)
     after = hudi_rs.snapshot(path)
     assert _data_rows(after, columns) == _data_rows(expected, columns)
     assert hudi_rs.df_rows_like(ours, after) == after
@@ -231,6 +239,21 @@ def test_sql_insert_update_delete_keep_the_version(hoodpy_spark, samples_dir, tm
         assert not Path(path, ".hoodie", f"{t}.commit").exists()
     assert hudi_rs.snapshot(path, as_of=old_instants[-1]) == hudi_rs.snapshot(
         unzip_v1x(case.name, samples_dir), as_of=old_instants[-1])
+
+
+def assert_column_stats_match_footers(path: str) -> None:
+    """column_stats holds, for every base file the files partition lists, the statistics of its footer."""
+    storage = Storage(path)
+    timeline = Timeline.load(storage)
+    index = cs.read_column_stats(storage, timeline)
+    expected = {}
+    for partition, names in MetadataTable(storage).read(timeline).all_files().items():
+        for name in (n for n in names if cs.is_indexed_file(n)):
+            meta = pq.read_metadata(str(Path(path, partition, name)))
+            columns = cs.columns_to_index((f.name, cs.indexable(f.type)) for f in meta.schema.to_arrow_schema())
+            for stats in cs.footer_stats(meta, name, columns, versioned=True):
+                expected[cs.column_stats_key(stats["columnName"], partition, name)] = stats
+    assert index == expected
 
 
 # -- tables hoodpy creates at version 8 --------------------------------------------------------------------
