@@ -166,3 +166,20 @@ def test_pruning_the_sample_from_javas_column_stats_equals_pruning_from_footers(
     by_index = data_skipping.prune_by_column_stats(storage, files, filters, schema, timeline)
     assert opened == []
     assert by_index == by_footers and 0 < len(by_index) < len(files)
+
+
+def test_base_file_stats_follow_the_column_list(tmp_path):
+    storage = Storage(str(tmp_path))
+    table = pa.table({"_hoodie_commit_time": ["1", "2"], "_hoodie_commit_seqno": ["a", "b"], "a": [3, None],
+                      "s": [{"x": 1}, {"x": 2}], "b": ["q", "r"]})
+    storage.write_bytes("p/f1_0-1-0_1.parquet", b"")
+    pq.write_table(table, storage.full_path("p/f1_0-1-0_1.parquet"))
+    every = cs.base_file_stats(storage, "p", ["f1_0-1-0_1.parquet"], (), versioned=False)
+    assert [s["columnName"] for s in every] == ["_hoodie_commit_time", "a", "b"]
+    [a] = cs.base_file_stats(storage, "p", ["f1_0-1-0_1.parquet"], ("a", "s"), versioned=False)
+    assert (a["columnName"], a["minValue"]["value"], a["maxValue"]["value"], a["nullCount"], a["valueCount"]) == \
+        ("a", 3, 3, 1, 2)
+    schema = ('{"type": "record", "name": "r", "fields": [{"name": "a", "type": ["null", "long"]}, '
+              '{"name": "s", "type": ["null", {"type": "record", "name": "s", "fields": []}]}]}')
+    assert cs.indexed_columns(schema) == ["_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key", "a"]
+    assert cs.indexed_columns(schema, ["a"]) == ["a"]
