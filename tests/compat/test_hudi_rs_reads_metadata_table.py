@@ -6,6 +6,7 @@ Garbling the metadata table's base files makes hudi-rs fail: it did read them.""
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,11 @@ from pyspark.sql import functions as F
 import hudi_rs
 from hoodpy.config.properties import load_table_properties, save_table_properties
 from hoodpy.inspect.metadata_table import validate_files
+from hoodpy.metadata_table import column_stats as cs
 from hoodpy.metadata_table.reader import MetadataTable
 from hoodpy.storage import Storage
 from hoodpy.table import HoodieTable
+from hoodpy.timeline.timeline import Timeline
 from java_samples import unzip_sample
 
 pytestmark = [pytest.mark.spark, pytest.mark.compat]
@@ -71,8 +74,9 @@ def test_hudi_rs_reads_hoodpys_metadata_table_of_a_version_8_table(spark, tmp_pa
 
 
 def test_a_java_metadata_table_compacted_by_hoodpy_reads_alike(spark, tmp_path):
-    """Hudi 1.1's metadata table of the v9 sample, updated and compacted by hoodpy writes (its other
-    partitions dropped): hoodpy and hudi-rs (through the compacted files partition) read the same rows."""
+    """Hudi 1.1's metadata table of the v9 sample, updated and compacted by hoodpy writes (column_stats kept and
+    compacted too, its other partitions dropped): hoodpy and hudi-rs (through the compacted files partition) read
+    the same rows."""
     path = str(unzip_sample("hudi-rs/sample_table/cow/v9_txns_simple_meta", tmp_path))
     table = HoodieTable.for_path(spark, path, options={"hoodie.metadata.compact.max.delta.commits": "2",
                                                        "hoodie.clean.automatic": "false"})
@@ -84,7 +88,14 @@ def test_a_java_metadata_table_compacted_by_hoodpy_reads_alike(spark, tmp_path):
     compaction = metadata.latest_compaction_time()
     assert compaction > "20260307162449278"  # Java's own compaction was the latest before
     assert metadata.latest_slice().base_file.name.endswith(f"_{compaction}.hfile")
-    assert sorted(p.name for p in Path(path, ".hoodie", "metadata").iterdir()) == [".hoodie", "files"]
+    # column_stats is kept (hoodpy maintains it), compacted with files; the other partitions are dropped.
+    assert sorted(p.name for p in Path(path, ".hoodie", "metadata").iterdir()) == [".hoodie", "column_stats", "files"]
+    assert sorted(p.name.split("_")[0] for p in Path(path, ".hoodie", "metadata", "column_stats").glob(
+        f"*_{compaction}.hfile")) == ["col-stats-0000-0", "col-stats-0001-0"]
+    listed = {n for files in MetadataTable(table.storage).read(Timeline.load(table.storage)).all_files().values()
+              for n in files}
+    indexed = cs.read_column_stats(table.storage, Timeline.load(table.storage)).values()
+    assert Counter(s["fileName"] for s in indexed) == {n: 16 for n in listed}
     assert validate_files(table.storage).rows == []
     theirs = hudi_rs.snapshot(path)
     assert {r["txn_id"] for r in theirs if r["txn_type"] == "UPDATED"} == set(first)
