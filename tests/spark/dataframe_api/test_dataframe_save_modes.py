@@ -131,7 +131,8 @@ def one_row_table(api_spark, tmp_path_factory):
 
 @pytest.mark.parametrize("change, error, match", [
     ({"hoodie.datasource.write.operation": "upsertt"}, InvalidConfigError, "hoodie.datasource.write.operation"),
-    ({"hoodie.datasource.write.operation": "delete_partition"}, InvalidConfigError, "delete_partition is not"),
+    ({"hoodie.datasource.write.operation": "delete_partition",
+      "hoodie.datasource.write.partitions.to.delete": "nowhere"}, InvalidConfigError, "no such partition"),
     ({"hoodie.datasource.write.recordkey.field": "v"}, InvalidConfigError, "has 'id'"),
     ({"hoodie.datasource.write.partitionpath.field": "v"}, InvalidConfigError, "has 'city'"),
     ({"hoodie.table.name": "other"}, InvalidConfigError, "has 'modes'"),
