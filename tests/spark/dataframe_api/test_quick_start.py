@@ -286,5 +286,6 @@ def test_python_api_generates_keys_and_deletes_partitions(api_spark, tmp_path):
                                                                   "san_francisco"]
     with pytest.raises(InvalidConfigError, match="no such partition"):
         table.delete_partitions(["paris"])
-    assert hudi_rs.snapshot_tuples(str(tmp_path / "py"), ["rider"]) == [("rider-A",), ("rider-C",), ("rider-D",),
-                                                                         ("rider-J",)]
+    # without partitions.to.delete: the partitions of the rows given
+    table.write(spark.createDataFrame(data[-1:]).toDF(*columns), "delete_partition")
+    assert hudi_rs.snapshot_tuples(str(tmp_path / "py"), ["rider"]) == [("rider-A",), ("rider-C",), ("rider-D",)]
