@@ -26,14 +26,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from spark_local import spark_session
+from spark_local import hoodpy_session, report
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -140,20 +138,11 @@ def main() -> None:
     parser.add_argument("--out", default=str(Path(__file__).with_name("streaming.json")))
     args = parser.parse_args()
 
-    from sql_ext import enable
-
-    spark = enable(spark_session("hoodpy-streaming", shuffle_partitions=4))
-    work = Path(tempfile.mkdtemp(prefix="hoodpy-streaming-"))
-    try:
+    with hoodpy_session("hoodpy-streaming", shuffle_partitions=4, prefix="hoodpy-streaming-") as (spark, work):
         result = {"seed_rows": args.seed_rows, "batch_rows": args.batch_rows, "update_share": args.update_share,
                   "trigger_interval_s": args.interval,
                   "runs": [run(spark, work, t, args) for t in ("COPY_ON_WRITE", "MERGE_ON_READ")]}
-    finally:
-        spark.stop()
-        shutil.rmtree(work, ignore_errors=True)
-    text = json.dumps(result, indent=2)
-    print(text)
-    Path(args.out).write_text(text + "\n")
+    report(result, args.out)
 
 
 if __name__ == "__main__":
