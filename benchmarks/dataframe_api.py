@@ -21,7 +21,6 @@ ratio hoodpy / native. Prints JSON and writes it to ``--out``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -30,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from spark_local import spark_session
+from spark_local import report, spark_session
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -223,9 +222,7 @@ def main() -> None:
     finally:
         spark.stop()
         shutil.rmtree(work, ignore_errors=True)
-    text = json.dumps(result, indent=2)
-    print(text)
-    Path(args.out).write_text(text + "\n")
+    report(result, args.out)
 
 
 if __name__ == "__main__":

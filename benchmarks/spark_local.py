@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 
 
 def spark_session(app: str, *, shuffle_partitions: int, driver_memory: str | None = None):
@@ -22,3 +23,31 @@ def spark_session(app: str, *, shuffle_partitions: int, driver_memory: str | Non
              .config("spark.sql.session.timeZone", "UTC").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def report(result: dict, out: str) -> None:
+    """Print a benchmark's result as JSON and write it to ``out``."""
+    import json
+    from pathlib import Path
+
+    text = json.dumps(result, indent=2)
+    print(text)
+    Path(out).write_text(text + "\n")
+
+
+@contextmanager
+def hoodpy_session(app: str, *, shuffle_partitions: int, prefix: str):
+    """(session with hoodpy's layer enabled, a scratch folder); the session stops and the folder goes after."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from sql_ext import enable
+
+    spark = enable(spark_session(app, shuffle_partitions=shuffle_partitions))
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield spark, work
+    finally:
+        spark.stop()
+        shutil.rmtree(work, ignore_errors=True)

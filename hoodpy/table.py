@@ -90,6 +90,9 @@ class HoodieTable:
                table_properties: Mapping[str, Any] | None = None, table_type: str | None = None) -> HoodieTable:
         """Create an empty table: writes ``.hoodie/hoodie.properties``; data arrives with the first write.
 
+        Empty ``record_key_fields``: Hudi's auto-generated record keys (inserts and bulk inserts make keys
+        ``<instant>_<task partition>_<row>``; updates and deletes take ``_hoodie_record_key`` from the rows).
+
         ``table_type``: ``COPY_ON_WRITE`` (the default) or ``MERGE_ON_READ``, else ``hoodie.table.type`` from
         ``table_properties`` / ``options``.
 
@@ -104,15 +107,12 @@ class HoodieTable:
         parts = tuple(partition_fields) if not isinstance(partition_fields, str) else (partition_fields,)
         defining = table_defining_properties(parts, table_properties)
         parts = split_partition_types(parts)[0]
-        if not keys:
-            raise InvalidConfigError(TableConfig.RECORD_KEY_FIELDS.key, keys, "at least one field is required")
         props: dict[str, str] = {
             TableConfig.NAME.key: table_name,
             TableConfig.DATABASE_NAME.key: database_name,
             TableConfig.TYPE.key: COPY_ON_WRITE,
             TableConfig.VERSION.key: str(SUPPORTED_TABLE_VERSION),
             TableConfig.TIMELINE_LAYOUT_VERSION.key: str(SUPPORTED_TIMELINE_LAYOUT),
-            TableConfig.RECORD_KEY_FIELDS.key: ",".join(keys),
             TableConfig.KEY_GENERATOR_CLASS.key: key_generator_class or resolve_key_generator_class(
                 HoodieConfig.of(table_properties), keys, parts),
             TableConfig.HIVE_STYLE_PARTITIONING.key: str(bool(hive_style_partitioning)).lower(),
@@ -124,6 +124,8 @@ class HoodieTable:
             TableConfig.TIMELINE_TIMEZONE.key: "UTC",
             **defining,
         }
+        if keys:  # none: keys are generated on insert, and hoodie.properties names none (as Hudi's)
+            props[TableConfig.RECORD_KEY_FIELDS.key] = ",".join(keys)
         if parts:
             props[TableConfig.PARTITION_FIELDS.key] = ",".join(parts)
         if precombine_field:
@@ -309,6 +311,14 @@ class HoodieTable:
                                ) -> CommitResult:
         """Replace the whole table with ``df`` (a replacecommit)."""
         return self.write(df, WriteOperation.INSERT_OVERWRITE_TABLE, options=options)
+
+    def delete_partitions(self, partitions: Sequence[str], *, options: Mapping[str, Any] | None = None,
+                          ) -> CommitResult:
+        """Hudi's delete_partition: one replacecommit replacing every file group of ``partitions`` (partition
+        paths, '*' wildcards allowed); the files stay until the cleaner removes them."""
+        listed = [partitions] if isinstance(partitions, str) else list(partitions)
+        opts = {**(options or {}), WriteConfig.PARTITIONS_TO_DELETE.key: ",".join(listed)}
+        return self.write(self.spark.createDataFrame([], "x int"), WriteOperation.DELETE_PARTITION, options=opts)
 
     def rollback_to_instant(self, instant_time: str):
         """Undo the latest completed commit (Hudi's rollback_to_instant); returns the rollback instant."""

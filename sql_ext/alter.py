@@ -10,8 +10,11 @@
   commit), so reads, time travel to later instants and hudi-rs see the column, null in older rows.
 * ``RENAME TO db.new``: renames the catalog entry (the files stay where they are) and updates
   ``hoodie.table.name`` in ``hoodie.properties``, as Hudi does.
+* ``DROP [IF EXISTS] PARTITION (f = v, ...)[, PARTITION (...)]``: Hudi's delete_partition, one replacecommit
+  replacing every file group of the partitions (the files stay until cleaned). Each spec names every partition
+  field; without IF EXISTS a partition the table lacks is an error.
 
-Anything else (DROP / RENAME / ALTER COLUMN, column positions, SET LOCATION, partitions, SERDE) raises
+Anything else (DROP / RENAME / ALTER COLUMN, column positions, SET LOCATION, ADD PARTITION, SERDE) raises
 :class:`~hoodpy.errors.UnsupportedStatementError`.
 """
 
@@ -48,7 +51,7 @@ if TYPE_CHECKING:
     from sql_ext.session import SqlLayer
 
 FIXED_PROPERTIES = {k.lower(): k for k in (BASE_PATH_PROPERTY, PRIMARY_KEY_PROPERTY, PRECOMBINE_PROPERTY, TYPE_PROPERTY)}
-SUPPORTED = "SET TBLPROPERTIES, UNSET TBLPROPERTIES, ADD COLUMNS and RENAME TO"
+SUPPORTED = "SET TBLPROPERTIES, UNSET TBLPROPERTIES, ADD COLUMNS, RENAME TO and DROP PARTITION"
 _UNSET = re.compile(r"\bUNSET\s+TBLPROPERTIES\b(?:\s+IF\s+EXISTS)?\s*\((?P<keys>.*)\)\s*;?\s*$",
                     re.IGNORECASE | re.DOTALL)
 
@@ -100,6 +103,8 @@ def alter_table(layer: SqlLayer, tree: exp.Alter, entry: CatalogTable, text: str
             return add_columns(layer, defs, entry, text)
     if isinstance(action, exp.AlterRename):
         return rename(layer, action, entry, text)
+    if isinstance(action, exp.DropPartition):
+        return drop_partitions(layer, action, entry, text)
     what = "ADD COLUMN with column positions (FIRST / AFTER)" if isinstance(action, exp.ColumnDef) \
         else action.sql(dialect=DIALECT).split("(")[0].strip()
     raise UnsupportedStatementError(text, f"ALTER TABLE ... {what} is not supported on hoodpy table {entry.name} "
@@ -162,4 +167,40 @@ def rename(layer: SqlLayer, action: exp.AlterRename, entry: CatalogTable, text: 
     database = props.get(TableConfig.DATABASE_NAME.key, target.database)
     props[TableConfig.CHECKSUM.key] = str(table_checksum(database, target.table))
     save_table_properties(table.storage, props)
+    return empty_result(layer.spark)
+
+
+def drop_partitions(layer: SqlLayer, action: exp.DropPartition, entry: CatalogTable, text: str) -> DataFrame:
+    """``DROP [IF EXISTS] PARTITION (...)``: the partition paths the specs name, deleted in one replacecommit."""
+    from hoodpy.config.write import WriteConfig
+    from hoodpy.keygen import SIMPLE
+
+    table = entry.open(layer.spark)
+    keygen = table.keygen
+    if not keygen.is_partitioned or any(t != SIMPLE for t in keygen.partition_types):
+        why = "is not partitioned" if not keygen.is_partitioned else "has partition paths made of dates"
+        raise UnsupportedStatementError(text, f"DROP PARTITION needs a table partitioned by column values; "
+                                        f"{entry.name} {why}")
+    paths = []
+    for spec in action.expressions:
+        values = {}
+        for eq in spec.expressions:
+            if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
+                raise InvalidStatementError(f"DROP PARTITION expects field = value pairs, got {eq.sql(dialect=DIALECT)}")
+            value = eq.expression
+            values[eq.this.name.lower()] = None if isinstance(value, exp.Null) else value.name
+        fields = {f.lower(): f for f in keygen.partition_fields}
+        if set(values) != set(fields):
+            raise InvalidStatementError(
+                f"DROP PARTITION on {entry.name} must name each partition field ({', '.join(fields.values())}), "
+                f"got {', '.join(values) or 'none'}")
+        paths.append("/".join(keygen.partition_segment(fields[f.lower()], values[f.lower()])
+                              for f in keygen.partition_fields))
+    if action.args.get("exists"):
+        present = set(table.file_system_view().partitions())
+        paths = [p for p in paths if p in present]
+        if not paths:
+            return empty_result(layer.spark)
+    write(layer, entry, layer.spark.createDataFrame([], "x int"), WriteOperation.DELETE_PARTITION,
+          {WriteConfig.PARTITIONS_TO_DELETE.key: ",".join(paths)})
     return empty_result(layer.spark)

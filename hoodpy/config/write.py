@@ -8,7 +8,7 @@ change which record survives.
 
 from __future__ import annotations
 
-from hoodpy.config import ConfigKey, HoodieConfig, parse_bool, parse_enum, parse_int, parse_str
+from hoodpy.config import ConfigKey, HoodieConfig, parse_bool, parse_csv, parse_enum, parse_int, parse_str
 from hoodpy.config.table import TableConfig
 
 EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
@@ -108,8 +108,14 @@ def parse_merger_impls(value: object) -> str:
 class WriteConfig:
     OPERATION = ConfigKey(
         "hoodie.datasource.write.operation", "upsert",
-        parse_enum("insert", "upsert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"),
+        parse_enum("insert", "upsert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table",
+                   "delete_partition"),
         doc="Write operation of a DataFrame write.",
+    )
+    PARTITIONS_TO_DELETE = ConfigKey(
+        "hoodie.datasource.write.partitions.to.delete", (), parse_csv,
+        doc="The partition paths a delete_partition write replaces (comma-separated; '*' and '?' match as in "
+        "Hudi's wildcard partitions). Not set: the partitions of the batch's rows.",
     )
     COMBINE_BEFORE_INSERT = ConfigKey(
         "hoodie.combine.before.insert", False, parse_bool,

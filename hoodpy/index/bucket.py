@@ -66,6 +66,9 @@ class BucketSpec:
             raise InvalidConfigError(IndexConfig.BUCKET_NUM_BUCKETS.key, num_buckets,
                                      f"a bucket id has {BUCKET_ID_DIGITS} digits in the file id")
         record_key = tuple(config.get(TableConfig.RECORD_KEY_FIELDS))
+        if not record_key:
+            raise InvalidConfigError(IndexConfig.TYPE.key, "BUCKET", "the bucket index hashes record key fields, "
+                                     "and a table with generated keys has none (set a record key)")
         hash_fields = tuple(config.get(IndexConfig.BUCKET_HASH_FIELD)) or record_key
         outside = [f for f in hash_fields if f not in record_key]
         if outside:

@@ -144,9 +144,13 @@ class KeyGenerator:
 
     @classmethod
     def from_config(cls, config: HoodieConfig) -> KeyGenerator:
+        """The key generator the config describes; without record key fields, one that generates keys (as
+        Hudi 0.14+ does for a table whose record key is not configured, see :attr:`auto_keys`)."""
         keys = tuple(config.get(TableConfig.RECORD_KEY_FIELDS))
-        if not keys:
-            raise MissingConfigError(TableConfig.RECORD_KEY_FIELDS.key, "a table needs record key fields")
+        if not keys and not config.get(TableConfig.POPULATE_META_FIELDS):
+            raise MissingConfigError(TableConfig.RECORD_KEY_FIELDS.key,
+                                     "a table with virtual keys (hoodie.populate.meta.fields=false) needs record "
+                                     "key fields: generated keys are only kept in _hoodie_record_key")
         partitions, types = split_partition_types(tuple(config.get(TableConfig.PARTITION_FIELDS)))
         klass = key_generator_class(config, keys, partitions)
         kind = _CLASS_KIND.get(klass)
@@ -162,7 +166,7 @@ class KeyGenerator:
         if kind == CUSTOM:
             types = _custom_types(config, partitions, types)
         elif kind == TIMESTAMP:
-            if len(partitions) != 1 or len(keys) != 1:
+            if len(partitions) != 1 or len(keys) > 1:
                 raise InvalidConfigError(
                     TableConfig.PARTITION_FIELDS.key if len(partitions) != 1 else TableConfig.RECORD_KEY_FIELDS.key,
                     ",".join(partitions if len(partitions) != 1 else keys),
@@ -181,6 +185,13 @@ class KeyGenerator:
     @property
     def kind(self) -> str:
         return _CLASS_KIND[self.key_generator_class]
+
+    @property
+    def auto_keys(self) -> bool:
+        """No record key field is configured: inserts get keys ``<instant>_<task partition>_<row>`` (Hudi's
+        AutoRecordGenWrapperKeyGenerator), and updates and deletes take the keys rows read from the table carry
+        in ``_hoodie_record_key``."""
+        return not self.record_key_fields
 
     @property
     def is_partitioned(self) -> bool:

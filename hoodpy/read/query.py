@@ -166,7 +166,7 @@ def prune_by_key_range(table: ReadableTable, files: list[BaseFile], filters: lis
     """Skip files whose footer [min, max] record key holds none of the keys an equality filter asks for
     (``schema``: the table's data schema, loaded when not given)."""
     keygen = table.keygen
-    if keygen.composite_record_key or not files:
+    if keygen.auto_keys or keygen.composite_record_key or not files:
         return files
     field = keygen.record_key_fields[0]
     if not any(name == field for name, _, _ in filters):

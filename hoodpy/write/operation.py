@@ -15,6 +15,7 @@ class WriteOperation(str, Enum):
     DELETE = "delete"
     INSERT_OVERWRITE = "insert_overwrite"
     INSERT_OVERWRITE_TABLE = "insert_overwrite_table"
+    DELETE_PARTITION = "delete_partition"
 
     @property
     def operation_type(self) -> str:
@@ -23,12 +24,17 @@ class WriteOperation(str, Enum):
 
     @property
     def action(self) -> Action:
-        return Action.REPLACECOMMIT if self.is_overwrite else Action.COMMIT
+        return Action.REPLACECOMMIT if self.replaces else Action.COMMIT
 
     def action_on(self, merge_on_read: bool) -> Action:
         """The timeline action of this operation on a table of the type: a merge-on-read table records its
-        writes as deltacommits, its overwrites as replacecommits (as Hudi does)."""
-        return Action.DELTACOMMIT if merge_on_read and not self.is_overwrite else self.action
+        writes as deltacommits, its overwrites and partition deletes as replacecommits (as Hudi does)."""
+        return Action.DELTACOMMIT if merge_on_read and not self.replaces else self.action
+
+    @property
+    def replaces(self) -> bool:
+        """Replaces file groups (a replacecommit): the overwrites, and delete_partition, which writes no file."""
+        return self.is_overwrite or self == WriteOperation.DELETE_PARTITION
 
     @property
     def is_overwrite(self) -> bool:

@@ -107,16 +107,47 @@ def require_columns(schema: StructType, columns: list[str], what: str) -> None:
         )
 
 
+def generated_key_column() -> Column:
+    """``<task partition>_<row>``: the part of an auto-generated key known before the instant time (Hudi's
+    AutoRecordGenWrapperKeyGenerator: the Spark partition id and the row's index within that partition; the
+    writer puts the instant time in front, :func:`with_key_instant`)."""
+    row_in_partition = F.monotonically_increasing_id().bitwiseAND(F.lit((1 << 33) - 1))
+    return F.concat_ws("_", F.spark_partition_id().cast("string"), row_in_partition.cast("string"))
+
+
+def with_key_instant(records: DataFrame, instant_time: str) -> DataFrame:
+    """Complete generated keys: ``<instantTime>_<partitionId>_<rowId>``, as Hudi's HoodieRecord.generateSequenceId."""
+    return records.withColumn(RECORD_KEY, F.concat(F.lit(instant_time + "_"), F.col(RECORD_KEY)))
+
+
+def stored_key_column(df: DataFrame, what: str) -> tuple[Column, Column]:
+    """(record key, is-invalid) from the ``_hoodie_record_key`` the rows carry: how a table with generated keys
+    is updated or deleted from (rows read from it), as in Hudi."""
+    if RECORD_KEY not in df.columns:
+        raise InvalidRecordError(
+            f"The table's record keys are generated (no hoodie.datasource.write.recordkey.field): {what} needs "
+            f"the {RECORD_KEY} column of rows read from the table; the batch has {', '.join(df.columns)}")
+    key = F.col(RECORD_KEY).cast("string")
+    return key, _blank(key)
+
+
 def keyed_records(df: DataFrame, keygen: KeyGenerator, *, deletes: bool = False,
-                  with_partition: bool = True) -> DataFrame:
+                  with_partition: bool = True, generate_keys: bool = False) -> DataFrame:
     """``df`` minus any meta columns, plus record key, partition path and operation columns.
 
     ``deletes`` marks every row a delete (the delete operation); otherwise rows whose
     ``_hoodie_is_deleted`` is true are deletes. ``with_partition=False`` leaves the partition path null
-    (a delete by key alone, located through a global lookup).
+    (a delete by key alone, located through a global lookup). A table with generated keys
+    (:attr:`KeyGenerator.auto_keys`) takes keys from ``_hoodie_record_key``, or with ``generate_keys``
+    (inserts) gets new ones (:func:`generated_key_column`, completed by :func:`with_key_instant`).
     """
     data = df.drop(*[c for c in META_COLUMNS if c in df.columns])
-    key, invalid = record_key_column(keygen)
+    if not keygen.auto_keys:
+        key, invalid = record_key_column(keygen)
+    elif generate_keys:
+        key, invalid = generated_key_column(), F.lit(False)
+    else:
+        key, invalid = stored_key_column(df, "a delete" if deletes else "an upsert")
     if deletes:
         op = F.lit(OP_DELETE)
     elif IS_DELETED_COLUMN in data.columns:
@@ -128,7 +159,7 @@ def keyed_records(df: DataFrame, keygen: KeyGenerator, *, deletes: bool = False,
     else:
         op = F.lit(OP_UPSERT)
     partition = partition_path_column(keygen, data.schema) if with_partition else F.lit(None).cast("string")
-    out = data.select(
+    out = df.select(  # df: the key may come from its _hoodie_record_key; the data columns are data's
         key.alias(RECORD_KEY), partition.alias(PARTITION_PATH), op.cast("int").alias(OP),
         invalid.alias(INVALID_KEY), *[F.col(c) for c in data.columns if c != IS_DELETED_COLUMN],
     )
@@ -173,11 +204,12 @@ def _validated_groups(records: DataFrame, keygen: KeyGenerator, ordering_field: 
 def _reject_invalid(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None, bad_keys: int,
                     bad_ordering: int) -> None:
     if bad_keys:
+        fields = keygen.record_key_fields or (RECORD_KEY,)
         examples = [r.asDict() for r in records.filter(F.col(INVALID_KEY))
-                    .select(*keygen.record_key_fields).limit(3).collect()]
+                    .select(*[c for c in fields if c in records.columns]).limit(3).collect()]
         raise InvalidRecordError(
             f"{bad_keys} record(s) have a null or empty record key "
-            f"(fields {', '.join(keygen.record_key_fields)})", examples=examples)
+            f"(fields {', '.join(fields)})", examples=examples)
     if bad_ordering:
         raise InvalidRecordError(
             f"{bad_ordering} record(s) have a null ordering (precombine) field {ordering_field!r}")

@@ -3,6 +3,7 @@ groups, merge in executors, commit. Any failure after the instant opens removes 
 
 from __future__ import annotations
 
+import fnmatch
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -150,6 +151,7 @@ class Writer:
         self.ordering_field: str | None = self.config.get(TableConfig.PRECOMBINE_FIELD)
         # A delete whose batch lacks the partition fields: keys are looked up in every partition.
         self._delete_by_key_only = False
+        self._generates_keys = False  # inserts into a table without record key fields (see KeyGenerator.auto_keys)
         self._cached: list[DataFrame] = []  # held for one write; a local checkpoint's blocks go with its GC
         self._partitions: list[str] = []  # partition paths the batch names (none for deletes by key alone)
         self._clustering_inputs: dict[tuple[str, str], str] | None = None  # see _pending_clustering
@@ -190,7 +192,10 @@ class Writer:
         transaction = WriteTransaction(self.storage, self.config, merge_on_read=self.merge_on_read)
         timeline = Timeline.load(self.storage)
         try:
-            records, target_schema = self._prepare(df, operation, timeline)
+            if operation == WriteOperation.DELETE_PARTITION:
+                records, target_schema = None, self._prepare_partition_delete(df, timeline)
+            else:
+                records, target_schema = self._prepare(df, operation, timeline)
             timeline = rollback_failed_writes(transaction, timeline)
             transaction.begin(timeline)
             instant_time = new_instant_time(after=timeline.latest_instant_time())
@@ -225,11 +230,17 @@ class Writer:
         rec.require_columns(df.schema, list(keygen.record_key_fields), "record key")
         has_partition = all(f in df.columns for f in keygen.partition_fields)
         self._delete_by_key_only = is_delete and keygen.is_partitioned and not has_partition
+        self._generates_keys = keygen.auto_keys and not operation.uses_index
+        if self._generates_keys and self._combines(operation):
+            # As Hudi: generated keys are all distinct, so there is nothing to combine by.
+            raise InvalidConfigError(WriteConfig.COMBINE_BEFORE_INSERT.key, "true",
+                                     "combining is not supported with auto generation of record keys")
         if not is_delete:
             rec.require_columns(df.schema, list(keygen.partition_fields), "partition")
             if self.ordering_field and self._combines(operation) | (operation == WriteOperation.UPSERT):
                 rec.require_columns(df.schema, [self.ordering_field], "ordering (precombine)")
-        records = rec.keyed_records(df, keygen, deletes=is_delete, with_partition=has_partition)
+        records = rec.keyed_records(df, keygen, deletes=is_delete, with_partition=has_partition,
+                                    generate_keys=self._generates_keys)
 
         table_schema = self.table.arrow_schema(timeline)
         if is_delete:
@@ -299,8 +310,42 @@ class Writer:
             return True
         return self.config.get(WriteConfig.COMBINE_BEFORE_INSERT)
 
+    def _prepare_partition_delete(self, df: DataFrame, timeline: Timeline) -> pa.Schema:
+        """delete_partition: the partitions named by hoodie.datasource.write.partitions.to.delete (wildcards
+        matched against the table's partitions), else those of the batch's rows; each must exist. Returns the
+        table's schema (recorded in the replacecommit, as Hudi does)."""
+        keygen = self.keygen
+        if not keygen.is_partitioned:
+            raise InvalidConfigError(WriteConfig.OPERATION.key, "delete_partition",
+                                     f"the table at {self.storage.base_uri} is not partitioned")
+        existing = FileSystemView.load(self.storage, timeline).partitions()
+        named = list(self.config.get(WriteConfig.PARTITIONS_TO_DELETE))
+        source = WriteConfig.PARTITIONS_TO_DELETE.key
+        if not named:
+            source = "the batch's partition fields"
+            rec.require_columns(df.schema, list(keygen.partition_fields), "partition")
+            column = rec.partition_path_column(keygen, df.schema).alias(PARTITION_PATH)
+            named = sorted(r[0] for r in df.select(column).distinct().collect())
+        if not named:
+            raise InvalidConfigError(WriteConfig.OPERATION.key, "delete_partition",
+                                     f"no partition to delete: set {WriteConfig.PARTITIONS_TO_DELETE.key} or "
+                                     "pass rows of the partitions")
+        chosen: set[str] = set()
+        for pattern in named:
+            matched = fnmatch.filter(existing, pattern) if any(c in pattern for c in "*?[") else \
+                [pattern] if pattern in existing else []
+            if not matched:
+                raise InvalidConfigError(source, pattern, f"the table has no such partition (it has "
+                                         f"{', '.join(existing) or 'none'})")
+            chosen.update(matched)
+        self._partitions = sorted(chosen)
+        schema = self.table.arrow_schema(timeline)
+        if schema is None:
+            raise InvalidConfigError(WriteConfig.OPERATION.key, "delete_partition", "the table has no data")
+        return schema
+
     def _requested_bytes(self, operation: WriteOperation) -> bytes:
-        if not operation.is_overwrite:
+        if not operation.replaces:
             return b""
         return serialize(AvroModel.REQUESTED_REPLACE_METADATA,
                          {"operationType": operation.operation_type, "clusteringPlan": None,
@@ -319,6 +364,16 @@ class Writer:
             options=BaseFileOptions.from_config(self.config),
         )
         self._merge_ctx = merge_ctx
+        if operation == WriteOperation.DELETE_PARTITION:
+            # Hudi's delete_partition: every file group of the partitions replaced, no file written.
+            view = FileSystemView.load(self.storage, timeline, partitions=self._partitions)
+            replaced = {p: [] for p in self._partitions}
+            for fslice in view.latest_file_slices(self._partitions):
+                replaced[fslice.partition_path].append(fslice.file_id)
+            return commit_step.new_commit_metadata(operation.operation_type, [], schema_json, replaced,
+                                                   extra=self.extra_metadata)
+        if self._generates_keys:
+            records = rec.with_key_instant(records, inflight.timestamp)
         if self._combines(operation):
             by_partition = not self._global_lookup(operation)
             if self._batch_keys is not None and not rec.has_duplicate_keys(self._batch_keys,

@@ -4,7 +4,8 @@ atomic commit).
 
 Options are Hudi's: ``hoodie.table.name``, ``hoodie.datasource.write.recordkey.field``, ``.partitionpath.field``
 (or ``partitionBy(...)``), ``.precombine.field``, ``.operation`` (upsert by default; insert, bulk_insert,
-delete, insert_overwrite, insert_overwrite_table), ``.table.type``, ``.keygenerator.class``,
+delete, insert_overwrite, insert_overwrite_table, delete_partition with
+``hoodie.datasource.write.partitions.to.delete``), ``.table.type``, ``.keygenerator.class``,
 ``.hive_style_partitioning`` and every other ``hoodie.*`` key hoodpy honours (docs/options.md); keys under the
 commit metadata prefix (default ``_``) land in the commit's extraMetadata.
 
@@ -19,11 +20,14 @@ Save modes, as Hudi's datasource treats them:
   so a failed job leaves the old table as it was.
 * ``errorifexists`` (Spark's default): fails when a table exists, else creates it. ``ignore``: does nothing
   when a table exists, else creates it.
-* ``delete`` runs in ``append`` mode only, on an existing table (as in Hudi).
+* ``delete`` and ``delete_partition`` run in ``append`` mode only, on an existing table (as in Hudi).
 
-Refused with an error naming the problem, before anything is written: an unknown operation (and
-``delete_partition``, not built yet), a new table without ``hoodie.table.name`` or a record key (Hudi 0.14's
-auto-generated keys are not supported), options that contradict an existing table's definition (Hudi's
+Without ``hoodie.datasource.write.recordkey.field`` (and on a table created without one) record keys are
+generated, as Hudi 0.14+ does: a write naming no operation whose batch has no ``_hoodie_record_key`` is a
+bulk_insert; upserts and deletes take the keys from ``_hoodie_record_key`` (rows read from the table).
+
+Refused with an error naming the problem, before anything is written: an unknown operation, a new table
+without ``hoodie.table.name``, options that contradict an existing table's definition (Hudi's
 "config conflict"), a batch without the key or partition columns, a path holding files that are not a Hudi
 table. ``hoodie.datasource.write.table.type=MERGE_ON_READ`` creates a merge-on-read table (writes become
 deltacommits). If the table did not exist and the write fails, the folder is removed again.
@@ -49,7 +53,7 @@ from hoodpy.errors import (
     TableNotFoundError,
 )
 from hoodpy.keygen import KeyGenerator, split_partition_types
-from hoodpy.meta_fields import META_COLUMNS
+from hoodpy.meta_fields import META_COLUMNS, RECORD_KEY
 from hoodpy.schema import normalize_arrow_schema
 from hoodpy.storage import Storage, open_storage
 from hoodpy.write.records import require_columns
@@ -115,13 +119,17 @@ class WriteRequest:
 
 
 def write_operation(config: HoodieConfig) -> str:
-    """The write operation the options name (upsert by default); delete_partition is refused, naming it."""
-    raw = config.raw(WriteConfig.OPERATION)
-    if raw is not None and str(raw).strip().lower() == DELETE_PARTITION:
-        raise InvalidConfigError(WriteConfig.OPERATION.key, raw,
-                                 "delete_partition is not supported by hoodpy yet; use insert_overwrite with "
-                                 "the partitions' new rows, or the delete operation with their keys")
+    """The write operation the options name (upsert by default); an unknown one fails, naming the key."""
     return config.get(WriteConfig.OPERATION)
+
+
+def deduced_operation(request: WriteRequest, df: DataFrame, keys_configured: bool) -> str:
+    """The operation, as Hudi's datasource deduces it: without a record key (generated keys), no operation
+    named and no ``_hoodie_record_key`` column in the batch, a write is a bulk_insert (Spark's parquet
+    behaviour); otherwise the named operation, upsert by default."""
+    if not keys_configured and not request.config.is_set(WriteConfig.OPERATION) and RECORD_KEY not in df.columns:
+        return "bulk_insert"
+    return request.operation
 
 
 def save(df: DataFrame, request: WriteRequest) -> CommitResult | None:
@@ -129,23 +137,25 @@ def save(df: DataFrame, request: WriteRequest) -> CommitResult | None:
     from hoodpy.table import HoodieTable
 
     spark = df.sparkSession
-    operation = request.operation
     storage = open_storage(spark, request.path, request.options)
     exists = storage.exists(_PROPERTIES)
     if not exists:
         _require_no_other_data(storage)
-    if operation == "delete":
+    table = HoodieTable.for_path(spark, storage.base_uri, options=request.hoodie_options) if exists else None
+    keys_configured = request.config.is_set(TableConfig.RECORD_KEY_FIELDS) or (
+        table is not None and not table.keygen.auto_keys)
+    operation = deduced_operation(request, df, keys_configured)
+    if operation in ("delete", DELETE_PARTITION):
         if request.mode != APPEND:
-            raise InvalidConfigError("mode", request.mode, "the delete operation runs in append mode only")
-        if not exists:
-            raise TableNotFoundError(storage.base_uri, "there is no table to delete from")
-    if not exists:
+            raise InvalidConfigError("mode", request.mode, f"the {operation} operation runs in append mode only")
+        if table is None:
+            raise TableNotFoundError(storage.base_uri, f"there is no table to {operation.replace('_', ' ')} from")
+    if table is None:
         return _create_and_write(df, request, storage, operation)
     if request.mode == IGNORE:
         return None
     if request.mode == ERROR_IF_EXISTS:
         raise TableAlreadyExistsError(storage.base_uri)
-    table = HoodieTable.for_path(spark, storage.base_uri, options=request.hoodie_options)
     if request.mode == APPEND:
         require_definition(table, request.config)
         return table.write(df, operation, options=request.options)
@@ -153,7 +163,7 @@ def save(df: DataFrame, request: WriteRequest) -> CommitResult | None:
         # The table ends up holding the batch: one replacecommit, atomic. An upsert combines duplicate keys
         # of the batch, as writing it into a new table would.
         options = dict(request.options)
-        if operation == "upsert":
+        if operation == "upsert" and not table.keygen.auto_keys:
             options.setdefault(WriteConfig.COMBINE_BEFORE_INSERT.key, "true")
         return table.write(df, "insert_overwrite_table", options=options)
     return _recreate(df, request, storage, operation)
@@ -215,12 +225,7 @@ def table_definition(df: DataFrame, request: WriteRequest, path: str) -> dict[st
     name = config.raw(TableConfig.NAME)
     if not name:
         raise MissingConfigError(TableConfig.NAME.key, "a DataFrame write that creates a table needs its name")
-    keys = parse_csv(config.raw(TableConfig.RECORD_KEY_FIELDS) or "")
-    if not keys:
-        raise MissingConfigError(
-            TableConfig.RECORD_KEY_FIELDS.aliases[0],
-            "hoodpy tables are keyed: name the column(s) that identify a record (Hudi 0.14's auto-generated "
-            "record keys are not supported)")
+    keys = parse_csv(config.raw(TableConfig.RECORD_KEY_FIELDS) or "")  # none: generated keys (as Hudi 0.14+)
     check_writable(path, config.get(TableConfig.TYPE), "create", merge_on_read=True)
     keygen = KeyGenerator.from_config(config)  # a bad key generator or partitioning fails here
     precombine = config.raw(TableConfig.PRECOMBINE_FIELD)

@@ -44,8 +44,10 @@ def test_partition_paths_hive_style_and_default_partition():
 
 
 def test_bad_key_generator_config_is_named():
+    # no record key: Hudi generates keys, which only _hoodie_record_key keeps (so virtual keys need fields)
+    assert keygen(**{"hoodie.table.name": "t"}).auto_keys
     with pytest.raises(MissingConfigError, match="recordkey"):
-        keygen(**{"hoodie.table.name": "t"})
+        keygen(**{"hoodie.table.name": "t", "hoodie.populate.meta.fields": "false"})
     with pytest.raises(InvalidConfigError, match="keygenerator.class"):
         keygen(**{"hoodie.table.recordkey.fields": "id",
                   "hoodie.table.keygenerator.class": "com.example.MyKeyGenerator"})

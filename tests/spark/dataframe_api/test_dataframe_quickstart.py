@@ -3,7 +3,7 @@ insert, query, update, delete, time travel, incremental and point-in-time querie
 describes, and hudi-rs reads the same table after every step.
 
 One addition to the guide's options: ``hoodie.datasource.write.recordkey.field = uuid`` (the guide's own "Keys"
-section); hoodpy does not generate record keys for keyless tables, and says so (last test).
+section). The 1.x guide, which leaves the key out (generated keys), runs in test_quick_start.py.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from datetime import datetime, timedelta
 import pytest
 from pyspark.sql.functions import col
 
-from hoodpy.errors import MissingConfigError
 from tests.compat import hudi_rs
 
 pytestmark = pytest.mark.spark
@@ -130,12 +129,3 @@ def test_quick_start_with_format_hoodpy(api_spark, tmp_path):
     assert riders(spark.read.format("hoodpy").option("hoodie.datasource.query.type", "incremental")
                   .option("hoodie.datasource.read.begin.instanttime", 0).load(basePath)) == riders(after_delete)
 
-
-def test_a_keyless_table_is_refused_naming_the_option(api_spark, tmp_path):
-    inserts = api_spark.createDataFrame(DATA).toDF(*COLUMNS)
-    path = str(tmp_path / "keyless")
-    with pytest.raises(MissingConfigError, match="hoodie.datasource.write.recordkey.field"):
-        inserts.write.format("hoodpy").options(**{"hoodie.table.name": "t",
-                                                  "hoodie.datasource.write.partitionpath.field": "city"}) \
-            .mode("overwrite").save(path)
-    assert not (tmp_path / "keyless").exists()

@@ -131,7 +131,8 @@ def one_row_table(api_spark, tmp_path_factory):
 
 @pytest.mark.parametrize("change, error, match", [
     ({"hoodie.datasource.write.operation": "upsertt"}, InvalidConfigError, "hoodie.datasource.write.operation"),
-    ({"hoodie.datasource.write.operation": "delete_partition"}, InvalidConfigError, "delete_partition is not"),
+    ({"hoodie.datasource.write.operation": "delete_partition",
+      "hoodie.datasource.write.partitions.to.delete": "nowhere"}, InvalidConfigError, "no such partition"),
     ({"hoodie.datasource.write.recordkey.field": "v"}, InvalidConfigError, "has 'id'"),
     ({"hoodie.datasource.write.partitionpath.field": "v"}, InvalidConfigError, "has 'city'"),
     ({"hoodie.table.name": "other"}, InvalidConfigError, "has 'modes'"),
@@ -154,6 +155,12 @@ def test_bad_batches_and_modes_leave_the_table_unchanged(api_spark, one_row_tabl
     with pytest.raises(InvalidConfigError, match="append mode only"):
         batch(spark, (1, 1, "a", "sf")).write.format("hoodpy").options(**OPTIONS).mode("overwrite") \
             .option("hoodie.datasource.write.operation", "delete").save(path)
+    with pytest.raises(InvalidConfigError, match="append mode only"):
+        batch(spark, (1, 1, "a", "sf")).write.format("hoodpy").options(**OPTIONS).mode("overwrite") \
+            .option("hoodie.datasource.write.operation", "delete_partition").save(path)
+    with pytest.raises(InvalidRecordError, match="partition column"):  # no partitions named, none in the rows
+        no_key.drop("city").write.format("hoodpy").options(**OPTIONS).mode("append") \
+            .option("hoodie.datasource.write.operation", "delete_partition").save(path)
     with pytest.raises(Exception, match="INVALID_SAVE_MODE"):  # Spark's own check of the mode name
         batch(spark, (1, 1, "a", "sf")).write.format("hoodpy").options(**OPTIONS).save(path, mode="upsert")
     with pytest.raises(UnsupportedApiError, match="saveAsTable"):

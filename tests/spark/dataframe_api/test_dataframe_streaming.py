@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hoodpy.errors import InvalidConfigError, MissingConfigError
+from hoodpy.errors import InvalidConfigError, InvalidRecordError, MissingConfigError
 from hoodpy.storage import Storage
 from hoodpy.table import HoodieTable
 from hoodpy.timeline.timeline import Timeline
@@ -182,6 +182,30 @@ def test_read_stream_merges_merge_on_read_slices(api_spark, tmp_path):
     assert streamed and hudi_rs.project(streamed, list(theirs[0])) == theirs
 
 
+def test_the_sink_upserts_and_deletes_into_a_merge_on_read_table(api_spark, tmp_path):
+    """writeStream into MERGE_ON_READ: each micro-batch one deltacommit (updates and deletes go to log files),
+    inline compaction every third deltacommit from the sink's options; the table ends as the source's final
+    state, and hudi-rs reads the same rows."""
+    spark = api_spark
+    source, table = tmp_path / "source", str(tmp_path / "mor")
+    put_files(source, PHASE_1, 0)
+    options = {**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.compact.inline": "true",
+               "hoodie.compact.inline.max.delta.commits": "3"}
+    query = (spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(source)).writeStream
+             .format("hoodpy").options(**options).option("checkpointLocation", str(tmp_path / "cp"))
+             .trigger(availableNow=True).start(table))
+    query.awaitTermination()
+    assert table_rows(spark, table) == final_state(PHASE_1)
+    timeline = Timeline.load(Storage(table))
+    actions = [i.action.value for i in timeline.completed_commits()]
+    assert actions.count("deltacommit") == len(PHASE_1) and actions.count("commit") == 1  # one compaction
+    batches = [json.loads(timeline.commit_metadata(i).extra_metadata[SINK_CHECKPOINT_KEY])["default_single_writer"]
+               for i in timeline.completed_commits() if i.action.value == "deltacommit"]
+    assert batches == [str(b) for b in range(len(PHASE_1))]
+    assert list(Path(table).rglob(".*.log.*"))  # updates and deletes were appended as log blocks
+    assert hudi_rs.snapshot_tuples(table, ["id", "ts", "v", "city"]) == final_state(PHASE_1)
+
+
 def test_bad_sink_input_fails_at_start_or_leaves_the_table_unchanged(api_spark, tmp_path):
     spark = api_spark
     source = tmp_path / "source"
@@ -190,7 +214,9 @@ def test_bad_sink_input_fails_at_start_or_leaves_the_table_unchanged(api_spark, 
     target = str(tmp_path / "t")
     for options, error, match in (
             ({**OPTIONS, "hoodie.datasource.write.operation": "merge"}, InvalidConfigError, "operation"),
-            ({"hoodie.table.name": "t"}, MissingConfigError, "recordkey")):
+            ({**OPTIONS, "hoodie.datasource.write.recordkey.field": "rider_id"}, InvalidRecordError, "rider_id"),
+            ({k: v for k, v in OPTIONS.items() if k != "hoodie.table.name"}, MissingConfigError,
+             "hoodie.table.name")):
         with pytest.raises(error, match=match):
             stream.writeStream.format("hoodpy").options(**options) \
                 .option("checkpointLocation", str(tmp_path / "cp0")).start(target)

@@ -1,5 +1,5 @@
 """ALTER TABLE on hoodpy tables: SET / UNSET TBLPROPERTIES (options of later writes), ADD COLUMNS (schema
-evolution, seen by reads and by hudi-rs), RENAME TO; every other form is refused and changes nothing."""
+evolution, seen by reads and by hudi-rs), RENAME TO, DROP PARTITION (delete_partition); every other form is refused and changes nothing."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def test_add_columns_errors_change_nothing(hoodpy_spark, table):
         (f"ALTER TABLE {name} SET LOCATION '/tmp/elsewhere'", "SET LOCATION"),
     ]:
         with pytest.raises(UnsupportedStatementError,
-                           match="SET TBLPROPERTIES, UNSET TBLPROPERTIES, ADD COLUMNS and RENAME TO") as e:
+                           match="SET TBLPROPERTIES, UNSET TBLPROPERTIES, ADD COLUMNS, RENAME TO and DROP PARTITION") as e:
             spark.sql(statement)
         assert what in str(e.value)
     assert sorted(p.name for p in Path(path, ".hoodie").iterdir()) == before
@@ -122,3 +122,31 @@ def test_rename_to(hoodpy_spark, database, table):
         assert len(rows(spark, f"SELECT id FROM {new}")) == 3
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {new}")
+
+
+def test_drop_partition_is_hudis_delete_partition(hoodpy_spark, database, tmp_path):
+    spark, name, path = hoodpy_spark, f"{database}.dropped", str(tmp_path / "p")
+    spark.sql(f"""CREATE TABLE {name} (id INT, ts BIGINT, dt STRING, hh STRING) USING hoodpy LOCATION '{path}'
+                  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts') PARTITIONED BY (dt, hh)""")
+    try:
+        spark.sql(f"INSERT INTO {name} VALUES (1, 1, 'd1', '10'), (2, 1, 'd1', '11'), (3, 1, 'd2', '10')")
+        before = sorted(p.name for p in Path(path, ".hoodie").iterdir())
+        with pytest.raises(InvalidStatementError, match="must name each partition field"):
+            spark.sql(f"ALTER TABLE {name} DROP PARTITION (dt = 'd1')")
+        with pytest.raises(InvalidConfigError, match="no such partition"):
+            spark.sql(f"ALTER TABLE {name} DROP PARTITION (dt = 'd9', hh = '10')")
+        assert sorted(p.name for p in Path(path, ".hoodie").iterdir()) == before
+        spark.sql(f"ALTER TABLE {name} DROP IF EXISTS PARTITION (dt = 'd9', hh = '10')")  # nothing to do
+        assert sorted(p.name for p in Path(path, ".hoodie").iterdir()) == before
+
+        spark.sql(f"ALTER TABLE {name} DROP PARTITION (dt = 'd1', hh = '10'), PARTITION (dt = 'd2', hh = '10')")
+        assert rows(spark, f"SELECT id, dt, hh FROM {name}") == [(2, "d1", "11")]
+        replace = [p.name for p in Path(path, ".hoodie").iterdir() if p.name.endswith(".replacecommit")]
+        assert len(replace) == 1
+        metadata = json.loads(Path(path, ".hoodie", replace[0]).read_text())
+        assert metadata["operationType"] == "DELETE_PARTITION"
+        assert sorted(metadata["partitionToReplaceFileIds"]) == ["dt=d1/hh=10", "dt=d2/hh=10"]
+        theirs = HudiTableBuilder.from_base_uri(path).build().read(HudiReadOptions())
+        assert sorted(pa.Table.from_batches(theirs).column("id").to_pylist()) == [2]
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")

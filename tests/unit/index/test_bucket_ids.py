@@ -178,3 +178,9 @@ def test_spec_defaults_and_validation():
     for options, message in bad:
         with pytest.raises(InvalidConfigError, match=message):
             BucketSpec.of(_config({"hoodie.index.type": "BUCKET", **options}))
+
+
+def test_the_bucket_index_needs_a_record_key():
+    """A table with generated keys (no record key field) has nothing for the bucket index to hash."""
+    with pytest.raises(InvalidConfigError, match="generated keys"):
+        BucketSpec.of(HoodieConfig.of({"hoodie.index.type": "BUCKET", "hoodie.table.partition.fields": "city"}))

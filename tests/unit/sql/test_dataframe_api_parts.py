@@ -42,8 +42,10 @@ def test_save_modes_and_operations():
     request = WriteRequest.of("/t", "append", {"hoodie.datasource.write.operation": "BULK_INSERT"}, ["city"])
     assert request.operation == "bulk_insert"
     assert request.options["hoodie.datasource.write.partitionpath.field"] == "city"
-    with pytest.raises(InvalidConfigError, match="delete_partition is not supported"):
-        WriteRequest.of("/t", "append", {"hoodie.datasource.write.operation": "delete_partition"})
+    assert WriteRequest.of("/t", "append", {"hoodie.datasource.write.operation": "delete_partition"}).operation \
+        == "delete_partition"
+    with pytest.raises(InvalidConfigError, match="hoodie.datasource.write.operation"):
+        WriteRequest.of("/t", "append", {"hoodie.datasource.write.operation": "delete_partitions"})
     with pytest.raises(InvalidConfigError, match="partitionBy"):
         WriteRequest.of("/t", "append", {"hoodie.datasource.write.partitionpath.field": "a"}, ["b"])
 
