@@ -19,11 +19,12 @@ from hoodpy.arrow_rows import WRITE_STATS_DDL
 from hoodpy.config import HoodieConfig, declared_keys
 from hoodpy.config.index import IndexConfig
 from hoodpy.config.storage import StorageConfig
-from hoodpy.config.table import TableConfig, check_version_writable, writes_merge_on_read
+from hoodpy.config.table import TableConfig, cdc_mode, check_version_writable, writes_merge_on_read
 from hoodpy.config.write import WriteConfig, event_time_ordering_field
 from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
 from hoodpy.errors import ClusteringUpdateError, InvalidConfigError, InvalidRecordError, WriteConflictError
+from hoodpy.file_group.cdc_log import cdc_schema_json
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, tag
 from hoodpy.index.bloom import locate_on_driver
@@ -46,6 +47,7 @@ from hoodpy.transaction.transaction import WriteTransaction
 from hoodpy.write import commit as commit_step
 from hoodpy.write import records as rec
 from hoodpy.write.base_file import BaseFileOptions
+from hoodpy.write.cdc import CdcWrite
 from hoodpy.write.bulk_insert import BULK_FILE, BulkInsertContext, bulk_insert_partition, plan_files
 from hoodpy.write.log_append import append_context, write_file_group
 from hoodpy.write.merge import (
@@ -309,7 +311,9 @@ class Writer:
     # -- execution ---------------------------------------------------------------------------
     def _run(self, records: DataFrame, operation: WriteOperation, timeline: Timeline, inflight: Instant,
              target: pa.Schema) -> CommitMetadata:
-        schema_json = avro_schema_to_json(avro_schema_from_arrow(target, self.table.name))
+        table_avro = avro_schema_from_arrow(target, self.table.name)
+        schema_json = avro_schema_to_json(table_avro)
+        mode = cdc_mode(self.table.properties)
         merge_ctx = MergeContext(
             base_uri=self.storage.base_uri,
             instant_time=inflight.timestamp,
@@ -317,6 +321,7 @@ class Writer:
             match_keys=operation.uses_index,
             ordering_field=event_time_ordering_field(self.config),
             options=BaseFileOptions.from_config(self.config),
+            cdc=CdcWrite(mode, cdc_schema_json(mode, table_avro)) if mode and not self.merge_on_read else None,
         )
         self._merge_ctx = merge_ctx
         if self._combines(operation):
