@@ -152,9 +152,18 @@ def test_readers_ignore_cdc_log_files(cdc_table):
 
 
 def test_cdc_through_sql_and_the_datasource(spark, cdc_table):
+    from sql_ext import disable, enable
+
     s = cdc_table
     start, end = s.times[0], s.times[3]
-    expected = s.model.window(start, end)
+    enable(spark)
+    try:
+        _check_sql_and_datasource(spark, s.path, start, end, s.model.window(start, end))
+    finally:
+        disable(spark)
+
+
+def _check_sql_and_datasource(spark, path, start, end, expected):
     sql = spark.sql(f"SELECT * FROM hudi_table_changes('{path}', 'cdc', '{start}', '{end}')")
     assert sql.columns == ["op", "ts_ms", "before", "after"]
     assert _changes(sql) == expected
