@@ -225,3 +225,16 @@ def test_bad_input(spark, tmp_path):
                            table_properties={"hoodie.table.cdc.enabled": "true"})
     assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").rglob("hoodie.properties"))
     assert not any((tmp_path / "mor").rglob("hoodie.properties"))
+
+
+def test_rollback_removes_the_commits_cdc_logs(spark, tmp_path):
+    path = str(tmp_path / "t")
+    t = HoodieTable.create(spark, path, table_name="cdc_rollback", record_key_fields=["id"], precombine_field="ts",
+                           options=SMALL_BLOOM, table_properties={"hoodie.table.cdc.enabled": "true"})
+    c1 = t.upsert(spark.createDataFrame([(1, "a", 1, "x")], DDL)).instant_time
+    c2 = t.upsert(spark.createDataFrame([(1, "a", 2, "y")], DDL)).instant_time
+    assert [p.name.split("_")[1].split(".")[0] for p in Path(path).glob(".*-cdc")] == [c2]
+    t.rollback_to_instant(c2)
+    assert list(Path(path).glob(".*-cdc")) == []
+    assert rows(t.read(), *COLUMNS) == [(1, "a", 1, "x")]
+    assert _changes(t.read_cdc(EARLIEST_INSTANT)) == [(c1, "i", 1, None, (1, "a", 1, "x"))]
