@@ -16,8 +16,8 @@ written, what the changes are read from (Hudi's HoodieCDCInferenceCase):
 JSON as Hudi writes it: images from CDC log records (and the OP_KEY_ONLY before image) as Avro's
 ``GenericData.toString`` prints a record (``{"id": 1, "name": "a"}``, table columns only for logged images);
 images read from base files as its InternalRowToJsonStringConverter prints a row (compact, meta columns
-included). Plain column types print as Hudi does; other types (timestamps, decimals, maps) print their values
-as Python's JSON encoder does.
+included). Plain column types print as Hudi does, timestamps and dates as their microseconds and days since
+the epoch; other types (decimals, binary, maps) print their values as Python's JSON encoder does.
 
 The changes are planned on the driver (commit metadata and file listings) and read in Spark tasks, one per
 (commit, file group).
@@ -25,6 +25,7 @@ The changes are planned on the driver (commit metadata and file listings) and re
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 from collections.abc import Iterator
@@ -153,8 +154,24 @@ def plan_cdc(table: ReadableTable, start: str, end: str | None = None) -> list[C
 
 
 # -- executors ---------------------------------------------------------------------------------------------
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def _spark_value(value: Any) -> Any:
+    """Timestamps and dates as Hudi's images hold them: microseconds / days since the epoch (Spark's internal
+    values, and the Avro longs and ints of timestamp-micros and date)."""
+    if isinstance(value, dt.datetime):
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=dt.timezone.utc)
+        delta = moment - _EPOCH
+        return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+    if isinstance(value, dt.date):
+        return (value - _EPOCH.date()).days
+    return value
+
+
 def _avro_text(value: Any) -> str:
     """A value as Avro's GenericData.toString prints it."""
+    value = _spark_value(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -184,6 +201,7 @@ def _java_double(value: float) -> str:
 
 
 def _json_value(value: Any) -> Any:
+    value = _spark_value(value)
     if isinstance(value, dict):
         return {str(k): _json_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -3,6 +3,7 @@ HoodieCDCUtils), and CDC data blocks written and read back."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
@@ -59,3 +60,7 @@ def test_image_texts():
     assert _avro_text({"id": 1, "v": "a\"b", "f": 1.5, "n": None, "b": True}) == \
         '{"id": 1, "v": "a\\"b", "f": 1.5, "n": null, "b": true}'
     assert _row_text({"_hoodie_commit_time": "1", "id": 1, "v": None}) == '{"_hoodie_commit_time":"1","id":1,"v":null}'
+    # Timestamps and dates as Spark and Avro hold them: microseconds and days since the epoch.
+    moment = dt.datetime(2024, 1, 2, 3, 4, 5, 6, tzinfo=dt.timezone.utc)
+    assert _avro_text({"t": moment, "d": dt.date(1970, 1, 3)}) == '{"t": 1704164645000006, "d": 2}'
+    assert _row_text({"t": moment}) == '{"t":1704164645000006}'
