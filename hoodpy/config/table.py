@@ -182,7 +182,6 @@ def check_version_writable(base_uri: str, version: int) -> None:
                                       "table versions 6, 8 and 9 (upgrade the table with Java Hudi to write)")
 
 
-
 def cdc_properties(base_uri: str, requested: HoodieConfig) -> dict[str, str]:
     """The CDC properties a new table records (none unless ``hoodie.table.cdc.enabled``): the flag and the
     supplemental logging mode (Java's enum name). Change data capture is written for copy-on-write tables only

@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 from hoodpy.config.table import DATA_BEFORE, DATA_BEFORE_AFTER, TableConfig, cdc_mode
 from hoodpy.errors import ChangesNotReadableError, HoodieIOError, InvalidConfigError, UnsupportedTableTypeError
 from hoodpy.file_group.cdc_log import AFTER, BEFORE, OP, OP_DELETE, OP_INSERT, OP_UPDATE, RECORD_KEY
+from hoodpy.file_group.file_group import BaseFile
 from hoodpy.file_group.fs_view import list_base_files
 from hoodpy.file_group.log_file import cdc_records
 from hoodpy.file_group.log_writer import avro_records
@@ -90,12 +91,27 @@ def check_cdc_table(table: ReadableTable) -> str:
     return mode
 
 
-def _version_on(storage: Storage, timeline: Timeline, partition: str, file_id: str, *, at: str | None = None,
-                before: str | None = None) -> str | None:
-    """The base file of a file group written at instant ``at``, or the newest committed one before ``before``."""
-    first = timeline.earliest_instant_time()
-    found = [bf for bf in list_base_files(storage, [partition]) if bf.file_id == file_id and (
-        timeline.is_completed_write(bf.instant_time) or (first is not None and bf.instant_time < first))]
+class _Versions:
+    """The committed base files of the partitions a CDC query touches, listed once per partition."""
+
+    def __init__(self, storage: Storage, timeline: Timeline):
+        self.storage, self.timeline = storage, timeline
+        self._listed: dict[str, list[BaseFile]] = {}
+
+    def of(self, partition: str, file_id: str, *, at: str | None = None, before: str | None = None) -> str | None:
+        """The base file of a file group written at instant ``at``, or the newest committed one before
+        ``before``."""
+        if partition not in self._listed:
+            first = self.timeline.earliest_instant_time()
+            self._listed[partition] = [
+                bf for bf in list_base_files(self.storage, [partition])
+                if self.timeline.is_completed_write(bf.instant_time) or (first is not None and bf.instant_time < first)]
+        return _version_on(self._listed[partition], file_id, at=at, before=before)
+
+
+def _version_on(files: list[BaseFile], file_id: str, *, at: str | None = None, before: str | None = None,
+                ) -> str | None:
+    found = [bf for bf in files if bf.file_id == file_id]
     if at is not None:
         found = [bf for bf in found if bf.instant_time == at]
     if before is not None:
@@ -108,6 +124,7 @@ def plan_cdc(table: ReadableTable, start: str, end: str | None = None) -> list[C
     mode = check_cdc_table(table)
     timeline, commits, end = window_commits(table, start, end)
     storage = table.storage
+    versions = _Versions(storage, timeline)
     splits: list[CdcSplit] = []
 
     def need(path: str | None, what: str) -> str:
@@ -133,12 +150,12 @@ def plan_cdc(table: ReadableTable, start: str, end: str | None = None) -> list[C
                 if mode != DATA_BEFORE_AFTER:
                     after = need(stat.path, f"the version {ts} of {where}")
                     if mode != DATA_BEFORE and prev is not None:
-                        before = need(_version_on(storage, timeline, stat.partition_path, stat.file_id, at=prev),
+                        before = need(versions.of(stat.partition_path, stat.file_id, at=prev),
                                       f"the version {prev} of {where}")
                 files = tuple(need(p, f"the CDC log {p}") for p in sorted(stat.cdc_stats))
                 splits.append(CdcSplit(ts, AS_IS, mode, files, before, after))
             elif metadata.operation_type == OperationType.DELETE and stat.num_writes == 0 and stat.num_deletes:
-                before = _version_on(storage, timeline, stat.partition_path, stat.file_id, at=prev)
+                before = versions.of(stat.partition_path, stat.file_id, at=prev)
                 splits.append(CdcSplit(ts, BASE_FILE_DELETE, mode, before_file=need(
                     before, f"the version {prev} of {where}")))
             elif stat.num_update_writes == 0 and stat.num_deletes == 0 and stat.num_writes == stat.num_inserts:
@@ -147,7 +164,7 @@ def plan_cdc(table: ReadableTable, start: str, end: str | None = None) -> list[C
                 raise HoodieIOError(stat.path, f"commit {ts} changed {where} but logged no CDC file (it was "
                                     "written without change data capture)")
         for partition, file_id in sorted(metadata.replaced_file_ids()):
-            replaced = _version_on(storage, timeline, partition, file_id, before=ts)
+            replaced = versions.of(partition, file_id, before=ts)
             if replaced is not None:  # an empty file group has nothing to delete
                 splits.append(CdcSplit(ts, REPLACE_COMMIT, mode, before_file=replaced))
     return splits

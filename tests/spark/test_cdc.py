@@ -15,7 +15,7 @@ import pytest
 from tests.compat import hudi_rs
 from hoodpy_spark_helpers import SMALL_BLOOM, rows
 
-from hoodpy.errors import InvalidConfigError, UnsupportedTableTypeError
+from hoodpy.errors import ChangesNotReadableError, InvalidConfigError, UnsupportedTableTypeError
 from hoodpy.file_group.log_file import cdc_records
 from hoodpy.table import HoodieTable
 from hoodpy.timeline.instant import EARLIEST_INSTANT
@@ -207,6 +207,11 @@ def test_clean_removes_cdc_logs_with_their_file_version(spark, tmp_path):
     assert sorted(p.name for p in Path(path).glob(".*-cdc")) == logs[1:]
     assert rows(t.read(), *COLUMNS) == sorted([(1, "a", 2, "v2"), (10, "a", 0, "n"), (11, "a", 1, "n"),
                                                (12, "a", 2, "n")])
+    # The last commit's changes still read (its CDC log is kept); a window reaching cleaned versions is refused.
+    assert _changes(t.read_cdc(times[1])) == [(times[2], "i", 12, None, (12, "a", 2, "n")),
+                                              (times[2], "u", 1, (1, "a", 1, "v1"), (1, "a", 2, "v2"))]
+    with pytest.raises(ChangesNotReadableError, match="cleaned"):
+        t.read_cdc(EARLIEST_INSTANT)
 
 
 def test_bad_input(spark, tmp_path):
