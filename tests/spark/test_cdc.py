@@ -243,3 +243,40 @@ def test_rollback_removes_the_commits_cdc_logs(spark, tmp_path):
     assert list(Path(path).glob(".*-cdc")) == []
     assert rows(t.read(), *COLUMNS) == [(1, "a", 1, "x")]
     assert _changes(t.read_cdc(EARLIEST_INSTANT)) == [(c1, "i", 1, None, (1, "a", 1, "x"))]
+
+
+def test_sql_table_created_with_cdc(spark, tmp_path):
+    """CREATE TABLE ... TBLPROPERTIES ('hoodie.table.cdc.enabled'='true'), SQL DML, then the SQL cdc query; the
+    table keeps a metadata table, whose listing holds the CDC log files too."""
+    from sql_ext import disable, enable
+
+    enable(spark)
+    try:
+        spark.sql("CREATE DATABASE IF NOT EXISTS hoodpy_cdc_sql")
+        spark.sql(f"CREATE TABLE hoodpy_cdc_sql.t (id INT, v STRING, ts BIGINT) USING hoodpy "
+                  f"LOCATION '{tmp_path / 't'}' TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', "
+                  "'hoodie.table.cdc.enabled' = 'true', 'hoodie.table.cdc.supplemental.logging.mode' = 'data_before', "
+                  "'hoodie.metadata.enable' = 'true')")
+        spark.sql("INSERT INTO hoodpy_cdc_sql.t VALUES (1, 'a', 1), (2, 'b', 1)")
+        spark.sql("UPDATE hoodpy_cdc_sql.t SET v = 'a2', ts = 2 WHERE id = 1")
+        spark.sql("DELETE FROM hoodpy_cdc_sql.t WHERE id = 2")
+        got = spark.sql("SELECT op, before, after FROM hudi_table_changes('hoodpy_cdc_sql.t', 'cdc', 'earliest')")
+        changes = sorted((r.op, _image(r.before), _image(r.after)) for r in got.collect())
+        assert changes == [("d", (2, "b", 1), None), ("i", None, (1, "a", 1)), ("i", None, (2, "b", 1)),
+                           ("u", (1, "a", 1), (1, "a2", 2))]
+        t = HoodieTable.for_path(spark, str(tmp_path / "t"))
+        assert t.properties["hoodie.table.cdc.supplemental.logging.mode"] == "DATA_BEFORE"
+        from hoodpy.file_group.fs_view import table_group_files
+        from hoodpy.metadata_table.reader import has_files_partition
+
+        assert has_files_partition(t.properties)  # the listing below comes from the metadata table
+        listed = {f.file_name for f in table_group_files(t.storage, t.timeline)}
+        on_disk = {p.name for p in (tmp_path / "t").glob(".*-cdc")}
+        assert len(on_disk) == 2 and on_disk <= listed
+    finally:
+        spark.sql("DROP DATABASE IF EXISTS hoodpy_cdc_sql CASCADE")
+        disable(spark)
+
+
+def _image(text: str | None) -> tuple | None:
+    return None if text is None else tuple(json.loads(text)[c] for c in ("id", "v", "ts"))
