@@ -220,6 +220,10 @@ def test_bad_input(spark, tmp_path):
     plain.upsert(spark.createDataFrame([(1, "a", 1, "x")], DDL))
     with pytest.raises(InvalidConfigError, match="isn't a CDC hudi table.*hoodie.table.cdc.enabled"):
         plain.read_cdc(EARLIEST_INSTANT)
+    before = sorted(p.name for p in (tmp_path / "plain").rglob("*"))
+    with pytest.raises(InvalidConfigError, match="hoodie.table.cdc.enabled=false, set when it was created"):
+        plain.upsert(spark.createDataFrame([(1, "a", 2, "y")], DDL), options={"hoodie.table.cdc.enabled": "true"})
+    assert sorted(p.name for p in (tmp_path / "plain").rglob("*")) == before  # nothing written
     with pytest.raises(InvalidConfigError, match="hoodie.table.cdc.supplemental.logging.mode"):
         HoodieTable.create(spark, str(tmp_path / "bad"), table_name="bad", record_key_fields=["id"],
                            table_properties={"hoodie.table.cdc.enabled": "true",
