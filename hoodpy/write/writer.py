@@ -147,10 +147,11 @@ class Writer:
             # Files with and without keys in one table would not read back: the table decides, once.
             raise InvalidConfigError(populate.key, self.config.raw(populate),
                                      f"the table has {populate.key}={str(table.config.get(populate)).lower()}")
+        recorded = HoodieConfig.of(dict(table.properties))  # hoodie.properties decides, not the table's options
         for key in (TableConfig.CDC_ENABLED, TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE):
-            if self.config.get(key) != table.config.get(key):  # set when the table is created
+            if self.config.get(key) != recorded.get(key):  # set when the table is created
                 raise InvalidConfigError(key.key, self.config.raw(key), f"the table has {key.key}="
-                                         f"{str(table.config.get(key)).lower()}, set when it was created")
+                                         f"{str(recorded.get(key)).lower()}, set when it was created")
         self.merge_on_read = writes_merge_on_read(self.storage.base_uri, table.properties, self.config)
         self.keygen = key_generator_for_write(table.keygen, table.config, options)
         self.ordering_field: str | None = self.config.get(TableConfig.PRECOMBINE_FIELD)
