@@ -24,8 +24,10 @@ WRITE_STATS_SCHEMA = pa.schema([
     ("create_time_ms", pa.int64()), ("upsert_time_ms", pa.int64()),
     ("log_version", pa.int64()), ("log_offset", pa.int64()), ("base_file", pa.string()),
     ("log_files", pa.list_(pa.string())),
+    ("cdc_paths", pa.list_(pa.string())), ("cdc_sizes", pa.list_(pa.int64())),  # the write stat's cdcStats
 ])
-_DDL_TYPES = {pa.string(): "string", pa.int64(): "long", pa.list_(pa.string()): "array<string>"}
+_DDL_TYPES = {pa.string(): "string", pa.int64(): "long", pa.list_(pa.string()): "array<string>",
+              pa.list_(pa.int64()): "array<long>"}
 WRITE_STATS_DDL = ", ".join(f"{f.name} {_DDL_TYPES[f.type]}" for f in WRITE_STATS_SCHEMA)
 
 
@@ -95,11 +97,14 @@ def finalize(rows: pa.Table, fresh: pa.Array, *, instant_time: str, file_name: s
 
 def write_stats_row(partition_path: str, file_id: str, path: str, *, prev_commit: str | None, num_writes: int,
                     num_inserts: int, file_size: int, elapsed_ms: int, num_deletes: int = 0,
-                    num_update_writes: int = 0) -> dict[str, Any]:
+                    num_update_writes: int = 0, cdc_stats: dict[str, int] | None = None) -> dict[str, Any]:
     """The stats of one written base file; ``prev_commit`` None means a new file group, whose write time
-    counts as create time (else as upsert time)."""
+    counts as create time (else as upsert time). ``cdc_stats``: the CDC log files written with it (path ->
+    size)."""
     created = prev_commit is None
     return {
+        "cdc_paths": list(cdc_stats) if cdc_stats is not None else None,
+        "cdc_sizes": list(cdc_stats.values()) if cdc_stats is not None else None,
         "partition_path": partition_path, "file_id": file_id, "path": path,
         "prev_commit": "null" if created else prev_commit,
         "num_writes": num_writes, "num_deletes": num_deletes, "num_update_writes": num_update_writes,

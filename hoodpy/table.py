@@ -26,6 +26,7 @@ from hoodpy.config.read import ReadConfig
 from hoodpy.config.properties import load_table_properties, save_table_properties, table_checksum
 from hoodpy.config.registry import check_options, check_table_properties
 from hoodpy.config.table import (
+    cdc_properties,
     COPY_ON_WRITE,
     MERGE_ON_READ,
     SUPPORTED_TABLE_VERSION,
@@ -46,6 +47,7 @@ from hoodpy.index.bucket import BucketSpec
 from hoodpy.keygen import KeyGenerator, split_partition_types, table_defining_properties
 from hoodpy.keygen import key_generator_class as resolve_key_generator_class
 from hoodpy.meta_fields import META_COLUMNS
+from hoodpy.read.cdc import read_cdc
 from hoodpy.read.query import Filter, incremental, snapshot
 from hoodpy.schema import (
     arrow_schema_from_avro,
@@ -149,6 +151,7 @@ class HoodieTable:
                 TableConfig.VERSION.key: requested.get(TableConfig.WRITE_TABLE_VERSION)}))
             props.update(merge_on_read_properties(requested, precombine_field))
         BucketSpec.of(requested)  # a bad bucket index layout fails before the table exists
+        props.update(cdc_properties(storage.base_uri, requested))
         props = versioned_properties(props, requested.get(TableConfig.WRITE_TABLE_VERSION),
                                      requested.get(WriteConfig.RECORD_MERGE_MODE), keygen.kind)
         for folder in (".hoodie/.temp", ".hoodie/.aux", ".hoodie/archived", ".hoodie/.schema",
@@ -355,6 +358,14 @@ class HoodieTable:
                                      "incremental reads need the commit time of each row, which a table with "
                                      "virtual keys does not keep (Hudi refuses them too)")
         return incremental(self, start, end)
+
+    def read_cdc(self, start: str, end: str | None = None) -> DataFrame:
+        """Change data capture: one row per change committed after ``start`` up to and including ``end``, with
+        Hudi's columns ``op`` (``i``, ``u``, ``d``), ``ts_ms`` (the commit's instant time), ``before`` and
+        ``after`` (JSON of the record images). The table must have been created with
+        ``hoodie.table.cdc.enabled=true`` (copy-on-write); :mod:`hoodpy.read.cdc` says where each change is
+        read from."""
+        return read_cdc(self, start, end)
 
     def __repr__(self) -> str:
         return f"HoodieTable({self.name!r}, {self.base_path!r})"

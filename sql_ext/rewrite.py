@@ -33,7 +33,7 @@ from hoodpy.read.cache import SnapshotCache
 from sql_ext.catalog import CatalogTable, SparkCatalog, qualifies_column
 from sql_ext.dialect import DIALECT
 from sql_ext.pushdown import candidate_filters, typed_filters
-from sql_ext.table_changes import FALLBACK_KEY, READ_KEYS, fallback_option, option_window
+from sql_ext.table_changes import FALLBACK_KEY, READ_KEYS, fallback_option, option_window, read_window
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -155,7 +155,7 @@ class ReadResolver:
                 if ref.as_of is not None:
                     raise InvalidStatementError(f"hoodpy table {ref.entry.name}: time travel (AS OF) and an "
                                                 "incremental query (hoodie.datasource.query.type) together")
-                out[ref.key] = ref.entry.open(self.spark, fallback_option(options)).read_incremental(*window)
+                out[ref.key] = read_window(ref.entry.open(self.spark, fallback_option(options)), options, window)
                 continue
             table = ref.entry.open(self.spark)
             state = self.snapshots.state(table)

@@ -55,7 +55,7 @@ from sql_ext.procedures import get_procedure
 from sql_ext.procedures.base import ProcedureContext
 from sql_ext.rewrite import ReadRef, ReadResolver, escape_braces, relation_tables, render, splice
 from sql_ext.session_views import SessionViews
-from sql_ext.table_changes import ChangesRewriter, fallback_option, has_calls, option_window
+from sql_ext.table_changes import ChangesRewriter, fallback_option, has_calls, option_window, read_window
 from sql_ext.views import ViewExpander
 
 if TYPE_CHECKING:
@@ -294,7 +294,7 @@ class SqlLayer:
             window = option_window(options)
             if window is None:
                 return entry.open(self.spark).read()
-            return entry.open(self.spark, fallback_option(options)).read_incremental(*window)
+            return read_window(entry.open(self.spark, fallback_option(options)), options, window)
         name = self.catalog.qualify(tableName)
         if name is not None and self.views.view_over_hoodpy(name) is not None:
             return self.sql(f"SELECT * FROM {name.sql()}")

@@ -16,7 +16,8 @@ long as its statement, or as the temporary view / cached table the statement def
 
 Arguments, as Hudi's parser takes them (``HoodieTableChangesOptionsParser``): 3 or 4 literals. A first
 argument containing ``/`` is a base path, anything else a catalog table name. The format must be
-``latest_state``; ``cdc`` is refused until hoodpy writes CDC log files. ``earliest`` as start reads from the
+``latest_state`` or ``cdc`` (change data capture: ``op``, ``ts_ms``, ``before``, ``after`` per change, tables
+with ``hoodie.table.cdc.enabled``; :meth:`hoodpy.table.HoodieTable.read_cdc`). ``earliest`` as start reads from the
 beginning of the timeline (Hudi passes begin instant ``000``). Instants are Hudi's ``yyyyMMddHHmmss[SSS]``
 (14 digits mean millisecond ``000``); as a convenience ``'yyyy-MM-dd HH:mm:ss[.SSS]'`` and
 ``'yyyy-MM-dd'`` are read in the session time zone and converted to the timeline's UTC instant, as hoodpy's
@@ -90,7 +91,7 @@ def find_calls(tree: exp.Expr, text: str) -> list[ChangesCall]:
 
 
 def _call(node: exp.Anonymous, text: str) -> ChangesCall:
-    usage = (f"{FUNCTION}(table or path, '{LATEST_STATE}', start instant [, end instant]) takes 3 or 4 "
+    usage = (f"{FUNCTION}(table or path, '{LATEST_STATE}' | '{CDC}', start instant [, end instant]) takes 3 or 4 "
              f"string arguments")
     if not 3 <= len(node.expressions) <= 4:
         raise InvalidStatementError(f"{usage}, got {len(node.expressions)}")
@@ -155,15 +156,12 @@ def changes(call: ChangesCall, open_table: Callable[[str], HoodieTable],
             to_instant: Callable[[str], str]) -> DataFrame:
     """The incremental read a call asks for (arguments checked before the table is opened)."""
     mode = call.format.lower()
-    if mode == CDC:
-        raise UnsupportedStatementError(
-            f"{FUNCTION}(..., '{call.format}', ...)", f"{FUNCTION} format '{call.format}' (change data "
-            f"capture) is not supported yet: hoodpy does not write CDC log files; use '{LATEST_STATE}'")
-    if mode != LATEST_STATE:
+    if mode not in (LATEST_STATE, CDC):
         raise InvalidStatementError(f"{FUNCTION} format {call.format!r} is not one of '{LATEST_STATE}', '{CDC}'")
     start = parse_instant(call.start, "start", to_instant)
     end = parse_instant(call.end, "end", to_instant) if call.end is not None else None
-    return open_table(call.table).read_incremental(start, end)
+    table = open_table(call.table)
+    return table.read_cdc(start, end) if mode == CDC else table.read_incremental(start, end)
 
 
 class ChangesRewriter:
@@ -194,13 +192,22 @@ class ChangesRewriter:
         return "".join(out), names
 
 
-READ_KEYS = (ReadConfig.QUERY_TYPE.key, ReadConfig.BEGIN_INSTANTTIME.key, ReadConfig.END_INSTANTTIME.key)
+READ_KEYS = (ReadConfig.QUERY_TYPE.key, ReadConfig.BEGIN_INSTANTTIME.key, ReadConfig.END_INSTANTTIME.key,
+             ReadConfig.INCREMENTAL_FORMAT.key)
 FALLBACK_KEY = ReadConfig.INCR_FALLBACK_FULL_TABLE_SCAN.key
 
 
 def fallback_option(options: Mapping[str, str]) -> dict[str, str]:
     """The full-table-scan fallback of a read's options, as the table's option for its incremental read."""
     return {FALLBACK_KEY: options[FALLBACK_KEY]} if FALLBACK_KEY in options else {}
+
+
+def read_window(table: HoodieTable, options: Mapping[str, str], window: tuple[str, str | None]) -> DataFrame:
+    """The incremental query of :func:`option_window`'s window in the format the options ask for
+    (``hoodie.datasource.query.incremental.format``: latest_state or cdc)."""
+    if HoodieConfig.of(dict(options)).get(ReadConfig.INCREMENTAL_FORMAT) == CDC:
+        return table.read_cdc(*window)
+    return table.read_incremental(*window)
 
 
 def option_window(options: Mapping[str, str]) -> tuple[str, str | None] | None:

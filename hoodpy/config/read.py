@@ -29,7 +29,8 @@ class ReadConfig:
     INCREMENTAL_FORMAT = ConfigKey(
         "hoodie.datasource.query.incremental.format", LATEST_STATE, parse_enum(LATEST_STATE, CDC),
         doc="latest_state: an incremental query returns the latest version of each record committed in the "
-            "window; cdc (change data capture) is refused until hoodpy writes CDC log files.",
+            "window; cdc: change data capture, one row per change (op, ts_ms, before, after) of a table with "
+            "hoodie.table.cdc.enabled (HoodieTable.read_cdc).",
     )
     AS_OF_INSTANT = ConfigKey(
         "as.of.instant", None,

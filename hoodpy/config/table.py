@@ -17,6 +17,8 @@ SUPPORTED_TIMELINE_LAYOUT = 1
 WRITABLE_VERSIONS = (6, 8, 9)  # versions of the tables hoodpy creates
 INITIAL_VERSION_KEY = "hoodie.table.initial.version"  # informational (see config.registry)
 COPY_ON_WRITE, MERGE_ON_READ = "COPY_ON_WRITE", "MERGE_ON_READ"
+# HoodieCDCSupplementalLoggingMode: what a CDC log record holds besides op (and record key or commit time).
+OP_KEY_ONLY, DATA_BEFORE, DATA_BEFORE_AFTER = "OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"
 
 
 def _parse_write_version(value: object) -> int:
@@ -84,6 +86,18 @@ class TableConfig:
         "hoodie.table.timeline.timezone", "UTC", doc="Time zone of instant times (hoodpy uses UTC)."
     )
     CREATE_SCHEMA = ConfigKey("hoodie.table.create.schema", None, doc="Avro schema at creation.")
+    CDC_ENABLED = ConfigKey(
+        "hoodie.table.cdc.enabled", False, parse_bool,
+        doc="Change data capture, set when the table is created (copy-on-write tables): merges into existing "
+            "file groups also write CDC log files (.<fileId>_<instant>.log.1_<token>-cdc), and incremental "
+            "queries with hoodie.datasource.query.incremental.format=cdc (hudi_table_changes(t, 'cdc', ...), "
+            "HoodieTable.read_cdc) return op, ts_ms, before, after per change.")
+    CDC_SUPPLEMENTAL_LOGGING_MODE = ConfigKey(
+        "hoodie.table.cdc.supplemental.logging.mode", DATA_BEFORE_AFTER,
+        parse_enum(OP_KEY_ONLY, DATA_BEFORE, DATA_BEFORE_AFTER),
+        doc="What CDC log records hold, set at creation: OP_KEY_ONLY (op and record key; images are read from "
+            "the file versions before and after), DATA_BEFORE (also the before image) or DATA_BEFORE_AFTER "
+            "(op, commit time, both images).")
     CHECKSUM = ConfigKey("hoodie.table.checksum", None, parse_int, doc="CRC32 of '<db>.<table>'.")
     WRITE_TABLE_VERSION = ConfigKey(
         "hoodie.write.table.version", 6, _parse_write_version,
@@ -167,3 +181,22 @@ def check_version_writable(base_uri: str, version: int) -> None:
         raise UnsupportedServiceError(base_uri, "Writing", str(version),
                                       "table versions 6, 8 and 9 (upgrade the table with Java Hudi to write)")
 
+
+def cdc_properties(base_uri: str, requested: HoodieConfig) -> dict[str, str]:
+    """The CDC properties a new table records (none unless ``hoodie.table.cdc.enabled``): the flag and the
+    supplemental logging mode (Java's enum name). Change data capture is written for copy-on-write tables only
+    (Hudi infers a merge-on-read table's changes from its log files, which hoodpy does not)."""
+    if not requested.get(TableConfig.CDC_ENABLED):
+        return {}
+    table_type = requested.get(TableConfig.TYPE)
+    if table_type != COPY_ON_WRITE:
+        raise UnsupportedTableTypeError(base_uri, table_type, f"enable {TableConfig.CDC_ENABLED.key} on it "
+                                        "(hoodpy captures changes of copy-on-write tables)")
+    return {TableConfig.CDC_ENABLED.key: "true",
+            TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE.key: requested.get(TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE)}
+
+
+def cdc_mode(properties: Mapping[str, str]) -> str | None:
+    """The supplemental logging mode of a table with change data capture (its hoodie.properties), else None."""
+    config = HoodieConfig.of(dict(properties))
+    return config.get(TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE) if config.get(TableConfig.CDC_ENABLED) else None

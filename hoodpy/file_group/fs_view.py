@@ -73,10 +73,11 @@ def _base_files(listing: Iterable[FileInfo]) -> list[BaseFile]:
     return out
 
 
-def _log_files(listing: Iterable[FileInfo]) -> list[LogFile]:
+def _log_files(listing: Iterable[FileInfo], *, cdc: bool = False) -> list[LogFile]:
+    """The data log files of ``listing`` (with ``cdc``: its CDC log files too)."""
     out = []
     for f in listing:
-        parsed = parse_log_file_name(f.path.rsplit("/", 1)[-1])
+        parsed = parse_log_file_name(f.path.rsplit("/", 1)[-1], cdc=cdc)
         if parsed is not None:
             out.append(LogFile(_partition_of(f.path), parsed, f.size))
     return out
@@ -94,15 +95,16 @@ def table_base_files(storage: Storage, timeline: Timeline, partitions: Iterable[
 
 def table_group_files(storage: Storage, timeline: Timeline, partitions: Iterable[str] | None = None,
                       ) -> list[BaseFile | LogFile]:
-    """The base and log files a view of ``timeline`` may hold (:func:`table_listing`)."""
+    """The base and log files a view of ``timeline`` may hold (:func:`table_listing`), CDC log files included
+    (they go with their file slice)."""
     listing = table_listing(storage, timeline, partitions)
-    return [*_base_files(listing), *_log_files(listing)]
+    return [*_base_files(listing), *_log_files(listing, cdc=True)]
 
 
 def list_group_files(storage: Storage, partitions: Iterable[str] | None = None) -> list[BaseFile | LogFile]:
-    """Every base file and data log file in the table (or in the given partitions), committed or not."""
+    """Every base file and log file (data and CDC) in the table (or in the given partitions), committed or not."""
     listing = _list(storage, partitions)
-    return [*_base_files(listing), *_log_files(listing)]
+    return [*_base_files(listing), *_log_files(listing, cdc=True)]
 
 
 def slice_instant(f: BaseFile | LogFile) -> str:

@@ -150,3 +150,16 @@ def deleted_records(block: LogBlock) -> list[DeletedRecord]:
 @lru_cache(maxsize=1)
 def _delete_schema() -> dict[str, Any]:
     return fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA)
+
+
+def cdc_records(data: bytes, source: str) -> list[dict[str, Any]]:
+    """The records of a CDC log file's CDC data blocks (type 6, encoded as Avro data blocks), in file order,
+    each decoded with its block's SCHEMA header."""
+    out: list[dict[str, Any]] = []
+    for block in log_format.scan_blocks(data, source):
+        if isinstance(block, CorruptBlock):
+            raise HoodieIOError(source, f"corrupt CDC log block of {block.length} bytes at byte {block.offset}")
+        if block.block_type != log_format.CDC_DATA_BLOCK:
+            raise HoodieIOError(source, f"log block type {block.block_type} in a CDC log file")
+        out.extend(_avro_records(block.content, parsed_schema(block.header.get(log_format.SCHEMA) or "")))
+    return out

@@ -53,17 +53,30 @@ def log_schema(table_schema: dict[str, Any]) -> dict[str, Any]:
 def avro_data_block(rows: pa.Table, instant_time: str, schema_json: str) -> bytes:
     """An Avro data block of ``rows`` (meta columns first, the table's columns after) written by
     ``instant_time``; ``schema_json`` is the :func:`log_schema` the records are encoded with."""
+    return lf.encode_block(lf.AVRO_DATA_BLOCK, {lf.INSTANT_TIME: instant_time, lf.SCHEMA: schema_json},
+                           _avro_content(avro_records(rows), schema_json))
+
+
+def cdc_data_block(records: list[dict[str, Any]], instant_time: str, schema_json: str) -> bytes:
+    """A CDC data block (type 6, Java's HoodieCDCDataBlock): encoded as an Avro data block, its records under
+    ``schema_json`` (the CDC schema of the table's supplemental logging mode)."""
+    return lf.encode_block(lf.CDC_DATA_BLOCK, {lf.INSTANT_TIME: instant_time, lf.SCHEMA: schema_json},
+                           _avro_content(records, schema_json))
+
+
+def _avro_content(records: Iterable[dict[str, Any]], schema_json: str) -> bytes:
+    """Block version 3, record count, then each record's length and schemaless Avro encoding."""
     parsed = _parsed(schema_json)
-    out = [struct.pack(">ii", DATA_BLOCK_VERSION, rows.num_rows)]
+    out = [b""]
     buf = io.BytesIO()
-    for record in avro_records(rows):
+    for record in records:
         buf.seek(0)
         buf.truncate()
         fastavro.schemaless_writer(buf, parsed, record)
         out.append(struct.pack(">i", buf.tell()))
         out.append(buf.getvalue())
-    return lf.encode_block(lf.AVRO_DATA_BLOCK, {lf.INSTANT_TIME: instant_time, lf.SCHEMA: schema_json},
-                           b"".join(out))
+    out[0] = struct.pack(">ii", DATA_BLOCK_VERSION, (len(out) - 1) // 2)
+    return b"".join(out)
 
 
 def parquet_data_block(parquet: bytes, instant_time: str, schema_json: str) -> bytes:

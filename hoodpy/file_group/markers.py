@@ -28,8 +28,8 @@ def create_marker(storage: Storage, instant_time: str, partition_path: str, file
 
 
 def marked_log_files(storage: Storage, instant_time: str) -> list[str]:
-    """The log files (paths relative to the base path) that ``instant_time``'s markers name, whether or not
-    they were written."""
+    """The log files, CDC log files included (paths relative to the base path), that ``instant_time``'s markers
+    name, whether or not they were written."""
     folder = instant_temp_dir(instant_time) + "/"
     out = []
     for f in storage.list_files(instant_temp_dir(instant_time), recursive=True):
@@ -37,6 +37,6 @@ def marked_log_files(storage: Storage, instant_time: str) -> list[str]:
         if rel is None or not rel.endswith(_SUFFIX):
             continue
         rel = rel[:-len(_SUFFIX)]
-        if parse_log_file_name(rel.rsplit("/", 1)[-1]) is not None:
+        if parse_log_file_name(rel.rsplit("/", 1)[-1], cdc=True) is not None:
             out.append(rel)
     return sorted(out)

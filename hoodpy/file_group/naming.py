@@ -1,5 +1,6 @@
-"""File names in a file group: base files ``<fileId>_<writeToken>_<instantTime>.parquet`` and log files
-``.<fileId>_<baseInstantTime>.log.<version>_<writeToken>`` (merge-on-read)."""
+"""File names in a file group: base files ``<fileId>_<writeToken>_<instantTime>.parquet``, log files
+``.<fileId>_<baseInstantTime>.log.<version>_<writeToken>`` (merge-on-read) and CDC log files, a log file name
+plus ``-cdc`` (Hudi 0.14's HoodieCDCUtils.CDC_LOGFILE_SUFFIX; tables with ``hoodie.table.cdc.enabled``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ PARTITION_METAFILE = ".hoodie_partition_metadata"
 _BASE_FILE_RE = re.compile(r"^(?P<file_id>[^_]+)_(?P<write_token>[^_]+)_(?P<instant>\d{14}(\d{3})?)\.parquet$")
 # Java's FSUtils.LOG_FILE_PATTERN for data log files; CDC log files (a suffix after the token) are not data.
 _LOG_FILE_RE = re.compile(
-    r"^\.(?P<file_id>[^_]+)_(?P<instant>\d{14}(\d{3})?)\.log\.(?P<version>\d+)_(?P<write_token>\d+-\d+-\d+)$")
+    r"^\.(?P<file_id>[^_]+)_(?P<instant>\d{14}(\d{3})?)\.log\.(?P<version>\d+)_(?P<write_token>\d+-\d+-\d+)"
+    r"(?P<suffix>-cdc)?$")
+CDC_SUFFIX = "-cdc"
 
 
 @dataclass(frozen=True)
@@ -43,10 +46,15 @@ class LogFileName:
     base_instant_time: str
     version: int
     write_token: str
+    suffix: str = ""  # CDC_SUFFIX for a CDC log file
 
     @property
     def name(self) -> str:
-        return f".{self.file_id}_{self.base_instant_time}.log.{self.version}_{self.write_token}"
+        return f".{self.file_id}_{self.base_instant_time}.log.{self.version}_{self.write_token}{self.suffix}"
+
+    @property
+    def is_cdc(self) -> bool:
+        return self.suffix == CDC_SUFFIX
 
     @property
     def order(self) -> tuple[str, int, str]:
@@ -56,12 +64,21 @@ class LogFileName:
         return self.base_instant_time, self.version, self.write_token
 
 
-def parse_log_file_name(name: str) -> LogFileName | None:
-    """The parts of a data log file name, or None when the name is not one."""
+def parse_log_file_name(name: str, *, cdc: bool = False) -> LogFileName | None:
+    """The parts of a data log file name (with ``cdc``: of a CDC log file too), or None when the name is not
+    one. CDC log files hold no table data: readers of file slices never see them; the cleaner, restore and
+    rollback treat them as files of their slice (base instant: the commit that wrote them)."""
     m = _LOG_FILE_RE.match(name)
-    if not m:
+    if not m or (m.group("suffix") and not cdc):
         return None
-    return LogFileName(m.group("file_id"), m.group("instant"), int(m.group("version")), m.group("write_token"))
+    return LogFileName(m.group("file_id"), m.group("instant"), int(m.group("version")), m.group("write_token"),
+                       m.group("suffix") or "")
+
+
+def cdc_log_file_name(file_id: str, instant_time: str, token: str) -> str:
+    """The CDC log file a copy-on-write merge of ``instant_time`` writes next to its new base file: version 1
+    of a log named after the new file slice, as Java's HoodieCDCLogger starts it."""
+    return LogFileName(file_id, instant_time, 1, token, CDC_SUFFIX).name
 
 
 def new_file_id() -> str:

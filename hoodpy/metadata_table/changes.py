@@ -37,6 +37,8 @@ def changes_of(instant: Instant, data: bytes, source: str = "instant") -> FilesC
             for stat in stats:
                 if stat.path:  # an empty partition's stat names no file
                     change.add(partition, _name(stat.path), stat.file_size_in_bytes)
+                for path, size in (stat.cdc_stats or {}).items():  # CDC log files are files of the table too
+                    change.add(partition, _name(path), size)
     elif instant.action == Action.CLEAN:
         clean = deserialize(AvroModel.CLEAN_METADATA, data, source=source)
         for partition, pm in (clean.get("partitionMetadata") or {}).items():

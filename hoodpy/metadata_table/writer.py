@@ -95,7 +95,7 @@ def _completed_stamps(storage: Storage, layout: int) -> set[str]:
 
 def _instant_of(name: str) -> str | None:
     """The instant a data file name carries (a log file of version 6: its slice's base instant)."""
-    base, log = parse_base_file_name(name), parse_log_file_name(name)
+    base, log = parse_base_file_name(name), parse_log_file_name(name, cdc=True)
     return base.instant_time if base else log.base_instant_time if log else None
 
 

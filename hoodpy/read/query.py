@@ -62,6 +62,7 @@ class ReadableTable(Protocol):
     storage: Storage
     keygen: KeyGenerator
     config: HoodieConfig
+    properties: Mapping[str, str]  # hoodie.properties
 
     @property
     def timeline(self) -> Timeline: ...
@@ -295,7 +296,7 @@ def commit_window(timeline: Timeline, start: str, end: str, commits: Sequence[In
     return CommitWindow(start, end, frozenset(i.timestamp for i in commits), unrecorded, recorded)
 
 
-def _window_commits(table: ReadableTable, start: str, end: str | None) -> tuple[Timeline, list[Instant], str]:
+def window_commits(table: ReadableTable, start: str, end: str | None) -> tuple[Timeline, list[Instant], str]:
     """The timeline, the writes that completed in (start, end] and the window's end (the last of them when
     ``end`` is None). Completion is by completion time in table versions 8 and 9 (as Hudi 1.x selects
     incremental windows), by instant time in version 6."""
@@ -313,7 +314,7 @@ def plan_incremental(table: ReadableTable, start: str, end: str | None = None) -
     """The plan of an incremental query over the commits and deltacommits that completed in (start, end]
     (``end`` None: the latest): the latest slices of the file groups they touched. Spark-free (the streaming
     source plans with it); unlike :func:`incremental`, it does not check for cleaned file versions."""
-    timeline, commits, end = _window_commits(table, start, end)
+    timeline, commits, end = window_commits(table, start, end)
     touched = {(s.partition_path, s.file_id) for i in commits for s in timeline.commit_metadata(i).write_stats}
     view = table.file_system_view(as_of=end)
     # A start before every recorded write (commits archived in version 6, whose completion times and
@@ -334,7 +335,7 @@ def incremental(table: ReadableTable, start: str, end: str | None = None) -> Dat
     cleaner removed (:class:`ChangesNotReadableError`, naming the earliest start still readable). With
     ``hoodie.datasource.read.incr.fallback.fulltablescan.enable`` such a window is read by a full scan of the
     latest snapshot instead, keeping the rows whose commit is in the window (Hudi's fallback)."""
-    timeline, commits, end = _window_commits(table, start, end)
+    timeline, commits, end = window_commits(table, start, end)
     window = commit_window(timeline, start, end, commits)
     fallback = table.config.get(ReadConfig.INCR_FALLBACK_FULL_TABLE_SCAN)
     archived = _archived_in_window(table.storage, timeline, start)

@@ -183,9 +183,13 @@ class RollbackService(TableService[RollbackPlan, Instant]):
 
 def _created_log_files(storage: Storage, timeline: Timeline, target: Instant) -> list[str]:
     """The log files ``target`` created (relative paths): those its markers name that exist, and for a completed
-    deltacommit those its write stats name. A log file it appended to (Java on HDFS; logOffset > 0) would hold
+    deltacommit those its write stats name (for a completed commit, the CDC log files they name). A log file it appended to (Java on HDFS; logOffset > 0) would hold
     earlier blocks too: such a write is refused rather than half undone."""
     found = [rel for rel in marked_log_files(storage, target.timestamp) if storage.exists(rel)]
+    if target.is_completed and target.action in (Action.COMMIT, Action.REPLACECOMMIT):
+        # The CDC log files a copy-on-write commit wrote (its markers are gone once it completed).
+        found += [rel for stat in timeline.commit_metadata(target).write_stats for rel in (stat.cdc_stats or {})
+                  if storage.exists(rel)]
     if target.is_completed and target.action == Action.DELTACOMMIT:
         for stat in timeline.commit_metadata(target).write_stats:
             if not stat.is_log_write or not stat.path:

@@ -65,6 +65,7 @@ class WriteStat:
     log_offset: int = 0
     base_file: str = ""
     log_files: list[str] | None = None
+    cdc_stats: dict[str, int] | None = None  # CDC log file path (relative to the base path) -> size
 
     @property
     def is_log_write(self) -> bool:
@@ -75,7 +76,7 @@ class WriteStat:
         body = {
             "fileId": self.file_id,
             "path": self.path,
-            "cdcStats": None,
+            "cdcStats": dict(self.cdc_stats) if self.cdc_stats is not None else None,
             "prevCommit": self.prev_commit,
             "numWrites": int(self.num_writes),
             "numDeletes": int(self.num_deletes),
@@ -137,6 +138,7 @@ class WriteStat:
             log_offset=int(d.get("logOffset") or 0),
             base_file=d.get("baseFile") or "",
             log_files=list(d.get("logFiles") or []) if log_version is not None else None,
+            cdc_stats={str(k): int(v) for k, v in d["cdcStats"].items()} if d.get("cdcStats") else None,
         )
 
 

@@ -29,6 +29,8 @@ def write_stats_from_rows(rows: Iterable[dict]) -> list[WriteStat]:
             log_version=r.get("log_version"), log_offset=r.get("log_offset") or 0,
             base_file=r.get("base_file") or "",
             log_files=list(r["log_files"]) if r.get("log_files") is not None else None,
+            cdc_stats=dict(zip(r["cdc_paths"], r["cdc_sizes"], strict=True))
+            if r.get("cdc_paths") is not None else None,
         )
         for r in rows
     ]
@@ -66,7 +68,8 @@ def commit(storage: Storage, inflight: Instant, metadata: CommitMetadata, config
     """Complete the write (its metadata table first, as ``config`` and the table say)."""
     stats = metadata.write_stats
     partitions = {s.partition_path for s in stats}
-    remove_stray_files(storage, inflight.timestamp, {s.path for s in stats if s.path}, partitions)
+    written = {s.path for s in stats if s.path} | {p for s in stats for p in (s.cdc_stats or {})}
+    remove_stray_files(storage, inflight.timestamp, written, partitions)
     ensure_partition_metadata(storage, inflight.timestamp, partitions)
     if inflight.action == Action.DELTACOMMIT:
         # Log files' markers stay until the instant is complete (as Java removes them after the commit): until

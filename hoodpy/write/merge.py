@@ -21,6 +21,7 @@ from hoodpy.index.bloom_filter import BloomFilter
 from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileOptions, resumed_bloom, write_base_file
+from hoodpy.write.cdc import CdcWrite, MergeChanges, change_records, write_cdc_log
 
 # Working columns of the incoming DataFrame; never written.
 TARGET_FILE_ID = "_hoodie_target_file_id"
@@ -47,6 +48,7 @@ class MergeContext:
     match_keys: bool = True  # False for insert: incoming rows are appended, never matched
     ordering_field: str | None = None  # set for event-time ordering against storage
     options: BaseFileOptions = field(default_factory=BaseFileOptions)
+    cdc: CdcWrite | None = None  # set on tables with hoodie.table.cdc.enabled: merges write CDC log files
 
 
 def _continued_bloom(ctx: MergeContext, footer: dict[bytes, bytes], rows: pa.Table, n_old: int,
@@ -127,14 +129,21 @@ def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
     rows = pa.concat_tables([old, new_rows.cast(full_schema)]).take(take)
 
     task_partition, stage_id, attempt_id = task_ids()
-    name = base_file_name(file_id, write_token(task_partition, stage_id, attempt_id), ctx.instant_time)
+    token = write_token(task_partition, stage_id, attempt_id)
+    name = base_file_name(file_id, token, ctx.instant_time)
     rel_path = join_partition(partition_path, name)
     rows = finalize(rows, pc.greater_equal(take, n_old), instant_time=ctx.instant_time, file_name=name,
                     task_partition=task_partition)
     size = write_base_file(storage, rel_path, rows, ctx.options, _continued_bloom(ctx, footer, rows, n_old, deleted))
+    cdc_stats = None
+    if ctx.cdc is not None and existing is not None:  # a new file group's rows are inferred as inserts
+        changes = MergeChanges(old, old_keys, replaced, deleted, match, new_rows, new_keys,
+                               pc.subtract(insert_take, pa.scalar(n_old, insert_take.type)))
+        records = change_records(ctx.cdc, changes, ctx.data_schema.names, ctx.instant_time)
+        cdc_stats = write_cdc_log(storage, ctx.cdc, partition_path, file_id, token, ctx.instant_time, records)
     elapsed_ms = int((time.monotonic() - started) * 1000)
     num_updates = pc.sum(replaced).as_py() or 0
     return write_stats([write_stats_row(
         partition_path, file_id, rel_path, prev_commit=existing.instant_time if existing else None,
         num_writes=rows.num_rows, num_deletes=pc.sum(deleted).as_py() or 0, num_update_writes=num_updates,
-        num_inserts=len(insert_take), file_size=size, elapsed_ms=elapsed_ms)])
+        num_inserts=len(insert_take), file_size=size, elapsed_ms=elapsed_ms, cdc_stats=cdc_stats)])

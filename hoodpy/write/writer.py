@@ -20,11 +20,12 @@ from hoodpy.arrow_rows import WRITE_STATS_DDL
 from hoodpy.config import HoodieConfig, declared_keys
 from hoodpy.config.index import IndexConfig
 from hoodpy.config.storage import StorageConfig
-from hoodpy.config.table import TableConfig, check_version_writable, writes_merge_on_read
+from hoodpy.config.table import TableConfig, cdc_mode, check_version_writable, writes_merge_on_read
 from hoodpy.config.write import WriteConfig, event_time_ordering_field
 from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
 from hoodpy.errors import ClusteringUpdateError, InvalidConfigError, InvalidRecordError, WriteConflictError
+from hoodpy.file_group.cdc_log import cdc_schema_json
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, tag
 from hoodpy.index.bloom import locate_on_driver
@@ -47,6 +48,7 @@ from hoodpy.transaction.transaction import WriteTransaction
 from hoodpy.write import commit as commit_step
 from hoodpy.write import records as rec
 from hoodpy.write.base_file import BaseFileOptions
+from hoodpy.write.cdc import CdcWrite
 from hoodpy.write.bulk_insert import BULK_FILE, BulkInsertContext, bulk_insert_partition, plan_files
 from hoodpy.write.log_append import append_context, write_file_group
 from hoodpy.write.merge import (
@@ -146,6 +148,11 @@ class Writer:
             # Files with and without keys in one table would not read back: the table decides, once.
             raise InvalidConfigError(populate.key, self.config.raw(populate),
                                      f"the table has {populate.key}={str(table.config.get(populate)).lower()}")
+        recorded = HoodieConfig.of(dict(table.properties))  # hoodie.properties decides, not the table's options
+        for key in (TableConfig.CDC_ENABLED, TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE):
+            if self.config.get(key) != recorded.get(key):  # set when the table is created
+                raise InvalidConfigError(key.key, self.config.raw(key), f"the table has {key.key}="
+                                         f"{str(recorded.get(key)).lower()}, set when it was created")
         self.merge_on_read = writes_merge_on_read(self.storage.base_uri, table.properties, self.config)
         self.keygen = key_generator_for_write(table.keygen, table.config, options)
         self.ordering_field: str | None = self.config.get(TableConfig.PRECOMBINE_FIELD)
@@ -354,7 +361,9 @@ class Writer:
     # -- execution ---------------------------------------------------------------------------
     def _run(self, records: DataFrame, operation: WriteOperation, timeline: Timeline, inflight: Instant,
              target: pa.Schema) -> CommitMetadata:
-        schema_json = avro_schema_to_json(avro_schema_from_arrow(target, self.table.name))
+        table_avro = avro_schema_from_arrow(target, self.table.name)
+        schema_json = avro_schema_to_json(table_avro)
+        mode = cdc_mode(self.table.properties)
         merge_ctx = MergeContext(
             base_uri=self.storage.base_uri,
             instant_time=inflight.timestamp,
@@ -362,6 +371,7 @@ class Writer:
             match_keys=operation.uses_index,
             ordering_field=event_time_ordering_field(self.config),
             options=BaseFileOptions.from_config(self.config),
+            cdc=CdcWrite(mode, cdc_schema_json(mode, table_avro)) if mode and not self.merge_on_read else None,
         )
         self._merge_ctx = merge_ctx
         if operation == WriteOperation.DELETE_PARTITION:

@@ -8,8 +8,8 @@ Options, as Hudi's datasource takes them:
   only) or ``incremental``.
 * incremental: ``hoodie.datasource.read.begin.instanttime`` (exclusive; ``000`` or ``0`` for the start of the
   timeline, as Hudi's quick start passes it) and ``hoodie.datasource.read.end.instanttime`` (inclusive; default
-  the latest commit); ``hoodie.datasource.query.incremental.format=cdc`` is refused until hoodpy writes CDC
-  log files.
+  the latest commit); ``hoodie.datasource.query.incremental.format=cdc``: change data capture (``op``,
+  ``ts_ms``, ``before``, ``after``; :meth:`hoodpy.table.HoodieTable.read_cdc`).
 * ``as.of.instant``: time travel to an instant (``yyyyMMddHHmmss[SSS]``) or a timestamp
   (``yyyy-MM-dd HH:mm:ss[.SSS]``, ``yyyy-MM-dd``) read as the wall time of the timeline's time zone (UTC in
   hoodpy), as Hudi turns it into an instant.
@@ -31,11 +31,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from hoodpy.config import HoodieConfig
-from hoodpy.config.read import CDC, INCREMENTAL, ReadConfig
+from hoodpy.config.read import ReadConfig
 from hoodpy.errors import InvalidConfigError, UnsupportedApiError
 from hoodpy.timeline.instant import instant_time_of
 from sql_ext.datasource.options import hoodpy_options
-from sql_ext.table_changes import option_window
+from sql_ext.table_changes import option_window, read_window
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -69,16 +69,12 @@ def load(spark: SparkSession, path: str, options: Mapping[str, object], *, schem
     opts = hoodpy_options(options)
     config = HoodieConfig.of(opts)
     query = config.get(ReadConfig.QUERY_TYPE)
-    if query == INCREMENTAL and config.get(ReadConfig.INCREMENTAL_FORMAT) == CDC:
-        raise InvalidConfigError(ReadConfig.INCREMENTAL_FORMAT.key, config.raw(ReadConfig.INCREMENTAL_FORMAT),
-                                 "change data capture queries need CDC log files, which hoodpy does not write yet; "
-                                 "use latest_state")
     window = option_window(opts)  # bad instants fail before the table is opened
     as_of = config.raw(ReadConfig.AS_OF_INSTANT)
     as_of = as_of_instant(as_of) if as_of is not None and window is None else None
     table = HoodieTable.for_path(spark, path, options={k: v for k, v in opts.items() if k.startswith("hoodie.")})
     if window is not None:
-        return table.read_incremental(*window)
+        return read_window(table, opts, window)
     df = table.read(as_of=as_of, query_type=query)
     df.__class__ = _pruning_class(type(df))
     df.__dict__[_SNAPSHOT] = (table, as_of, query)

@@ -33,7 +33,7 @@ def _slice_of_name(name: str) -> tuple[str, str] | None:
     """(file id, base instant) of the file slice a base file or log file name belongs to."""
     if (base := parse_base_file_name(name)) is not None:
         return base.file_id, base.instant_time
-    if (log := parse_log_file_name(name)) is not None:
+    if (log := parse_log_file_name(name, cdc=True)) is not None:
         return log.file_id, log.base_instant_time
     return None
 

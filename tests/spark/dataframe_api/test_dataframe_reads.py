@@ -71,7 +71,7 @@ def test_bad_read_options_are_named(api_spark, cities):
     cases = [
         ({"hoodie.datasource.query.type": "incremental"}, InvalidConfigError, "begin.instanttime"),
         ({"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": "000",
-          "hoodie.datasource.query.incremental.format": "cdc"}, InvalidConfigError, "CDC log files"),
+          "hoodie.datasource.query.incremental.format": "cdc"}, InvalidConfigError, "isn't a CDC hudi table"),
         ({"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": "yesterday"},
          InvalidConfigError, "not an instant time"),
         ({"as.of.instant": "last tuesday"}, InvalidConfigError, "as.of.instant"),

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hoodpy.errors import InvalidConfigError, InvalidInstantError, InvalidStatementError, UnknownTableError, \
-    UnsupportedStatementError
+from hoodpy.errors import InvalidConfigError, InvalidInstantError, InvalidStatementError, UnknownTableError
 from hoodpy.meta_fields import COMMIT_TIME
 from hoodpy.table import HoodieTable
 from tests.compat import hudi_rs
@@ -136,7 +135,7 @@ def test_a_timestamp_start_is_read_in_the_session_time_zone(hoodpy_spark, change
 
 @pytest.mark.parametrize(("arguments", "error", "message"), [
     ("'{db}.no_such', 'latest_state', 'earliest'", UnknownTableError, "no_such"),
-    ("'{name}', 'cdc', 'earliest'", UnsupportedStatementError, "'cdc'.*not supported yet"),
+    ("'{name}', 'cdc', 'earliest'", InvalidConfigError, "isn't a CDC hudi table.*hoodie.table.cdc.enabled"),
     ("'{name}', 'snapshot', 'earliest'", InvalidStatementError, "'snapshot'"),
     ("'{name}', 'latest_state', '2024-13'", InvalidInstantError, "'2024-13'"),
     ("'{name}', 'latest_state', 'earliest', 'earliest'", InvalidInstantError, "end instant 'earliest'"),

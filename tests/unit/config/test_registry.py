@@ -61,8 +61,8 @@ def test_metadata_partitions_hoodpy_does_not_maintain_warn():
 
 
 def test_an_unknown_table_property_warns_naming_key_and_table():
-    messages = config_warnings(check_table_properties, {"hoodie.table.cdc.enabled": "true"}, "trips")
-    assert len(messages) == 1 and "hoodie.table.cdc.enabled" in messages[0] and "trips" in messages[0]
+    messages = config_warnings(check_table_properties, {"hoodie.table.multiple.base.file.formats.enable": "true"}, "trips")
+    assert len(messages) == 1 and "hoodie.table.multiple.base.file.formats.enable" in messages[0] and "trips" in messages[0]
 
 
 @pytest.mark.parametrize("name", V6_SAMPLES)

@@ -1,0 +1,286 @@
+"""Change data capture (hoodie.table.cdc.enabled) on copy-on-write tables: the CDC log files merges write, and
+the cdc query (HoodieTable.read_cdc, hudi_table_changes(t, 'cdc', ...), the datasource's
+hoodie.datasource.query.incremental.format=cdc) compared with a model of the changes (op, before, after per key
+per commit) in each supplemental logging mode; hudi-rs reads the snapshot of such a table unchanged; the cleaner
+removes CDC log files with their file version."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from tests.compat import hudi_rs
+from hoodpy_spark_helpers import SMALL_BLOOM, rows
+
+from hoodpy.errors import ChangesNotReadableError, InvalidConfigError, UnsupportedTableTypeError
+from hoodpy.file_group.log_file import cdc_records
+from hoodpy.table import HoodieTable
+from hoodpy.timeline.instant import EARLIEST_INSTANT
+
+pytestmark = pytest.mark.spark
+
+DDL = "id int, p string, ts long, v string"
+COLUMNS = ("id", "p", "ts", "v")
+MODES = ("DATA_BEFORE_AFTER", "DATA_BEFORE", "OP_KEY_ONLY")
+
+
+def _data(image: str | None) -> tuple | None:
+    """A JSON image's table columns (images read from base files also carry the meta columns)."""
+    if image is None:
+        return None
+    d = json.loads(image)
+    return tuple(d[c] for c in COLUMNS)
+
+
+def _changes(df) -> list[tuple]:
+    return sorted((r.ts_ms, r.op, (_data(r.before) or _data(r.after))[0], _data(r.before), _data(r.after))
+                  for r in df.collect())
+
+
+class Model:
+    """The expected changes: (commit, op, key, before, after) per changed key, and the table's rows."""
+
+    def __init__(self):
+        self.state: dict[int, tuple] = {}
+        self.changes: list[tuple] = []
+
+    def upsert(self, ts: str, batch: list[tuple]) -> None:
+        for row in batch:
+            before = self.state.get(row[0])
+            self.changes.append((ts, "u" if before else "i", row[0], before, row))
+            self.state[row[0]] = row
+
+    def delete(self, ts: str, keys: list[int]) -> None:
+        for k in keys:
+            if k in self.state:
+                self.changes.append((ts, "d", k, self.state.pop(k), None))
+
+    def insert_overwrite(self, ts: str, batch: list[tuple]) -> None:
+        parts = {r[1] for r in batch}
+        for k, row in sorted(self.state.items()):
+            if row[1] in parts:
+                self.changes.append((ts, "d", k, self.state.pop(k), None))
+        for row in batch:
+            self.changes.append((ts, "i", row[0], None, row))
+            self.state[row[0]] = row
+
+    def window(self, start: str, end: str | None = None) -> list[tuple]:
+        return sorted(c for c in self.changes if c[0] > start and (end is None or c[0] <= end))
+
+
+def _build(spark, path: str, mode: str, seed: int) -> SimpleNamespace:
+    t = HoodieTable.create(spark, path, table_name=f"cdc_{mode.lower()}", record_key_fields=["id"],
+                           partition_fields=["p"], precombine_field="ts", options=SMALL_BLOOM,
+                           table_properties={"hoodie.table.cdc.enabled": "true",
+                                             "hoodie.table.cdc.supplemental.logging.mode": mode.lower()})
+    rng = random.Random(seed)
+    model, times = Model(), []
+    ts = 0
+
+    def batch(n: int) -> list[tuple]:
+        nonlocal ts
+        ts += 1
+        keys = rng.sample(range(12), n)
+        return [(k, "ab"[k % 2], ts, f"v{k}_{ts}") for k in keys]
+
+    b = batch(6)
+    times.append(t.upsert(spark.createDataFrame(b, DDL)).instant_time)
+    model.upsert(times[-1], b)
+    for step in ("upsert", "delete", "upsert", "insert_overwrite", "upsert"):
+        if step == "delete":
+            keys = rng.sample(sorted(model.state), 2) + [99]  # 99 does not exist: no change
+            times.append(t.delete(spark.createDataFrame([(k, "ab"[k % 2], ts, "") for k in keys], DDL)).instant_time)
+            model.delete(times[-1], keys)
+        elif step == "insert_overwrite":
+            b = [r for r in batch(3) if r[1] == "a"] or [(0, "a", ts, "v0")]
+            times.append(t.insert_overwrite(spark.createDataFrame(b, DDL)).instant_time)
+            model.insert_overwrite(times[-1], b)
+        else:
+            b = batch(5)
+            times.append(t.upsert(spark.createDataFrame(b, DDL)).instant_time)
+            model.upsert(times[-1], b)
+    return SimpleNamespace(t=t, path=path, model=model, times=times, mode=mode)
+
+
+@pytest.fixture(scope="module", params=MODES)
+def cdc_table(request, spark, tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("cdc") / "t")
+    return _build(spark, path, request.param, seed=MODES.index(request.param) + 7)
+
+
+def test_cdc_query_matches_the_model_over_every_window(cdc_table):
+    s = cdc_table
+    assert _changes(s.t.read_cdc(EARLIEST_INSTANT)) == s.model.window(EARLIEST_INSTANT)
+    for i, start in enumerate(s.times[:-1]):
+        end = s.times[min(i + 2, len(s.times) - 1)]
+        assert _changes(s.t.read_cdc(start, end)) == s.model.window(start, end), (s.mode, start, end)
+
+
+def test_cdc_log_files_hold_the_mode_records(cdc_table):
+    s = cdc_table
+    props = (Path(s.path) / ".hoodie" / "hoodie.properties").read_text()
+    assert "hoodie.table.cdc.enabled=true" in props
+    assert f"hoodie.table.cdc.supplemental.logging.mode={s.mode}" in props
+    logs = sorted(Path(s.path).glob("*/.*-cdc"))
+    assert logs
+    commits = {}
+    for f in Path(s.path, ".hoodie").glob("*.commit"):
+        for stats in json.loads(f.read_text())["partitionToWriteStats"].values():
+            for st in stats:
+                for rel, size in (st["cdcStats"] or {}).items():
+                    commits[rel] = (f.name.split(".")[0], size)
+    assert {str(f.relative_to(s.path)) for f in logs} == set(commits)
+    fields = {"DATA_BEFORE_AFTER": {"op", "ts_ms", "before", "after"}, "DATA_BEFORE": {"op", "record_key", "before"},
+              "OP_KEY_ONLY": {"op", "record_key"}}[s.mode]
+    for f in logs:
+        instant, size = commits[str(f.relative_to(s.path))]
+        assert f.stat().st_size == size and f.name.endswith(f"_{instant}.log.1_" + f.name.rsplit("_", 1)[1])
+        for record in cdc_records(f.read_bytes(), str(f)):
+            assert set(record) == fields and record["op"] in "iud"
+            if s.mode == "DATA_BEFORE_AFTER":
+                assert record["ts_ms"] == instant
+
+
+def test_readers_ignore_cdc_log_files(cdc_table):
+    s = cdc_table
+    expected = sorted(s.model.state.values())
+    assert rows(s.t.read(), *COLUMNS) == expected
+    assert sorted(tuple(r[c] for c in COLUMNS) for r in hudi_rs.snapshot(s.path)) == expected
+
+
+def test_cdc_through_sql_and_the_datasource(spark, cdc_table):
+    from sql_ext import disable, enable
+
+    s = cdc_table
+    start, end = s.times[0], s.times[3]
+    enable(spark)
+    try:
+        _check_sql_and_datasource(spark, s.path, start, end, s.model.window(start, end))
+    finally:
+        disable(spark)
+
+
+def _check_sql_and_datasource(spark, path, start, end, expected):
+    sql = spark.sql(f"SELECT * FROM hudi_table_changes('{path}', 'cdc', '{start}', '{end}')")
+    assert sql.columns == ["op", "ts_ms", "before", "after"]
+    assert _changes(sql) == expected
+    ds = (spark.read.format("hoodpy").option("hoodie.datasource.query.type", "incremental")
+          .option("hoodie.datasource.query.incremental.format", "cdc")
+          .option("hoodie.datasource.read.begin.instanttime", start)
+          .option("hoodie.datasource.read.end.instanttime", end).load(path))
+    assert _changes(ds) == expected
+
+
+def test_json_images_are_printed_as_hudi_prints_them(spark, tmp_path):
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="cdc_json", record_key_fields=["id"],
+                           precombine_field="ts", options=SMALL_BLOOM,
+                           table_properties={"hoodie.table.cdc.enabled": "true"})
+    c1 = t.upsert(spark.createDataFrame([(1, "a", 1, "x")], DDL)).instant_time
+    c2 = t.upsert(spark.createDataFrame([(1, "a", 2, None)], DDL)).instant_time
+    (ins,) = t.read_cdc(EARLIEST_INSTANT, c1).collect()
+    (upd,) = t.read_cdc(c1, c2).collect()
+    # A new file group: inferred from the base file (Hudi's InternalRowToJsonStringConverter, meta columns in).
+    assert ins.op == "i" and ins.ts_ms == c1 and ins.before is None
+    assert ins.after.startswith('{"_hoodie_commit_time":"' + c1 + '",') and ins.after.endswith(
+        '"id":1,"p":"a","ts":1,"v":"x"}')
+    # Logged images: Avro's GenericData.toString of the table columns.
+    assert (upd.op, upd.ts_ms) == ("u", c2)
+    assert upd.before == '{"id": 1, "p": "a", "ts": 1, "v": "x"}'
+    assert upd.after == '{"id": 1, "p": "a", "ts": 2, "v": null}'
+
+
+def test_clean_removes_cdc_logs_with_their_file_version(spark, tmp_path):
+    path = str(tmp_path / "t")
+    t = HoodieTable.create(spark, path, table_name="cdc_clean", record_key_fields=["id"], precombine_field="ts",
+                           options=SMALL_BLOOM, table_properties={"hoodie.table.cdc.enabled": "true"})
+    times = [t.upsert(spark.createDataFrame([(1, "a", i, f"v{i}"), (i + 10, "a", i, "n")], DDL)).instant_time
+             for i in range(3)]
+    logs = sorted(p.name for p in Path(path).glob(".*-cdc"))
+    assert [n.split("_")[1].split(".")[0] for n in logs] == times[1:]
+    result = t.cleaning.run({"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                             "hoodie.cleaner.fileversions.retained": "1"})
+    deleted = {p.rsplit("/", 1)[-1] for ps in result.deleted_files.values() for p in ps}
+    assert logs[0] in deleted  # the CDC log of the cleaned version times[1]
+    assert sorted(p.name for p in Path(path).glob(".*-cdc")) == logs[1:]
+    assert rows(t.read(), *COLUMNS) == sorted([(1, "a", 2, "v2"), (10, "a", 0, "n"), (11, "a", 1, "n"),
+                                               (12, "a", 2, "n")])
+    # The last commit's changes still read (its CDC log is kept); a window reaching cleaned versions is refused.
+    assert _changes(t.read_cdc(times[1])) == [(times[2], "i", 12, None, (12, "a", 2, "n")),
+                                              (times[2], "u", 1, (1, "a", 1, "v1"), (1, "a", 2, "v2"))]
+    with pytest.raises(ChangesNotReadableError, match="cleaned"):
+        t.read_cdc(EARLIEST_INSTANT)
+
+
+def test_bad_input(spark, tmp_path):
+    plain = HoodieTable.create(spark, str(tmp_path / "plain"), table_name="plain", record_key_fields=["id"],
+                               precombine_field="ts", options=SMALL_BLOOM)
+    plain.upsert(spark.createDataFrame([(1, "a", 1, "x")], DDL))
+    with pytest.raises(InvalidConfigError, match="isn't a CDC hudi table.*hoodie.table.cdc.enabled"):
+        plain.read_cdc(EARLIEST_INSTANT)
+    before = sorted(p.name for p in (tmp_path / "plain").rglob("*"))
+    with pytest.raises(InvalidConfigError, match="hoodie.table.cdc.enabled=false, set when it was created"):
+        plain.upsert(spark.createDataFrame([(1, "a", 2, "y")], DDL), options={"hoodie.table.cdc.enabled": "true"})
+    assert sorted(p.name for p in (tmp_path / "plain").rglob("*")) == before  # nothing written
+    with pytest.raises(InvalidConfigError, match="hoodie.table.cdc.supplemental.logging.mode"):
+        HoodieTable.create(spark, str(tmp_path / "bad"), table_name="bad", record_key_fields=["id"],
+                           table_properties={"hoodie.table.cdc.enabled": "true",
+                                             "hoodie.table.cdc.supplemental.logging.mode": "everything"})
+    with pytest.raises(UnsupportedTableTypeError, match="hoodie.table.cdc.enabled"):
+        HoodieTable.create(spark, str(tmp_path / "mor"), table_name="mor", record_key_fields=["id"],
+                           precombine_field="ts", table_type="MERGE_ON_READ",
+                           table_properties={"hoodie.table.cdc.enabled": "true"})
+    assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").rglob("hoodie.properties"))
+    assert not any((tmp_path / "mor").rglob("hoodie.properties"))
+
+
+def test_rollback_removes_the_commits_cdc_logs(spark, tmp_path):
+    path = str(tmp_path / "t")
+    t = HoodieTable.create(spark, path, table_name="cdc_rollback", record_key_fields=["id"], precombine_field="ts",
+                           options=SMALL_BLOOM, table_properties={"hoodie.table.cdc.enabled": "true"})
+    c1 = t.upsert(spark.createDataFrame([(1, "a", 1, "x")], DDL)).instant_time
+    c2 = t.upsert(spark.createDataFrame([(1, "a", 2, "y")], DDL)).instant_time
+    assert [p.name.split("_")[1].split(".")[0] for p in Path(path).glob(".*-cdc")] == [c2]
+    t.rollback_to_instant(c2)
+    assert list(Path(path).glob(".*-cdc")) == []
+    assert rows(t.read(), *COLUMNS) == [(1, "a", 1, "x")]
+    assert _changes(t.read_cdc(EARLIEST_INSTANT)) == [(c1, "i", 1, None, (1, "a", 1, "x"))]
+
+
+def test_sql_table_created_with_cdc(spark, tmp_path):
+    """CREATE TABLE ... TBLPROPERTIES ('hoodie.table.cdc.enabled'='true'), SQL DML, then the SQL cdc query; the
+    table keeps a metadata table, whose listing holds the CDC log files too."""
+    from sql_ext import disable, enable
+
+    enable(spark)
+    try:
+        spark.sql("CREATE DATABASE IF NOT EXISTS hoodpy_cdc_sql")
+        spark.sql(f"CREATE TABLE hoodpy_cdc_sql.t (id INT, v STRING, ts BIGINT) USING hoodpy "
+                  f"LOCATION '{tmp_path / 't'}' TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', "
+                  "'hoodie.table.cdc.enabled' = 'true', 'hoodie.table.cdc.supplemental.logging.mode' = 'data_before', "
+                  "'hoodie.metadata.enable' = 'true')")
+        spark.sql("INSERT INTO hoodpy_cdc_sql.t VALUES (1, 'a', 1), (2, 'b', 1)")
+        spark.sql("UPDATE hoodpy_cdc_sql.t SET v = 'a2', ts = 2 WHERE id = 1")
+        spark.sql("DELETE FROM hoodpy_cdc_sql.t WHERE id = 2")
+        got = spark.sql("SELECT op, before, after FROM hudi_table_changes('hoodpy_cdc_sql.t', 'cdc', 'earliest')")
+        changes = sorted((r.op, _image(r.before), _image(r.after)) for r in got.collect())
+        assert changes == [("d", (2, "b", 1), None), ("i", None, (1, "a", 1)), ("i", None, (2, "b", 1)),
+                           ("u", (1, "a", 1), (1, "a2", 2))]
+        t = HoodieTable.for_path(spark, str(tmp_path / "t"))
+        assert t.properties["hoodie.table.cdc.supplemental.logging.mode"] == "DATA_BEFORE"
+        from hoodpy.file_group.fs_view import table_group_files
+        from hoodpy.metadata_table.reader import has_files_partition
+
+        assert has_files_partition(t.properties)  # the listing below comes from the metadata table
+        listed = {f.file_name for f in table_group_files(t.storage, t.timeline)}
+        on_disk = {p.name for p in (tmp_path / "t").glob(".*-cdc")}
+        assert len(on_disk) == 2 and on_disk <= listed
+    finally:
+        spark.sql("DROP DATABASE IF EXISTS hoodpy_cdc_sql CASCADE")
+        disable(spark)
+
+
+def _image(text: str | None) -> tuple | None:
+    return None if text is None else tuple(json.loads(text)[c] for c in ("id", "v", "ts"))
