@@ -7,10 +7,13 @@ becoming a ``clustering`` instant, and JSON commit metadata rewritten as Avro; t
 version-8 keys (``hoodie.table.initial.version=SIX``, merge mode, key generator type, timeline paths).
 Downgrade 8 -> 6 is the reverse (Hudi's EightToSixDowngradeHandler).
 
-What hoodpy does not convert is refused before anything changes, naming it: an archived timeline (the
-version-8 LSM history, or version 6's ``.hoodie/archived`` log files), a metadata table, pending table
-services. Order of the steps: the new instant files first, then ``hoodie.properties`` (the switch), then the
-old files are removed; a crash before the switch leaves files the old layout ignores, after it the same.
+The archived timeline is converted too (:mod:`hoodpy.services.archive_conversion`): version 6's
+``.hoodie/archived`` log files into version 8's LSM history and back, as Hudi 1.x's handlers do.
+
+What hoodpy does not convert is refused before anything changes, naming it: a metadata table, pending table
+services. Order of the steps: the new archive and instant files first, then ``hoodie.properties`` (the
+switch), then the old files are removed; a crash before the switch leaves files the old layout ignores (the
+next run replaces them), after it the same.
 """
 
 from __future__ import annotations
@@ -23,9 +26,13 @@ from hoodpy.config.table import INITIAL_VERSION_KEY, TableConfig
 from hoodpy.config.table_version import MERGE_MODE_PROPERTY, versioned_properties
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import HoodieError, TableVersionChangeError
+from hoodpy.services.archive_conversion import (
+    legacy_archive_files, legacy_history, write_history, write_legacy_archive,
+)
 from hoodpy.services.rollback import rollback_failed_writes
 from hoodpy.services.table_service import ServiceContext
 from hoodpy.storage import Storage
+from hoodpy.timeline.history import history_folder, read_history
 from hoodpy.timeline.instant import (
     LAYOUT_1, LAYOUT_2, METAFOLDER, Instant, State, format_instant_millis, timeline_folder,
 )
@@ -35,7 +42,6 @@ from hoodpy.timeline.timeline import Timeline
 VERSION_NAMES = {"SIX": 6, "EIGHT": 8}  # Hudi's HoodieTableVersion names the procedures take
 BOOTSTRAP_INDEX_TYPE = "hoodie.bootstrap.index.type"  # added by Hudi's upgrade, dropped by its downgrade
 _METADATA_FOLDER = f"{METAFOLDER}/metadata"
-_ARCHIVED_FOLDER = f"{METAFOLDER}/archived"
 
 
 def parse_version(text: str) -> int:
@@ -66,7 +72,7 @@ def change_table_version(context: ServiceContext, to_version: int) -> bool:
         if (current, to_version) not in ((6, 8), (8, 6)):
             raise TableVersionChangeError(f"Table {context.name} has table version {current}: hoodpy changes "
                                           "versions 6 and 8 into each other only")
-        _refuse_unconvertible(storage, context.name, current)
+        _refuse_unconvertible(storage, context.name)
         failed_writes = context.with_options({"hoodie.cleaner.policy.failed.writes": "EAGER"}).transaction()
         timeline = rollback_failed_writes(failed_writes, Timeline.load(storage))
         pending = [str(i) for i in timeline.instants if not i.is_completed]
@@ -78,6 +84,10 @@ def change_table_version(context: ServiceContext, to_version: int) -> bool:
         moves = [_move(storage, i, state, listing, to_version) for i in timeline.instants
                  for state in _states(i)]
         new_props = _properties(props, context, to_version)
+        if to_version == 8:
+            write_history(storage, history_folder(new_props), legacy_history(storage), context.config)
+        else:
+            write_legacy_archive(storage, read_history(storage, history_folder(props)), context.config)
         storage.mkdirs(timeline_folder(LAYOUT_2 if to_version == 8 else LAYOUT_1))
         for m in moves:
             if m is not None:
@@ -86,19 +96,20 @@ def change_table_version(context: ServiceContext, to_version: int) -> bool:
         for m in moves:
             if m is not None and m.source != m.target:
                 storage.delete(m.source)
+        if to_version == 8:
+            for rel in legacy_archive_files(storage):
+                storage.delete(rel)
+        else:
+            storage.delete_dir(history_folder(props))
         if to_version == 6 and not storage.list_files(timeline_folder(LAYOUT_2), recursive=True):
             storage.delete_dir(timeline_folder(LAYOUT_2))
     return True
 
 
-def _refuse_unconvertible(storage: Storage, name: str, version: int) -> None:
+def _refuse_unconvertible(storage: Storage, name: str) -> None:
     if storage.list_files(_METADATA_FOLDER, recursive=True):
         raise TableVersionChangeError(f"Table {name} has a metadata table (.hoodie/metadata), which hoodpy does "
                                       "not convert: remove it first")
-    archived = (f"{timeline_folder(LAYOUT_2)}/history" if version == 8 else _ARCHIVED_FOLDER)
-    if [f for f in storage.list_files(archived) if not f.path.rsplit("/", 1)[-1].startswith(".")]:
-        raise TableVersionChangeError(f"Table {name} has an archived timeline ({archived}), which hoodpy does not "
-                                      "convert between the version 6 and 8 formats")
 
 
 def _states(instant: Instant) -> list[State]:
