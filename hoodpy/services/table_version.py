@@ -10,10 +10,15 @@ Downgrade 8 -> 6 is the reverse (Hudi's EightToSixDowngradeHandler).
 The archived timeline is converted too (:mod:`hoodpy.services.archive_conversion`): version 6's
 ``.hoodie/archived`` log files into version 8's LSM history and back, as Hudi 1.x's handlers do.
 
-What hoodpy does not convert is refused before anything changes, naming it: a metadata table, pending table
-services. Order of the steps: the new archive and instant files first, then ``hoodie.properties`` (the
-switch), then the old files are removed; a crash before the switch leaves files the old layout ignores (the
-next run replaces them), after it the same.
+A metadata table is removed before the conversion (its partitions cleared in the properties, so readers list
+files meanwhile) and, when it held the ``files`` partition, built again from the converted table at the new
+version. Java upgrades the metadata table in place as a table of its own; the rebuilt one lists the same
+files, and hoodpy maintains ``files`` only (partitions it does not maintain would be dropped by its next write
+anyway).
+
+Pending table services are refused before anything changes, naming them. Order of the steps: the new archive
+and instant files first, then ``hoodie.properties`` (the switch), then the old files are removed; a crash
+before the switch leaves files the old layout ignores (the next run replaces them), after it the same.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from hoodpy.config.table import INITIAL_VERSION_KEY, TableConfig
 from hoodpy.config.table_version import MERGE_MODE_PROPERTY, versioned_properties
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import HoodieError, TableVersionChangeError
+from hoodpy.metadata_table.reader import has_files_partition
+from hoodpy.metadata_table.writer import create_metadata_table
 from hoodpy.services.archive_conversion import (
     legacy_archive_files, legacy_history, write_history, write_legacy_archive,
 )
@@ -34,14 +41,14 @@ from hoodpy.services.table_service import ServiceContext
 from hoodpy.storage import Storage
 from hoodpy.timeline.history import history_folder, read_history
 from hoodpy.timeline.instant import (
-    LAYOUT_1, LAYOUT_2, METAFOLDER, Instant, State, format_instant_millis, timeline_folder,
+    LAYOUT_1, LAYOUT_2, Instant, State, format_instant_millis, timeline_folder,
 )
 from hoodpy.timeline.metadata import AVRO_MAGIC, CommitMetadata
+from hoodpy.timeline.metadata_table import remove_stale_metadata_table
 from hoodpy.timeline.timeline import Timeline
 
 VERSION_NAMES = {"SIX": 6, "EIGHT": 8}  # Hudi's HoodieTableVersion names the procedures take
 BOOTSTRAP_INDEX_TYPE = "hoodie.bootstrap.index.type"  # added by Hudi's upgrade, dropped by its downgrade
-_METADATA_FOLDER = f"{METAFOLDER}/metadata"
 
 
 def parse_version(text: str) -> int:
@@ -72,13 +79,16 @@ def change_table_version(context: ServiceContext, to_version: int) -> bool:
         if (current, to_version) not in ((6, 8), (8, 6)):
             raise TableVersionChangeError(f"Table {context.name} has table version {current}: hoodpy changes "
                                           "versions 6 and 8 into each other only")
-        _refuse_unconvertible(storage, context.name)
         failed_writes = context.with_options({"hoodie.cleaner.policy.failed.writes": "EAGER"}).transaction()
         timeline = rollback_failed_writes(failed_writes, Timeline.load(storage))
         pending = [str(i) for i in timeline.instants if not i.is_completed]
         if pending:  # e.g. a scheduled clean or clustering: Hudi would carry it over, hoodpy asks to finish it
             raise TableVersionChangeError(f"Table {context.name} has pending instants {pending}: finish them "
                                           "(or roll them back) before changing its version")
+        rebuild = has_files_partition(props)
+        if remove_stale_metadata_table(storage, reason=f"the table changes from version {current} to {to_version}"
+                                       + (", and it is built again at the new version" if rebuild else "")):
+            props = load_table_properties(storage) or {}  # the metadata partitions are cleared
         listing = {f.path.rsplit("/", 1)[-1]: f.mtime_ns for f in storage.list_files(timeline_folder(
             timeline.layout))}
         moves = [_move(storage, i, state, listing, to_version) for i in timeline.instants
@@ -103,13 +113,9 @@ def change_table_version(context: ServiceContext, to_version: int) -> bool:
             storage.delete_dir(history_folder(props))
         if to_version == 6 and not storage.list_files(timeline_folder(LAYOUT_2), recursive=True):
             storage.delete_dir(timeline_folder(LAYOUT_2))
+        if rebuild:
+            create_metadata_table(storage, context.config)
     return True
-
-
-def _refuse_unconvertible(storage: Storage, name: str) -> None:
-    if storage.list_files(_METADATA_FOLDER, recursive=True):
-        raise TableVersionChangeError(f"Table {name} has a metadata table (.hoodie/metadata), which hoodpy does "
-                                      "not convert: remove it first")
 
 
 def _states(instant: Instant) -> list[State]:

@@ -10,6 +10,7 @@ import pytest
 
 from hoodpy.config.properties import parse_properties
 from hoodpy.errors import ChangesNotReadableError
+from hoodpy.inspect.metadata_table import validate_files
 from hoodpy.table import HoodieTable
 from hoodpy.timeline.archived import read_archived_entries
 from hoodpy.timeline.history import read_history
@@ -120,3 +121,38 @@ def test_upgrade_and_downgrade_carry_the_archived_timeline(hoodpy_spark, tmp_pat
             path, a.timestamp, b.timestamp)
     with pytest.raises(ChangesNotReadableError):
         table6.read_incremental(oldest_archived)
+
+
+# -- a table with a metadata table ---------------------------------------------------------------------------
+def _metadata_table_props(path: str) -> dict[str, str]:
+    return parse_properties(Path(path, ".hoodie", "metadata", ".hoodie", "hoodie.properties").read_text())
+
+
+def _hudi_rs_through_metadata_table(path: str) -> list[dict]:
+    return hudi_rs.rows_of(hudi_rs._to_table(hudi_rs.table(path, {"hoodie.metadata.enable": "true"}).read()))
+
+
+def test_the_metadata_table_is_built_again_at_the_new_version(hoodpy_spark, tmp_path):
+    spark, path = hoodpy_spark, str(tmp_path / "mdt")
+    table = HoodieTable.create(spark, path, table_name="mdt", record_key_fields=["id"], partition_fields=["part"],
+                               precombine_field="ts", options={**SMALL_BLOOM, "hoodie.metadata.enable": "true"})
+    for i in range(3):
+        table.upsert(spark.createDataFrame([(1, "a", i, f"a{i}"), (10 + i, "b", i, f"n{i}")], DDL))
+    assert _metadata_table_props(path)["hoodie.table.version"] == "6"
+    snapshot = hudi_rs.snapshot(path)
+    assert _hudi_rs_through_metadata_table(path) == snapshot
+    for target, layout in (("EIGHT", "2"), ("SIX", "1")):
+        assert spark.sql(f"CALL upgrade_table(path => '{path}', to_version => '{target}')").collect() == [(True,)]
+        props = parse_properties(Path(path, ".hoodie", "hoodie.properties").read_text())
+        assert props["hoodie.table.metadata.partitions"] == "files"
+        mdt = _metadata_table_props(path)
+        assert (mdt["hoodie.table.version"], mdt["hoodie.timeline.layout.version"]) == (props["hoodie.table.version"],
+                                                                                         layout)
+        converted = HoodieTable.for_path(spark, path)
+        assert validate_files(converted.storage).rows == []  # the listing is the files on storage
+        assert hudi_rs.snapshot(path) == snapshot
+        assert _hudi_rs_through_metadata_table(path) == snapshot
+    # Writes after the round trip keep it in step.
+    converted.upsert(spark.createDataFrame([(1, "a", 9, "after")], DDL))
+    assert validate_files(converted.storage).rows == []
+    assert _hudi_rs_through_metadata_table(path) == hudi_rs.snapshot(path)
