@@ -72,7 +72,15 @@ def provider(tree: exp.Create) -> str | None:
 
 
 def _property_key(node: exp.Expr) -> str:
-    return node.this if isinstance(node, exp.Literal) else node.name
+    """A property key as written: ``'a.b'``, ``a``, or an unquoted dotted key ``hoodie.a.b`` (which sqlglot
+    parses as Dot nodes over a Column; ``name`` would keep its last segment only)."""
+    if isinstance(node, exp.Literal):
+        return node.this
+    if isinstance(node, exp.Dot):
+        return f"{_property_key(node.this)}.{_property_key(node.expression)}"
+    if isinstance(node, exp.Column):  # the leading segments of a long dotted key (catalog.db.table.column)
+        return ".".join(part.name for part in node.parts)
+    return node.name
 
 
 def _property_value(node: exp.Expr) -> str:
