@@ -127,7 +127,8 @@ class HoodieTable:
         if parts:
             props[TableConfig.PARTITION_FIELDS.key] = ",".join(parts)
         if precombine_field:
-            props[TableConfig.PRECOMBINE_FIELD.key] = precombine_field
+            props[TableConfig.PRECOMBINE_FIELD.key] = HoodieConfig(
+                {TableConfig.PRECOMBINE_FIELD.key: precombine_field}).get(TableConfig.PRECOMBINE_FIELD)
         if schema is not None:
             missing = [f for f in (*keys, *parts, *([precombine_field] if precombine_field else []))
                        if f not in schema.fieldNames()]

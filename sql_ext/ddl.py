@@ -189,7 +189,7 @@ def create_table(layer: SqlLayer, tree: exp.Create, text: str) -> DataFrame:
     base_path = normalize_location(location) if location else \
         f"{layer.catalog.database_location(name.database).rstrip('/')}/{name.table}"
     keys = list(parse_csv(config.raw(TableOptions.PRIMARY_KEY) or ""))
-    precombine = config.raw(TableOptions.PRECOMBINE_FIELD)
+    precombine = config.get(TableOptions.PRECOMBINE_FIELD)
     created = False
     if HoodieTable.exists(base_path):
         table = HoodieTable.for_path(spark, base_path)
@@ -201,7 +201,7 @@ def create_table(layer: SqlLayer, tree: exp.Create, text: str) -> DataFrame:
             raise InvalidConfigError(TYPE_PROPERTY, options.get(TYPE_PROPERTY),
                                      f"the table at {base_path} is {table.properties.get(TableConfig.TYPE.key)}")
         keys = list(table.keygen.record_key_fields)
-        precombine = table.config.get(TableConfig.PRECOMBINE_FIELD)
+        precombine = table.config.raw(TableConfig.PRECOMBINE_FIELD)  # a list is refused by writes, not here
         existing = StructType(_data_fields(table.spark_schema()))
         if existing.fields:
             data_schema = existing

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from hoodpy.config import ConfigKey, HoodieConfig, parse_bool, parse_csv, parse_enum, parse_int
+from hoodpy.config import (
+    ConfigKey, HoodieConfig, parse_bool, parse_csv, parse_enum, parse_int, parse_ordering_field,
+)
 from hoodpy.errors import (
     InvalidConfigError,
     UnsupportedServiceError,
@@ -53,9 +55,10 @@ class TableConfig:
         aliases=("hoodie.datasource.write.partitionpath.field",),
     )
     PRECOMBINE_FIELD = ConfigKey(
-        "hoodie.table.precombine.field", None,
+        "hoodie.table.precombine.field", None, parse_ordering_field,
         doc="Ordering field: among records with one key, the largest value wins (table version 9 names it "
-            "hoodie.table.ordering.fields).",
+            "hoodie.table.ordering.fields). One field: a comma-separated list (Hudi 1.x's tuple ordering) is "
+            "refused.",
         aliases=("hoodie.table.ordering.fields", "hoodie.datasource.write.precombine.field"),
     )
     KEY_GENERATOR_CLASS = ConfigKey(
