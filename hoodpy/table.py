@@ -32,6 +32,7 @@ from hoodpy.config.table import (
     SUPPORTED_TIMELINE_LAYOUT,
     TableConfig,
     check_merge_on_read_writable,
+    check_ordering_field_kept,
     check_supported,
 )
 from hoodpy.config.table_version import merge_on_read_properties, versioned_properties
@@ -43,7 +44,7 @@ from hoodpy.errors import (
 )
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.bucket import BucketSpec
-from hoodpy.keygen import KeyGenerator, split_partition_types, table_defining_properties
+from hoodpy.keygen import KeyGenerator, key_generator_for_write, split_partition_types, table_defining_properties
 from hoodpy.keygen import key_generator_class as resolve_key_generator_class
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.read.query import Filter, incremental, snapshot
@@ -78,7 +79,11 @@ class HoodieTable:
         check_table_properties(properties, properties.get(TableConfig.NAME.key, storage.base_uri))
         check_options(self.options)
         self.config = HoodieConfig.of(properties, self.options)
-        self.keygen = KeyGenerator.from_config(self.config)
+        # Options under any name override the table's properties in self.config; those that would change how
+        # keys, partition paths or merges come out are refused naming them (completions are taken).
+        recorded = HoodieConfig.of(properties)
+        check_ordering_field_kept(recorded, self.options)
+        self.keygen = key_generator_for_write(KeyGenerator.from_config(recorded), recorded, self.options)
 
     # -- construction ------------------------------------------------------------------------
     @classmethod

@@ -121,11 +121,21 @@ class HoodieConfig:
 
     @classmethod
     def of(cls, *layers: Mapping[str, Any] | None) -> HoodieConfig:
-        """Merge layers of options; later layers win (table properties, then per-write options)."""
+        """Merge layers of options; later layers win (table properties, then per-write options), under
+        whichever of a key's names each layer uses: a user's ``hoodie.datasource.write.precombine.field``
+        replaces the table's ``hoodie.table.precombine.field`` rather than hiding behind it."""
         merged: dict[str, Any] = {}
         for layer in layers:
-            if layer:
-                merged.update({str(k): v for k, v in layer.items() if v is not None})
+            if not layer:
+                continue
+            for k, v in layer.items():
+                if v is None:
+                    continue
+                declared = _DECLARED.get(str(k))
+                for other in (declared.names() if declared is not None else ()):
+                    if other != k and other not in layer:
+                        merged.pop(other, None)
+                merged[str(k)] = v
         return cls(merged)
 
     def raw(self, key: ConfigKey) -> Any | None:

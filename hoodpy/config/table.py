@@ -108,6 +108,20 @@ READ_ONLY_VERSIONS = (5,)
 _SUPPORTED_TEXT = "table version 5 (read only) or 6 (timeline layout 1), or 8 / 9 (timeline layout 2)"
 
 
+def check_ordering_field_kept(table_config: HoodieConfig, options: Mapping[str, object] | None) -> None:
+    """Refuse options that name another ordering field than the table records, under any of its names (Hudi's
+    HoodieWriterUtils.validateTableConfig refuses this "Config conflict" too): which record wins a merge is a
+    property of the table's files. A table without one takes the option's."""
+    given = HoodieConfig.of(options)
+    key = TableConfig.PRECOMBINE_FIELD
+    if not given.is_set(key) or not table_config.is_set(key):
+        return
+    if given.get(key) != table_config.get(key):
+        name = next(n for n in key.names() if n in given.options)
+        raise InvalidConfigError(name, given.raw(key), f"the table has ordering field {table_config.get(key)!r}, "
+                                 "fixed when it was created")
+
+
 def check_supported(base_uri: str, props: Mapping[str, str]) -> None:
     """Raise UnsupportedTableVersionError unless ``hoodie.properties`` describes a table hoodpy reads:
     table version 6 with timeline layout 1, or 8 / 9 with layout 2 in ``.hoodie/timeline`` (copy-on-write or
