@@ -41,7 +41,7 @@ from hoodpy.services.table_service import ServiceContext
 from hoodpy.storage import Storage
 from hoodpy.timeline.history import history_folder, read_history
 from hoodpy.timeline.instant import (
-    LAYOUT_1, LAYOUT_2, Instant, State, format_instant_millis, timeline_folder,
+    LAYOUT_1, LAYOUT_2, Instant, State, format_instant_millis, parse_instant_time, timeline_folder,
 )
 from hoodpy.timeline.metadata import AVRO_MAGIC, CommitMetadata
 from hoodpy.timeline.metadata_table import remove_stale_metadata_table
@@ -66,6 +66,7 @@ class _Move:
     source: str
     target: str
     data: bytes
+    completed_at: str | None = None  # downgrade: the completion time the layout-1 file's mtime must carry
 
 
 def change_table_version(context: ServiceContext, to_version: int) -> bool:
@@ -102,6 +103,9 @@ def change_table_version(context: ServiceContext, to_version: int) -> bool:
         for m in moves:
             if m is not None:
                 storage.write_atomic(m.target, m.data)
+                if m.completed_at is not None:  # as Java's downgrade: layout 1 reads completion times from mtimes
+                    at = parse_instant_time(m.completed_at)
+                    storage.set_modification_time(m.target, int(at.timestamp()) * 10**9 + at.microsecond * 1000)
         save_table_properties(storage, new_props)
         for m in moves:
             if m is not None and m.source != m.target:
@@ -141,7 +145,8 @@ def _move(storage: Storage, instant: Instant, state: State, mtimes: dict[str, in
     target = Instant(instant.timestamp, instant.action, state, completion, layout)
     if instant.action.is_write and data and state != State.REQUESTED:
         data = _convert_commit_metadata(data, to_version)
-    return _Move(source.path, target.path, data)
+    completed_at = instant.completion_time if state == State.COMPLETED and to_version == 6 else None
+    return _Move(source.path, target.path, data, completed_at)
 
 
 def _convert_commit_metadata(data: bytes, to_version: int) -> bytes:

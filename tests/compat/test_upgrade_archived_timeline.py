@@ -102,6 +102,7 @@ def test_upgrade_and_downgrade_carry_the_archived_timeline(hoodpy_spark, tmp_pat
     # -- a write at version 8, then downgrade: the history becomes archive log files again ---------------------
     table8.upsert(spark.createDataFrame([(1, "a", 100, "v8")], DDL))
     snapshot8 = hudi_rs.snapshot(path)
+    completions8 = {i.timestamp: i.completion_time for i in table8.timeline.completed_commits()}
     assert spark.sql(f"CALL downgrade_table(path => '{path}', to_version => 'SIX')").collect() == [(True,)]
     assert not Path(path, ".hoodie", "timeline").exists()
     files = _archive_files(path)
@@ -121,6 +122,14 @@ def test_upgrade_and_downgrade_carry_the_archived_timeline(hoodpy_spark, tmp_pat
             path, a.timestamp, b.timestamp)
     with pytest.raises(ChangesNotReadableError):
         table6.read_incremental(oldest_archived)
+
+    # The completed instant files carry their completion times as modification times (as Java's downgrade sets
+    # them): upgrading again gives every instant, active or archived, the completion time it had.
+    assert spark.sql(f"CALL upgrade_table(path => '{path}', to_version => 'EIGHT')").collect() == [(True,)]
+    again = HoodieTable.for_path(spark, path)
+    assert {i.timestamp: i.completion_time for i in again.timeline.completed_commits()} == completions8
+    assert _archived(path, spark) == archived_back
+    assert hudi_rs.snapshot(path) == snapshot8
 
 
 # -- a table with a metadata table ---------------------------------------------------------------------------
