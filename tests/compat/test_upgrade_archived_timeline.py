@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from hoodpy.config.properties import parse_properties
@@ -138,7 +139,7 @@ def _metadata_table_props(path: str) -> dict[str, str]:
 
 
 def _hudi_rs_through_metadata_table(path: str) -> list[dict]:
-    return hudi_rs.rows_of(hudi_rs._to_table(hudi_rs.table(path, {"hoodie.metadata.enable": "true"}).read()))
+    return hudi_rs.rows_of(pa.Table.from_batches(hudi_rs.table(path, {"hoodie.metadata.enable": "true"}).read()))
 
 
 def test_the_metadata_table_is_built_again_at_the_new_version(hoodpy_spark, tmp_path):
