@@ -33,6 +33,7 @@ from hoodpy.config.table import (
     SUPPORTED_TIMELINE_LAYOUT,
     TableConfig,
     check_merge_on_read_writable,
+    check_ordering_field_kept,
     check_supported,
 )
 from hoodpy.config.table_version import merge_on_read_properties, versioned_properties
@@ -44,7 +45,7 @@ from hoodpy.errors import (
 )
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.bucket import BucketSpec
-from hoodpy.keygen import KeyGenerator, split_partition_types, table_defining_properties
+from hoodpy.keygen import KeyGenerator, key_generator_for_write, split_partition_types, table_defining_properties
 from hoodpy.keygen import key_generator_class as resolve_key_generator_class
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.read.cdc import read_cdc
@@ -80,7 +81,11 @@ class HoodieTable:
         check_table_properties(properties, properties.get(TableConfig.NAME.key, storage.base_uri))
         check_options(self.options)
         self.config = HoodieConfig.of(properties, self.options)
-        self.keygen = KeyGenerator.from_config(self.config)
+        # Options under any name override the table's properties in self.config; those that would change how
+        # keys, partition paths or merges come out are refused naming them (completions are taken).
+        recorded = HoodieConfig.of(properties)
+        check_ordering_field_kept(recorded, self.options)
+        self.keygen = key_generator_for_write(KeyGenerator.from_config(recorded), recorded, self.options)
 
     # -- construction ------------------------------------------------------------------------
     @classmethod
@@ -131,7 +136,8 @@ class HoodieTable:
         if parts:
             props[TableConfig.PARTITION_FIELDS.key] = ",".join(parts)
         if precombine_field:
-            props[TableConfig.PRECOMBINE_FIELD.key] = precombine_field
+            props[TableConfig.PRECOMBINE_FIELD.key] = HoodieConfig(
+                {TableConfig.PRECOMBINE_FIELD.key: precombine_field}).get(TableConfig.PRECOMBINE_FIELD)
         if schema is not None:
             missing = [f for f in (*keys, *parts, *([precombine_field] if precombine_field else []))
                        if f not in schema.fieldNames()]

@@ -72,7 +72,15 @@ def provider(tree: exp.Create) -> str | None:
 
 
 def _property_key(node: exp.Expr) -> str:
-    return node.this if isinstance(node, exp.Literal) else node.name
+    """A property key as written: ``'a.b'``, ``a``, or an unquoted dotted key ``hoodie.a.b`` (which sqlglot
+    parses as Dot nodes over a Column; ``name`` would keep its last segment only)."""
+    if isinstance(node, exp.Literal):
+        return node.this
+    if isinstance(node, exp.Dot):
+        return f"{_property_key(node.this)}.{_property_key(node.expression)}"
+    if isinstance(node, exp.Column):  # the leading segments of a long dotted key (catalog.db.table.column)
+        return ".".join(part.name for part in node.parts)
+    return node.name
 
 
 def _property_value(node: exp.Expr) -> str:
@@ -181,7 +189,7 @@ def create_table(layer: SqlLayer, tree: exp.Create, text: str) -> DataFrame:
     base_path = normalize_location(location) if location else \
         f"{layer.catalog.database_location(name.database).rstrip('/')}/{name.table}"
     keys = list(parse_csv(config.raw(TableOptions.PRIMARY_KEY) or ""))
-    precombine = config.raw(TableOptions.PRECOMBINE_FIELD)
+    precombine = config.get(TableOptions.PRECOMBINE_FIELD)
     created = False
     if HoodieTable.exists(base_path):
         table = HoodieTable.for_path(spark, base_path)
@@ -193,7 +201,7 @@ def create_table(layer: SqlLayer, tree: exp.Create, text: str) -> DataFrame:
             raise InvalidConfigError(TYPE_PROPERTY, options.get(TYPE_PROPERTY),
                                      f"the table at {base_path} is {table.properties.get(TableConfig.TYPE.key)}")
         keys = list(table.keygen.record_key_fields)
-        precombine = table.config.get(TableConfig.PRECOMBINE_FIELD)
+        precombine = table.config.raw(TableConfig.PRECOMBINE_FIELD)  # a list is refused by writes, not here
         existing = StructType(_data_fields(table.spark_schema()))
         if existing.fields:
             data_schema = existing

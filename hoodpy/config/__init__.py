@@ -48,6 +48,18 @@ def parse_csv(value: object) -> tuple[str, ...]:
     return tuple(v for v in items if v)
 
 
+def parse_ordering_field(value: object) -> str:
+    """One ordering (precombine) field. Hudi 1.x also takes a comma-separated list and compares the values as
+    a tuple; hoodpy merges by one field everywhere (writes, merge-on-read reads, compaction, clustering), so a
+    list is refused rather than read as a column named ``a,b`` or cut to one field."""
+    text = str(value)
+    if "," in text:
+        fields = [f.strip() for f in text.split(",") if f.strip()]
+        raise ValueError(f"several ordering fields ({', '.join(fields)}): Hudi 1.x compares a comma-separated list "
+                         "as a tuple, which hoodpy does not implement; give one field")
+    return text
+
+
 def parse_enum(*choices: str) -> Callable[[object], str]:
     """Case-insensitive choice; returns the canonical (upper-case) spelling."""
     canonical = {c.upper().replace("-", "_"): c for c in choices}
@@ -109,11 +121,21 @@ class HoodieConfig:
 
     @classmethod
     def of(cls, *layers: Mapping[str, Any] | None) -> HoodieConfig:
-        """Merge layers of options; later layers win (table properties, then per-write options)."""
+        """Merge layers of options; later layers win (table properties, then per-write options), under
+        whichever of a key's names each layer uses: a user's ``hoodie.datasource.write.precombine.field``
+        replaces the table's ``hoodie.table.precombine.field`` rather than hiding behind it."""
         merged: dict[str, Any] = {}
         for layer in layers:
-            if layer:
-                merged.update({str(k): v for k, v in layer.items() if v is not None})
+            if not layer:
+                continue
+            for k, v in layer.items():
+                if v is None:
+                    continue
+                declared = _DECLARED.get(str(k))
+                for other in (declared.names() if declared is not None else ()):
+                    if other != k and other not in layer:
+                        merged.pop(other, None)
+                merged[str(k)] = v
         return cls(merged)
 
     def raw(self, key: ConfigKey) -> Any | None:
@@ -134,7 +156,8 @@ class HoodieConfig:
         try:
             return key.parse(value)
         except (TypeError, ValueError) as e:
-            raise InvalidConfigError(key.key, value, str(e)) from e
+            given = next(n for n in key.names() if n in self.options)  # the spelling the user wrote
+            raise InvalidConfigError(given, value, str(e)) from e
 
     def with_options(self, extra: Mapping[str, Any] | None) -> HoodieConfig:
         return HoodieConfig.of(self.options, extra)

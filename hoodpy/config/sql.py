@@ -8,7 +8,7 @@ and what the statement itself implies.
 
 from __future__ import annotations
 
-from hoodpy.config import ConfigKey, parse_enum
+from hoodpy.config import ConfigKey, parse_enum, parse_ordering_field
 
 
 class SqlConfig:
@@ -35,7 +35,7 @@ class TableOptions:
     PRIMARY_KEY = ConfigKey("primaryKey", None, doc="Record key field(s), comma-separated. Required.",
                             aliases=("primarykey", "hoodie.table.recordkey.fields",
                                      "hoodie.datasource.write.recordkey.field"))
-    PRECOMBINE_FIELD = ConfigKey("preCombineField", None, doc="Ordering field.",
+    PRECOMBINE_FIELD = ConfigKey("preCombineField", None, parse_ordering_field, doc="Ordering field (one).",
                                  aliases=("precombineField", "precombinefield", "hoodie.table.precombine.field",
                                           "hoodie.datasource.write.precombine.field"))
     BASE_PATH = ConfigKey("hoodie.base.path", None, doc="The table's base path: in a catalog table's "

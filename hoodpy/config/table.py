@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from hoodpy.config import ConfigKey, HoodieConfig, parse_bool, parse_csv, parse_enum, parse_int
+from hoodpy.config import (
+    ConfigKey, HoodieConfig, parse_bool, parse_csv, parse_enum, parse_int, parse_ordering_field,
+)
 from hoodpy.errors import (
     InvalidConfigError,
     UnsupportedServiceError,
@@ -55,9 +57,10 @@ class TableConfig:
         aliases=("hoodie.datasource.write.partitionpath.field",),
     )
     PRECOMBINE_FIELD = ConfigKey(
-        "hoodie.table.precombine.field", None,
+        "hoodie.table.precombine.field", None, parse_ordering_field,
         doc="Ordering field: among records with one key, the largest value wins (table version 9 names it "
-            "hoodie.table.ordering.fields).",
+            "hoodie.table.ordering.fields). One field: a comma-separated list (Hudi 1.x's tuple ordering) is "
+            "refused.",
         aliases=("hoodie.table.ordering.fields", "hoodie.datasource.write.precombine.field"),
     )
     KEY_GENERATOR_CLASS = ConfigKey(
@@ -117,6 +120,20 @@ class TableConfig:
 SUPPORTED_VERSIONS = {5: 1, 6: 1, 8: 2, 9: 2}
 READ_ONLY_VERSIONS = (5,)
 _SUPPORTED_TEXT = "table version 5 (read only) or 6 (timeline layout 1), or 8 / 9 (timeline layout 2)"
+
+
+def check_ordering_field_kept(table_config: HoodieConfig, options: Mapping[str, object] | None) -> None:
+    """Refuse options that name another ordering field than the table records, under any of its names (Hudi's
+    HoodieWriterUtils.validateTableConfig refuses this "Config conflict" too): which record wins a merge is a
+    property of the table's files. A table without one takes the option's."""
+    given = HoodieConfig.of(options)
+    key = TableConfig.PRECOMBINE_FIELD
+    if not given.is_set(key) or not table_config.is_set(key):
+        return
+    if given.get(key) != table_config.get(key):
+        name = next(n for n in key.names() if n in given.options)
+        raise InvalidConfigError(name, given.raw(key), f"the table has ordering field {table_config.get(key)!r}, "
+                                 "fixed when it was created")
 
 
 def check_supported(base_uri: str, props: Mapping[str, str]) -> None:

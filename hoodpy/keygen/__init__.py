@@ -325,6 +325,19 @@ def _completes(table: KeyGenerator, write: KeyGenerator) -> bool:
     return types and (table.timestamp is None or table.timestamp == write.timestamp)
 
 
+def _given_name(given: HoodieConfig, key: ConfigKey) -> str:
+    return next(n for n in key.names() if n in given.options)
+
+
+def _recorded(table: KeyGenerator, table_config: HoodieConfig, key: ConfigKey) -> str:
+    """What the table has for ``key``: its value, or (a key it does not record, such as the type beside a
+    class) its key generator."""
+    value = table_config.raw(key)
+    if value is not None:
+        return f"the table has {value!r}"
+    return f"the table has no {key.key}: its key generator is {table.key_generator_class}"
+
+
 def key_generator_for_write(table: KeyGenerator, table_config: HoodieConfig, options: Mapping[str, Any] | None,
                             ) -> KeyGenerator:
     """The key generator of one write given ``options`` (the write's own, under any of a key's names) on a
@@ -343,21 +356,29 @@ def key_generator_for_write(table: KeyGenerator, table_config: HoodieConfig, opt
     merged = dict(table_config.options)
     if given.is_set(KeyGeneratorConfig.TYPE) and not given.is_set(TableConfig.KEY_GENERATOR_CLASS):
         shaping.append(TableConfig.KEY_GENERATOR_CLASS)  # the class would win over the type given
-    for key in shaping:  # the write's value under the key's own name, whichever name either side used
+    for key in shaping:  # the write's value, under the name it was given, whichever name the table used
         for name in key.names():
             merged.pop(name, None)
         if given.is_set(key):
-            merged[key.key] = given.raw(key)
-    write = KeyGenerator.from_config(HoodieConfig(merged))
+            merged[_given_name(given, key)] = given.raw(key)
+    try:
+        write = KeyGenerator.from_config(HoodieConfig(merged))
+    except InvalidConfigError as e:
+        if e.key in given.options:
+            raise
+        # The options clash with what the table records (e.g. a non-partitioned type on a partitioned table).
+        first = next(k for k in shaping if given.is_set(k))
+        raise InvalidConfigError(_given_name(given, first), given.raw(first),
+                                 f"{_recorded(table, table_config, first)}, and with this option {e}") from e
     if _shape(write) == _shape(table):
         return table
     if _completes(table, write):
         return write
     for key in shaping:
         if given.is_set(key) and given.get(key) != table_config.get(key):
-            name = next(n for n in key.names() if n in given.options)
-            raise InvalidConfigError(name, given.raw(key), f"the table has {table_config.raw(key)!r}; a write "
-                                     "cannot change how the table's record keys and partition paths are made")
+            raise InvalidConfigError(_given_name(given, key), given.raw(key),
+                                     f"{_recorded(table, table_config, key)}; a write cannot change how the "
+                                     "table's record keys and partition paths are made")
     raise InvalidConfigError(TableConfig.KEY_GENERATOR_CLASS.key, write.key_generator_class,
                              "the write's options make other record keys or partition paths than the table's")
 

@@ -149,7 +149,9 @@ def _merge_on_read_bounds(storage: Storage, timeline: Timeline, config: HoodieCo
 
 
 # -- HoodieArchivedMetaEntry -------------------------------------------------------------------------------
-def _avro_commit_metadata(data: bytes, *, replace: bool) -> dict[str, Any] | None:
+def archived_commit_metadata(data: bytes, *, replace: bool) -> dict[str, Any] | None:
+    """JSON commit metadata as the archived entry's HoodieCommitMetadata (or replace) record; None when
+    ``data`` is empty or not a JSON object."""
     try:
         d = json.loads(data.decode("utf-8")) if data.strip() else None
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -174,12 +176,12 @@ def meta_entry(storage: Storage, instant: Instant, mtime_ns: int | None) -> dict
                              "stateTransitionTime": format_instant_millis(mtime_ns)}
     a, done = instant.action, instant.is_completed
     if a in (Action.COMMIT, Action.DELTACOMMIT):
-        entry["hoodieCommitMetadata"] = _avro_commit_metadata(data, replace=False)
+        entry["hoodieCommitMetadata"] = archived_commit_metadata(data, replace=False)
     elif a == Action.REPLACECOMMIT:
         if done:
-            entry["hoodieReplaceCommitMetadata"] = _avro_commit_metadata(data, replace=True)
+            entry["hoodieReplaceCommitMetadata"] = archived_commit_metadata(data, replace=True)
         elif instant.is_inflight:
-            entry["HoodieInflightReplaceMetadata"] = _avro_commit_metadata(data, replace=False)
+            entry["HoodieInflightReplaceMetadata"] = archived_commit_metadata(data, replace=False)
         elif data:
             entry["hoodieRequestedReplaceMetadata"] = deserialize(AvroModel.REQUESTED_REPLACE_METADATA, data)
     elif a == Action.CLEAN and data:
@@ -221,6 +223,17 @@ def _delete_archived_aux_plans(storage: Storage, archived: list[Instant]) -> Non
 def _next_archive_version(storage: Storage) -> int:
     versions = [log_format.archive_file_version(f.path.rsplit("/", 1)[-1]) for f in storage.list_files(ARCHIVE_FOLDER)]
     return max([v for v in versions if v is not None], default=0) + 1
+
+
+def write_archive_file(storage: Storage, entries: list[bytes], batch: int) -> str:
+    """A new archive log file of ``entries`` (encoded HoodieArchivedMetaEntry records), ``batch`` records
+    per Avro data block; returns its path. The file is written whole (atomically) before anything refers to
+    it."""
+    schema = schema_json(AvroModel.ARCHIVED_META_ENTRY)
+    data = b"".join(log_format.avro_data_block(entries[i:i + batch], schema) for i in range(0, len(entries), batch))
+    rel = f"{ARCHIVE_FOLDER}/{log_format.archive_file_name(_next_archive_version(storage))}"
+    storage.write_atomic(rel, data)
+    return rel
 
 
 @dataclass(frozen=True)
@@ -269,16 +282,11 @@ class ArchiveService(TableService[ArchivePlan, ArchiveResult]):
                 if s.file_name in mtimes:
                     entries.append(encode_record(AvroModel.ARCHIVED_META_ENTRY,
                                                  meta_entry(storage, s, mtimes[s.file_name])))
-        batch = config.get(ArchivalConfig.BATCH)
-        schema = schema_json(AvroModel.ARCHIVED_META_ENTRY)
-        data = b"".join(log_format.avro_data_block(entries[i:i + batch], schema)
-                        for i in range(0, len(entries), batch))
-        name = log_format.archive_file_name(_next_archive_version(storage))
-        storage.write_atomic(f"{ARCHIVE_FOLDER}/{name}", data)
+        rel = write_archive_file(storage, entries, config.get(ArchivalConfig.BATCH))
         for instant in chosen:
             transitions.delete_archived(storage, instant)
         _delete_archived_aux_plans(storage, chosen)
-        return ArchiveResult(archived=chosen, archive_file=f"{ARCHIVE_FOLDER}/{name}", entries=len(entries))
+        return ArchiveResult(archived=chosen, archive_file=rel, entries=len(entries))
 
     def run(self, options: Options = None) -> ArchiveResult:
         """Archive what qualifies now, under the table lock (an empty result when nothing does)."""

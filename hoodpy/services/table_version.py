@@ -7,10 +7,18 @@ becoming a ``clustering`` instant, and JSON commit metadata rewritten as Avro; t
 version-8 keys (``hoodie.table.initial.version=SIX``, merge mode, key generator type, timeline paths).
 Downgrade 8 -> 6 is the reverse (Hudi's EightToSixDowngradeHandler).
 
-What hoodpy does not convert is refused before anything changes, naming it: an archived timeline (the
-version-8 LSM history, or version 6's ``.hoodie/archived`` log files), a metadata table, pending table
-services. Order of the steps: the new instant files first, then ``hoodie.properties`` (the switch), then the
-old files are removed; a crash before the switch leaves files the old layout ignores, after it the same.
+The archived timeline is converted too (:mod:`hoodpy.services.archive_conversion`): version 6's
+``.hoodie/archived`` log files into version 8's LSM history and back, as Hudi 1.x's handlers do.
+
+A metadata table is removed before the conversion (its partitions cleared in the properties, so readers list
+files meanwhile) and, when it held the ``files`` partition, built again from the converted table at the new
+version. Java upgrades the metadata table in place as a table of its own; the rebuilt one lists the same
+files, and hoodpy maintains ``files`` only (partitions it does not maintain would be dropped by its next write
+anyway).
+
+Pending table services are refused before anything changes, naming them. Order of the steps: the new archive
+and instant files first, then ``hoodie.properties`` (the switch), then the old files are removed; a crash
+before the switch leaves files the old layout ignores (the next run replaces them), after it the same.
 """
 
 from __future__ import annotations
@@ -23,19 +31,24 @@ from hoodpy.config.table import INITIAL_VERSION_KEY, TableConfig
 from hoodpy.config.table_version import MERGE_MODE_PROPERTY, versioned_properties
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import HoodieError, TableVersionChangeError
+from hoodpy.metadata_table.reader import has_files_partition
+from hoodpy.metadata_table.writer import create_metadata_table
+from hoodpy.services.archive_conversion import (
+    legacy_archive_files, legacy_history, write_history, write_legacy_archive,
+)
 from hoodpy.services.rollback import rollback_failed_writes
 from hoodpy.services.table_service import ServiceContext
 from hoodpy.storage import Storage
+from hoodpy.timeline.history import history_folder, read_history
 from hoodpy.timeline.instant import (
-    LAYOUT_1, LAYOUT_2, METAFOLDER, Instant, State, format_instant_millis, timeline_folder,
+    LAYOUT_1, LAYOUT_2, Instant, State, format_instant_millis, parse_instant_time, timeline_folder,
 )
 from hoodpy.timeline.metadata import AVRO_MAGIC, CommitMetadata
+from hoodpy.timeline.metadata_table import remove_stale_metadata_table
 from hoodpy.timeline.timeline import Timeline
 
 VERSION_NAMES = {"SIX": 6, "EIGHT": 8}  # Hudi's HoodieTableVersion names the procedures take
 BOOTSTRAP_INDEX_TYPE = "hoodie.bootstrap.index.type"  # added by Hudi's upgrade, dropped by its downgrade
-_METADATA_FOLDER = f"{METAFOLDER}/metadata"
-_ARCHIVED_FOLDER = f"{METAFOLDER}/archived"
 
 
 def parse_version(text: str) -> int:
@@ -53,6 +66,7 @@ class _Move:
     source: str
     target: str
     data: bytes
+    completed_at: str | None = None  # downgrade: the completion time the layout-1 file's mtime must carry
 
 
 def change_table_version(context: ServiceContext, to_version: int) -> bool:
@@ -66,39 +80,46 @@ def change_table_version(context: ServiceContext, to_version: int) -> bool:
         if (current, to_version) not in ((6, 8), (8, 6)):
             raise TableVersionChangeError(f"Table {context.name} has table version {current}: hoodpy changes "
                                           "versions 6 and 8 into each other only")
-        _refuse_unconvertible(storage, context.name, current)
         failed_writes = context.with_options({"hoodie.cleaner.policy.failed.writes": "EAGER"}).transaction()
         timeline = rollback_failed_writes(failed_writes, Timeline.load(storage))
         pending = [str(i) for i in timeline.instants if not i.is_completed]
         if pending:  # e.g. a scheduled clean or clustering: Hudi would carry it over, hoodpy asks to finish it
             raise TableVersionChangeError(f"Table {context.name} has pending instants {pending}: finish them "
                                           "(or roll them back) before changing its version")
+        rebuild = has_files_partition(props)
+        if remove_stale_metadata_table(storage, reason=f"the table changes from version {current} to {to_version}"
+                                       + (", and it is built again at the new version" if rebuild else "")):
+            props = load_table_properties(storage) or {}  # the metadata partitions are cleared
         listing = {f.path.rsplit("/", 1)[-1]: f.mtime_ns for f in storage.list_files(timeline_folder(
             timeline.layout))}
         moves = [_move(storage, i, state, listing, to_version) for i in timeline.instants
                  for state in _states(i)]
         new_props = _properties(props, context, to_version)
+        if to_version == 8:
+            write_history(storage, history_folder(new_props), legacy_history(storage), context.config)
+        else:
+            write_legacy_archive(storage, read_history(storage, history_folder(props)), context.config)
         storage.mkdirs(timeline_folder(LAYOUT_2 if to_version == 8 else LAYOUT_1))
         for m in moves:
             if m is not None:
                 storage.write_atomic(m.target, m.data)
+                if m.completed_at is not None:  # as Java's downgrade: layout 1 reads completion times from mtimes
+                    at = parse_instant_time(m.completed_at)
+                    storage.set_modification_time(m.target, int(at.timestamp()) * 10**9 + at.microsecond * 1000)
         save_table_properties(storage, new_props)
         for m in moves:
             if m is not None and m.source != m.target:
                 storage.delete(m.source)
+        if to_version == 8:
+            for rel in legacy_archive_files(storage):
+                storage.delete(rel)
+        else:
+            storage.delete_dir(history_folder(props))
         if to_version == 6 and not storage.list_files(timeline_folder(LAYOUT_2), recursive=True):
             storage.delete_dir(timeline_folder(LAYOUT_2))
+        if rebuild:
+            create_metadata_table(storage, context.config)
     return True
-
-
-def _refuse_unconvertible(storage: Storage, name: str, version: int) -> None:
-    if storage.list_files(_METADATA_FOLDER, recursive=True):
-        raise TableVersionChangeError(f"Table {name} has a metadata table (.hoodie/metadata), which hoodpy does "
-                                      "not convert: remove it first")
-    archived = (f"{timeline_folder(LAYOUT_2)}/history" if version == 8 else _ARCHIVED_FOLDER)
-    if [f for f in storage.list_files(archived) if not f.path.rsplit("/", 1)[-1].startswith(".")]:
-        raise TableVersionChangeError(f"Table {name} has an archived timeline ({archived}), which hoodpy does not "
-                                      "convert between the version 6 and 8 formats")
 
 
 def _states(instant: Instant) -> list[State]:
@@ -124,7 +145,8 @@ def _move(storage: Storage, instant: Instant, state: State, mtimes: dict[str, in
     target = Instant(instant.timestamp, instant.action, state, completion, layout)
     if instant.action.is_write and data and state != State.REQUESTED:
         data = _convert_commit_metadata(data, to_version)
-    return _Move(source.path, target.path, data)
+    completed_at = instant.completion_time if state == State.COMPLETED and to_version == 6 else None
+    return _Move(source.path, target.path, data, completed_at)
 
 
 def _convert_commit_metadata(data: bytes, to_version: int) -> bytes:

@@ -268,6 +268,14 @@ class Storage:
         info = self.fs.get_file_info(self.full_path(rel))
         return None if info.type == pafs.FileType.NotFound else info.mtime_ns
 
+    def set_modification_time(self, rel: str, mtime_ns: int) -> bool:
+        """Set a file's modification time where the file system allows it (local files; Java's
+        HoodieStorage.setModificationTime likewise works on file systems only); False elsewhere."""
+        if not self.is_local:
+            return False
+        os.utime(self.full_path(rel), ns=(mtime_ns, mtime_ns))
+        return True
+
     def touch(self, rel: str) -> None:
         """Refresh a file's modification time by rewriting it (heartbeats)."""
         self.write_bytes(rel, str(time.time_ns()).encode())

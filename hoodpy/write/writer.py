@@ -20,7 +20,9 @@ from hoodpy.arrow_rows import WRITE_STATS_DDL
 from hoodpy.config import HoodieConfig, declared_keys
 from hoodpy.config.index import IndexConfig
 from hoodpy.config.storage import StorageConfig
-from hoodpy.config.table import TableConfig, cdc_mode, check_version_writable, writes_merge_on_read
+from hoodpy.config.table import (
+    TableConfig, cdc_mode, check_ordering_field_kept, check_version_writable, writes_merge_on_read,
+)
 from hoodpy.config.write import WriteConfig, event_time_ordering_field
 from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
@@ -155,6 +157,7 @@ class Writer:
                                          f"{str(recorded.get(key)).lower()}, set when it was created")
         self.merge_on_read = writes_merge_on_read(self.storage.base_uri, table.properties, self.config)
         self.keygen = key_generator_for_write(table.keygen, table.config, options)
+        check_ordering_field_kept(table.config, options)
         self.ordering_field: str | None = self.config.get(TableConfig.PRECOMBINE_FIELD)
         # A delete whose batch lacks the partition fields: keys are looked up in every partition.
         self._delete_by_key_only = False

@@ -76,3 +76,36 @@ def test_custom_field_types_complete_a_custom_table():
     with pytest.raises(InvalidConfigError, match="partitionpath.field"):
         _for_write({**props, "hoodie.datasource.write.partitionpath.field": "region:SIMPLE,ts:TIMESTAMP"},
                    {"hoodie.datasource.write.partitionpath.field": "region:SIMPLE,ts:SIMPLE"})
+
+
+# A Hudi 1.x table records the key generator's type; a 0.14 one its class. An option for the other half of the
+# pair is compared with the key generator the table has, named as given, never ignored because the table's
+# recorded half would win.
+V8_SIMPLE = {"hoodie.table.recordkey.fields": "id", "hoodie.table.partition.fields": "region",
+             "hoodie.table.keygenerator.type": "SIMPLE"}
+
+
+@pytest.mark.parametrize("props, options, named, says", [
+    (SIMPLE, {"hoodie.datasource.write.keygenerator.type": "COMPLEX"}, "hoodie.datasource.write.keygenerator.type",
+     "the table has no hoodie.table.keygenerator.type: its key generator is org.apache.hudi.keygen.SimpleKey"),
+    (SIMPLE, {"hoodie.table.keygenerator.type": "COMPLEX"}, "hoodie.table.keygenerator.type", "SimpleKeyGenerator"),
+    (V8_SIMPLE, {"hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.ComplexKeyGenerator"},
+     "hoodie.datasource.write.keygenerator.class", "its key generator is org.apache.hudi.keygen.SimpleKeyGenerator"),
+    (V8_SIMPLE, {"hoodie.datasource.write.keygenerator.type": "COMPLEX"}, "hoodie.datasource.write.keygenerator.type",
+     "the table has 'SIMPLE'"),
+    # Clashes with what the table records name the option too, not the table's property.
+    (SIMPLE, {"hoodie.datasource.write.keygenerator.type": "NON_PARTITION"},
+     "hoodie.datasource.write.keygenerator.type", "NonpartitionedKeyGenerator takes no partition fields"),
+])
+def test_the_type_and_class_pair_is_checked_against_the_tables_key_generator(props, options, named, says):
+    with pytest.raises(InvalidConfigError, match=f"Invalid value .* for {named}: .*") as e:
+        _for_write(props, options)
+    assert says in str(e.value)
+
+
+@pytest.mark.parametrize("props, options", [
+    (SIMPLE, {"hoodie.datasource.write.keygenerator.type": "SIMPLE"}),
+    (V8_SIMPLE, {"hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleAvroKeyGenerator"}),
+])
+def test_the_other_half_of_the_pair_agreeing_is_taken(props, options):
+    assert _for_write(props, options).kind == "SIMPLE"

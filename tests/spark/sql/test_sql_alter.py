@@ -61,6 +61,11 @@ def test_set_tblproperties_errors(hoodpy_spark, table):
     before = properties(spark, name)
     with pytest.raises(InvalidConfigError, match="hoodie.parquet.small.file.limit"):
         spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('hoodie.parquet.small.file.limit' = 'lots')")
+    # Unquoted dotted keys are checked by their whole name (they were cut to their last segment).
+    with pytest.raises(InvalidConfigError, match="hoodie.parquet.small.file.limit"):
+        spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES (hoodie.parquet.small.file.limit = 'lots')")
+    with pytest.raises(UnsupportedStatementError, match="cannot set hoodie.base.path"):
+        spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES (hoodie.base.path = '/elsewhere')")
     with pytest.raises(UnsupportedStatementError, match="cannot set primaryKey"):
         spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES (primaryKey = 'name')")
     with pytest.raises(UnsupportedStatementError, match="cannot unset hoodie.base.path"):

@@ -13,6 +13,8 @@ from hoodpy.config import registry
 from hoodpy.config.properties import load_table_properties
 from hoodpy.config.registry import check_options, check_table_properties, options_markdown
 from hoodpy.config.write import COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING, WriteConfig, merge_mode
+from hoodpy.config.sql import TableOptions
+from hoodpy.config.table import TableConfig
 from hoodpy.errors import HoodieConfigWarning, InvalidConfigError
 from hoodpy.storage import Storage
 from java_samples import REPO, unzip_sample
@@ -153,3 +155,17 @@ def test_every_scope_class_of_the_config_package_is_documented():
                     and any(isinstance(v, ConfigKey) for v in vars(obj).values())):
                 scopes.add(obj)
     assert scopes - set(SCOPES) == set()
+
+
+@pytest.mark.parametrize("key", ["hoodie.table.precombine.field", "hoodie.table.ordering.fields",
+                                 "hoodie.datasource.write.precombine.field"])
+def test_several_ordering_fields_are_refused_naming_the_option_given(key):
+    with pytest.raises(InvalidConfigError, match=f"Invalid value 'ts, seq' for {key}: several ordering fields "
+                                                 r"\(ts, seq\).*tuple.*give one field"):
+        HoodieConfig.of({key: "ts, seq"}).get(TableConfig.PRECOMBINE_FIELD)
+    assert HoodieConfig.of({key: "ts"}).get(TableConfig.PRECOMBINE_FIELD) == "ts"
+
+
+def test_several_sql_precombine_fields_are_refused():
+    with pytest.raises(InvalidConfigError, match="for preCombineField: several ordering fields"):
+        HoodieConfig.of({"preCombineField": "a,b"}).get(TableOptions.PRECOMBINE_FIELD)

@@ -1,0 +1,168 @@
+"""upgrade_table / downgrade_table on a table with an archived timeline: version 6's ``.hoodie/archived``
+log files become version 8's LSM history and back (Hudi's SixToEightUpgradeHandler / EightToSixDowngradeHandler),
+and readers see the same instants, rows and windows at every step; hudi-rs reads the table after each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from hoodpy.config.properties import parse_properties
+from hoodpy.errors import ChangesNotReadableError
+from hoodpy.inspect.metadata_table import validate_files
+from hoodpy.table import HoodieTable
+from hoodpy.timeline.archived import read_archived_entries
+from hoodpy.timeline.history import read_history
+from sql_ext import disable, enable
+from tests.compat import hudi_rs
+from tests.spark.hoodpy_spark_helpers import SMALL_BLOOM
+
+pytestmark = [pytest.mark.compat, pytest.mark.spark]
+
+DDL = "id int, part string, ts int, val string"
+OPTIONS = {**SMALL_BLOOM, "hoodie.cleaner.commits.retained": "2", "hoodie.keep.min.commits": "3",
+           "hoodie.keep.max.commits": "4"}
+ALL_TIME = "start_ts => '0', end_ts => '99999999999999999', limit => 100"
+
+
+@pytest.fixture(scope="module")
+def hoodpy_spark(spark):
+    enable(spark)
+    yield spark
+    disable(spark)
+
+
+def _archived(path: str, spark) -> dict[tuple[str, str], str | None]:
+    """(instant time, action) -> completion (state transition) time of every completed archived instant."""
+    table = HoodieTable.for_path(spark, path)
+    return {(e["commitTime"], e["actionType"]): e.get("stateTransitionTime")
+            for e in read_archived_entries(table.storage) if e.get("actionState") == "COMPLETED"}
+
+
+def _rows(df) -> list[tuple]:
+    return sorted((r.id, r.part, r.ts, r.val) for r in df.collect())
+
+
+def _windows(table: HoodieTable) -> list[list[tuple]]:
+    """Rows of each incremental window between consecutive active commits (instant times in version 6,
+    completion times in version 8: the same commits either way)."""
+    commits = table.timeline.completed_commits()
+    bounds = [i.completed_at for i in commits]
+    return [_rows(table.read_incremental(a, b)) for a, b in zip(bounds, bounds[1:])]
+
+
+def _archive_files(path: str) -> list[str]:
+    folder = Path(path, ".hoodie", "archived")
+    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+
+
+def test_upgrade_and_downgrade_carry_the_archived_timeline(hoodpy_spark, tmp_path):
+    spark, path = hoodpy_spark, str(tmp_path / "t")
+    table = HoodieTable.create(spark, path, table_name="t", record_key_fields=["id"], partition_fields=["part"],
+                               precombine_field="ts", options=OPTIONS)
+    for i in range(8):
+        table.upsert(spark.createDataFrame([(1, "a", i, f"a{i}"), (10 + i, "b", i, f"n{i}")], DDL))
+    archived_v6 = _archived(path, spark)
+    assert sum(a == "commit" for _, a in archived_v6) >= 3 and any(a == "clean" for _, a in archived_v6)
+    assert _archive_files(path)
+    snapshot = hudi_rs.snapshot(path)
+    windows = _windows(table)
+    assert windows and all(windows)
+    shown = spark.sql(f"CALL show_archived_commits_metadata(path => '{path}', {ALL_TIME})").collect()
+    assert shown
+    oldest_archived = min(t for t, a in archived_v6 if a == "commit")
+    with pytest.raises(ChangesNotReadableError):
+        table.read_incremental(oldest_archived)
+
+    # -- upgrade: the archive moves into the LSM history -------------------------------------------------------
+    assert spark.sql(f"CALL upgrade_table(path => '{path}', to_version => 'EIGHT')").collect() == [(True,)]
+    props = parse_properties(Path(path, ".hoodie", "hoodie.properties").read_text())
+    assert props["hoodie.table.version"] == "8"
+    assert _archive_files(path) == []  # the old form is gone once the properties name version 8
+    history_dir = Path(path, ".hoodie", "timeline", "history")
+    names = {p.name for p in history_dir.iterdir()}
+    assert "_version_" in names and any(n.endswith("_0.parquet") for n in names)
+    table8 = HoodieTable.for_path(spark, path)
+    history = read_history(table8.storage)
+    assert {(h.instant_time, h.action): h.completion_time for h in history} == archived_v6
+    assert all(h.metadata and h.metadata.startswith(b"Obj\x01") for h in history)  # Avro, as 1.x writes it
+    assert any(h.plan for h in history if h.action == "clean")  # the clean plan travels with its clean
+    assert _archived(path, spark) == archived_v6
+    # show_archived_commits reads the same metadata from the history (one entry per instant).
+    assert spark.sql(f"CALL show_archived_commits_metadata(path => '{path}', {ALL_TIME})").collect() == shown
+    assert hudi_rs.snapshot(path) == snapshot
+    assert _rows(table8.read()) == _rows(table.read())
+    assert _windows(table8) == windows
+    commits8 = table8.timeline.completed_commits()
+    for a, b in zip(commits8, commits8[1:]):
+        assert hudi_rs.df_rows(table8.read_incremental(a.completed_at, b.completed_at)) == hudi_rs.incremental(
+            path, a.completed_at, b.completed_at)
+
+    # -- a write at version 8, then downgrade: the history becomes archive log files again ---------------------
+    table8.upsert(spark.createDataFrame([(1, "a", 100, "v8")], DDL))
+    snapshot8 = hudi_rs.snapshot(path)
+    completions8 = {i.timestamp: i.completion_time for i in table8.timeline.completed_commits()}
+    assert spark.sql(f"CALL downgrade_table(path => '{path}', to_version => 'SIX')").collect() == [(True,)]
+    assert not Path(path, ".hoodie", "timeline").exists()
+    files = _archive_files(path)
+    assert files and all(n.startswith(".commits_.archive.") for n in files)
+    archived_back = _archived(path, spark)
+    assert {k: v for k, v in archived_back.items() if k in archived_v6} == archived_v6
+    table6 = HoodieTable.for_path(spark, path)
+    entries = read_archived_entries(table6.storage)
+    assert {e["actionState"] for e in entries} == {"COMPLETED"}  # one summary entry per instant, as Java writes
+    shown_back = spark.sql(f"CALL show_archived_commits_metadata(path => '{path}', {ALL_TIME})").collect()
+    assert [r for r in shown_back if r.commit_time in {r.commit_time for r in shown}] == shown
+    assert hudi_rs.snapshot(path) == snapshot8
+    assert _rows(table6.read()) == _rows(table8.read())
+    commits6 = table6.timeline.completed_commits()
+    for a, b in zip(commits6, commits6[1:]):
+        assert hudi_rs.df_rows(table6.read_incremental(a.timestamp, b.timestamp)) == hudi_rs.incremental(
+            path, a.timestamp, b.timestamp)
+    with pytest.raises(ChangesNotReadableError):
+        table6.read_incremental(oldest_archived)
+
+    # The completed instant files carry their completion times as modification times (as Java's downgrade sets
+    # them): upgrading again gives every instant, active or archived, the completion time it had.
+    assert spark.sql(f"CALL upgrade_table(path => '{path}', to_version => 'EIGHT')").collect() == [(True,)]
+    again = HoodieTable.for_path(spark, path)
+    assert {i.timestamp: i.completion_time for i in again.timeline.completed_commits()} == completions8
+    assert _archived(path, spark) == archived_back
+    assert hudi_rs.snapshot(path) == snapshot8
+
+
+# -- a table with a metadata table ---------------------------------------------------------------------------
+def _metadata_table_props(path: str) -> dict[str, str]:
+    return parse_properties(Path(path, ".hoodie", "metadata", ".hoodie", "hoodie.properties").read_text())
+
+
+def _hudi_rs_through_metadata_table(path: str) -> list[dict]:
+    return hudi_rs.rows_of(pa.Table.from_batches(hudi_rs.table(path, {"hoodie.metadata.enable": "true"}).read()))
+
+
+def test_the_metadata_table_is_built_again_at_the_new_version(hoodpy_spark, tmp_path):
+    spark, path = hoodpy_spark, str(tmp_path / "mdt")
+    table = HoodieTable.create(spark, path, table_name="mdt", record_key_fields=["id"], partition_fields=["part"],
+                               precombine_field="ts", options={**SMALL_BLOOM, "hoodie.metadata.enable": "true"})
+    for i in range(3):
+        table.upsert(spark.createDataFrame([(1, "a", i, f"a{i}"), (10 + i, "b", i, f"n{i}")], DDL))
+    assert _metadata_table_props(path)["hoodie.table.version"] == "6"
+    snapshot = hudi_rs.snapshot(path)
+    assert _hudi_rs_through_metadata_table(path) == snapshot
+    for target, layout in (("EIGHT", "2"), ("SIX", "1")):
+        assert spark.sql(f"CALL upgrade_table(path => '{path}', to_version => '{target}')").collect() == [(True,)]
+        props = parse_properties(Path(path, ".hoodie", "hoodie.properties").read_text())
+        assert props["hoodie.table.metadata.partitions"] == "files"
+        mdt = _metadata_table_props(path)
+        assert (mdt["hoodie.table.version"], mdt["hoodie.timeline.layout.version"]) == (props["hoodie.table.version"],
+                                                                                         layout)
+        converted = HoodieTable.for_path(spark, path)
+        assert validate_files(converted.storage).rows == []  # the listing is the files on storage
+        assert hudi_rs.snapshot(path) == snapshot
+        assert _hudi_rs_through_metadata_table(path) == snapshot
+    # Writes after the round trip keep it in step.
+    converted.upsert(spark.createDataFrame([(1, "a", 9, "after")], DDL))
+    assert validate_files(converted.storage).rows == []
+    assert _hudi_rs_through_metadata_table(path) == hudi_rs.snapshot(path)
