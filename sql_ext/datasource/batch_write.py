@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from hoodpy.config import HoodieConfig, parse_bool, parse_csv
+from hoodpy.config.keygen import KeyGeneratorConfig
 from hoodpy.config.table import COPY_ON_WRITE, TableConfig, check_writable
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import (
@@ -66,6 +67,10 @@ if TYPE_CHECKING:
     from hoodpy.write.writer import CommitResult
 
 APPEND, OVERWRITE, IGNORE, ERROR_IF_EXISTS = "append", "overwrite", "ignore", "errorifexists"
+# Options that define a table (compared with an existing table's by definition_conflicts).
+_DEFINING = (TableConfig.NAME, TableConfig.RECORD_KEY_FIELDS, TableConfig.PARTITION_FIELDS, TableConfig.PRECOMBINE_FIELD,
+             TableConfig.KEY_GENERATOR_CLASS, KeyGeneratorConfig.TYPE, TableConfig.HIVE_STYLE_PARTITIONING,
+             TableConfig.TYPE)
 _MODES = {APPEND: APPEND, OVERWRITE: OVERWRITE, IGNORE: IGNORE, ERROR_IF_EXISTS: ERROR_IF_EXISTS,
           "error": ERROR_IF_EXISTS, "default": ERROR_IF_EXISTS}
 DELETE_PARTITION = "delete_partition"
@@ -141,7 +146,7 @@ def save(df: DataFrame, request: WriteRequest) -> CommitResult | None:
     exists = storage.exists(_PROPERTIES)
     if not exists:
         _require_no_other_data(storage)
-    table = HoodieTable.for_path(spark, storage.base_uri, options=request.hoodie_options) if exists else None
+    table = HoodieTable.for_path(spark, storage.base_uri, options=_opening_options(request)) if exists else None
     keys_configured = request.config.is_set(TableConfig.RECORD_KEY_FIELDS) or (
         table is not None and not table.keygen.auto_keys)
     operation = deduced_operation(request, df, keys_configured)
@@ -167,6 +172,16 @@ def save(df: DataFrame, request: WriteRequest) -> CommitResult | None:
             options.setdefault(WriteConfig.COMBINE_BEFORE_INSERT.key, "true")
         return table.write(df, "insert_overwrite_table", options=options)
     return _recreate(df, request, storage, operation)
+
+
+def _opening_options(request: WriteRequest) -> dict[str, str]:
+    """The options an existing table is opened with. Overwrite may redefine the table (it is then recreated),
+    so there the options that define one are left for :func:`definition_conflicts` to compare, not refused on
+    opening as a write that changes the table's keys would be."""
+    if request.mode != OVERWRITE:
+        return request.hoodie_options
+    defining = {name for key in _DEFINING for name in key.names()}
+    return {k: v for k, v in request.hoodie_options.items() if k not in defining}
 
 
 def definition_conflicts(table: HoodieTable, config: HoodieConfig) -> list[tuple[str, str, str]]:

@@ -175,7 +175,7 @@ def test_a_new_table_needs_its_name_key_columns_and_a_known_type(api_spark, tmp_
         ({**OPTIONS, "hoodie.datasource.write.recordkey.field": "uuid"}, InvalidRecordError, "uuid"),
         ({**OPTIONS, "hoodie.datasource.write.precombine.field": "event_time"}, InvalidRecordError, "event_time"),
         ({**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_OF_READ"}, InvalidConfigError,
-         "hoodie.table.type"),
+         "hoodie.datasource.write.table.type"),
     ]
     for options, error, match in cases:
         with pytest.raises(error, match=match):
