@@ -3,8 +3,9 @@ hudi-rs agrees, and the next write rolls the leftovers back and succeeds.
 
 Merge-on-read tables (with the metadata table) are written by upserts into log files and by compactions, killed
 at the same points: after every trial the read-optimized reads of hoodpy and hudi-rs agree and the metadata
-table's listing is in step with storage's committed files; at the end the next write and compaction heal
-everything (no pending instant, no file the metadata table does not list).
+table's listing is in step with storage's committed files (hudi-rs's snapshot is compared while no compaction
+is pending); at the end the next write and compaction heal everything (no pending instant, no file the
+metadata table does not list).
 
 CI runs a quick sample of the fault points; the `slow` tier runs 100 trials per table type.
 """
@@ -107,7 +108,10 @@ def _crash_trials(spark, tmp_path, faults: list[str], seed: int, table_type: str
         committed = bool(set(_completed(spark, path)) - set(before_commits))
         expected = after if committed else model
         assert _snapshot(spark, path) == expected, (trial, fault)
-        assert _hudi_rs(path) == expected, (trial, fault)
+        # hudi-rs 0.5.0 leaves out the logs written while a compaction is pending (a crashed one here) until
+        # it completes (see test_compaction_java_samples): compared once the final heal completed it.
+        if not HoodieTable.for_path(spark, path).timeline.pending([Action.COMPACTION]):
+            assert _hudi_rs(path) == expected, (trial, fault)
         if mor:
             _check_merge_on_read(spark, path)
         model = expected

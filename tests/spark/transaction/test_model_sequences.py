@@ -8,13 +8,14 @@ storage listing of the committed files (a crashed write's files are on storage o
 rows with hoodie.metadata.enable=true as without. At the end the next write heals every crash. A crash on a
 merge-on-read table dies between the deltacommit's log files and its completion.
 
-CI runs a few derandomized sequences per table type; the `slow` tier many more.
+CI runs two derandomized sequences per table type plus one explicit sequence of every step; the `slow` tier
+many more.
 """
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hoodpy import HoodieTable
@@ -57,8 +58,15 @@ def _state(df) -> dict:
     return {r.id: (r.part, r.ts, r.val) for r in df.select(*COLUMNS).collect()}
 
 
+# Every kind of step once, in an order that exercises each: logs to compact, a crash a compaction must wait
+# for and the next write heals, a service instant the rollback undoes.
+EVERY_STEP = [("upsert", [1, 2, 3, 4]), ("upsert", [1, 2]), ("crash", [3]), ("compact", []), ("delete", [4]),
+              ("compact", []), ("insert", [7]), ("cluster", []), ("clean", []), ("rollback", [])]
+
+
 @pytest.mark.parametrize("table_type", TABLE_TYPES)
 @sequences(2)
+@example(steps=EVERY_STEP, metadata=True)
 @given(steps=st.lists(step, min_size=4, max_size=6), metadata=st.booleans())
 def test_sequences_match_the_model(spark, tmp_path_factory, table_type, steps, metadata):
     _check_sequence(spark, tmp_path_factory, table_type, steps, metadata)
