@@ -1,7 +1,10 @@
 """Optimistic conflict detection (Hudi's SimpleConcurrentFileWritesConflictResolutionStrategy).
 
 Two writes conflict when they touched the same file group. At commit time, under the lock, a write is
-compared with every write instant that completed after it started, and with pending clustering plans.
+compared with every write instant that completed after it started, with pending clustering plans, and with
+the compactions planned after its instant (pending or completed: a merge-on-read write's log files belong to
+the file slice it saw when it started, which such a compaction would leave behind). A compaction planned
+before the write's instant does not conflict: the write saw it and appended to the slice it creates.
 """
 
 from __future__ import annotations
@@ -11,8 +14,9 @@ from collections.abc import Iterable
 from hoodpy.errors import WriteConflictError
 from hoodpy.storage import Storage
 from hoodpy.timeline.avro_models import AvroModel, deserialize
+from hoodpy.timeline.compaction_plan import pending_compaction_file_groups
 from hoodpy.timeline.instant import Action, State
-from hoodpy.timeline.metadata import CommitMetadata
+from hoodpy.timeline.metadata import CommitMetadata, OperationType
 from hoodpy.timeline.timeline import Timeline
 
 FileGroupId = tuple[str, str]  # (partition path, file id)
@@ -54,9 +58,17 @@ def check_conflicts(storage: Storage, timeline: Timeline, instant_time: str, tou
     for instant in timeline.completed_commits():
         if instant.timestamp == instant_time or instant.timestamp in completed_at_start:
             continue
-        overlap = mine & touched_file_groups(timeline.commit_metadata(instant))
+        metadata = timeline.commit_metadata(instant)
+        if metadata.operation_type == OperationType.COMPACT and instant.timestamp < instant_time:
+            continue  # planned before this write, which appended to the slice it creates (as Hudi resolves it)
+        overlap = mine & touched_file_groups(metadata)
         if overlap:
             raise WriteConflictError(instant_time, instant.timestamp, [f for _, f in overlap])
+    compactions = pending_compaction_file_groups(storage, timeline)
+    overlap = {fg: t for fg, t in compactions.items() if fg in mine and t > instant_time}
+    if overlap:
+        raise WriteConflictError(instant_time, f"{min(overlap.values())} (pending compaction)",
+                                 [f for _, f in overlap])
     for plan_time, groups in pending_clustering_file_groups(storage, timeline).items():
         if plan_time == instant_time:
             continue

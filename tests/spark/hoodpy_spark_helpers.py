@@ -1,4 +1,5 @@
-"""Helpers shared by the tests/spark modules: table snapshots, row collection, base-file inspection.
+"""Helpers shared by the tests/spark modules: table snapshots, row collection, base-file inspection, the
+metadata table checked against storage.
 
 Imported by module name (tests/spark has no __init__.py, so pytest puts this folder on sys.path).
 """
@@ -11,7 +12,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from hypothesis import HealthCheck, Phase, settings
 
+from hoodpy.file_group import fs_view
+from hoodpy.file_group.fs_view import FileSystemView
+from hoodpy.file_group.markers import marked_log_files
 from hoodpy.index.bloom_filter import FOOTER_MAX_RECORD_KEY, FOOTER_MIN_RECORD_KEY
+from hoodpy.inspect.metadata_table import has_metadata_table, validate_files
+from hoodpy.timeline.timeline import Timeline
 
 # Small bloom filters keep base files a few KB (the default 60000 entries adds ~431 KB per file).
 SMALL_BLOOM = {"hoodie.index.bloom.num_entries": "100"}
@@ -87,3 +93,48 @@ def sequences(count: int):
     return settings(max_examples=count, deadline=None, derandomize=True, database=None,
                     phases=[Phase.explicit, Phase.generate],
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+def hudi_rs_rows(path: str, columns: list[str], options: dict[str, str] | None = None) -> dict:
+    """hudi-rs's rows (read with ``options``): first column -> tuple of the others."""
+    import pyarrow as pa
+
+    from tests.compat import hudi_rs
+
+    batches = hudi_rs.table(path, options).read()
+    t = pa.Table.from_batches(batches) if batches else None
+    if t is None or not t.num_rows:
+        return {}
+    return {r[0]: tuple(r[1:]) for r in (tuple(d.values()) for d in t.select(columns).to_pylist())}
+
+
+def slice_names(view: FileSystemView) -> set[tuple]:
+    """(partition, file id, base file name, log file names) of the view's latest file slices."""
+    return {(s.partition_path, s.file_id, s.base_file.name if s.base_file else None,
+             tuple(lf.name for lf in s.log_files)) for s in view.latest_file_slices()}
+
+
+def pending_instant_files(storage, timeline: Timeline) -> set[str]:
+    """Files of pending instants (crashed writes and table services): base files carrying their instant,
+    log files their markers name."""
+    pending = {i.timestamp for i in timeline.instants if not i.is_completed}
+    out = {bf.path for bf in fs_view.list_base_files(storage) if bf.instant_time in pending}
+    return out | {rel for t in pending for rel in marked_log_files(storage, t)}
+
+
+def assert_metadata_in_step(table, columns: list[str]) -> None:
+    """The metadata table's listing gives the file-system view that a storage listing of the committed files
+    gives; it misses exactly (some of) the files of pending instants; hudi-rs reads the same rows through it
+    (hoodie.metadata.enable=true) as without."""
+    storage = table.storage
+    assert has_metadata_table(storage)
+    timeline = Timeline.load(storage)
+    pending = pending_instant_files(storage, timeline)
+    listing = [f for f in fs_view._list(storage, None) if f.path not in pending]
+    by_storage = FileSystemView(timeline, fs_view._base_files(listing), None, fs_view._log_files(listing))
+    assert slice_names(FileSystemView.load(storage, timeline)) == slice_names(by_storage)
+    differences = validate_files(storage).rows
+    assert all(r[2] and not r[3] and f"{r[0]}/{r[1]}" in pending for r in differences), differences
+    path = table.base_path
+    assert hudi_rs_rows(path, columns, {"hoodie.metadata.enable": "true"}) == \
+        hudi_rs_rows(path, columns, {"hoodie.metadata.enable": "false"})

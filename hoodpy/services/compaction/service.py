@@ -25,6 +25,7 @@ from hoodpy.config.concurrency import EAGER
 from hoodpy.config.table import MERGE_ON_READ, TableConfig
 from hoodpy.errors import CompactionError
 from hoodpy.file_group.fs_view import FileSystemView
+from hoodpy.file_group.markers import marked_log_files
 from hoodpy.services.compaction.execute import (
     CompactionCommitResult,
     compaction_transaction,
@@ -106,7 +107,8 @@ class CompactionService(TableService[CompactionPlan, CompactionCommitResult]):
             check_schedulable(timeline, instant_time, transaction, set(clustering))
             excluded = set(pending_compaction_file_groups(storage, timeline))
             excluded |= {fg for groups in clustering.values() for fg in groups}
-            operations = plan_operations(FileSystemView.load(storage, timeline), excluded, config)
+            being_written = {rel for i in timeline.pending_writes() for rel in marked_log_files(storage, i.timestamp)}
+            operations = plan_operations(FileSystemView.load(storage, timeline), excluded, config, being_written)
             if not operations:
                 return None
             plan = CompactionPlan(tuple(operations), instant_time=instant_time)

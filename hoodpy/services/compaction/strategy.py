@@ -2,7 +2,9 @@
 LogFileSizeBasedCompactionStrategy.
 
 1. Candidates: the latest file slice of every file group that has log files, except groups a pending
-   compaction or a pending clustering holds.
+   compaction or a pending clustering holds. Log files that pending writes are still writing are left out
+   (as Hudi's plan generator leaves out logs of uncommitted delta commits): a write that fails removes them,
+   and one that completes after the plan loses a conflict with it.
 2. Each slice's metrics (Hudi's FileSliceMetricUtils): its log files' count and total size, the MB read
    (base file + logs), the MB written (the base file's size, or ``hoodie.parquet.max.file.size`` for a slice of
    logs only) and their sum; sizes in whole MB, rounded down.
@@ -15,7 +17,8 @@ Pure: no Spark, no I/O beyond the view already listed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import replace
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.compaction import CompactionConfig
@@ -71,16 +74,20 @@ def order_and_filter(operations: Sequence[CompactionOperation], config: HoodieCo
     return chosen
 
 
-def candidate_slices(view: FileSystemView, excluded: Iterable[FileGroupId]) -> list[FileSlice]:
-    """Latest slices with log files, outside the excluded file groups, by (partition, file id)."""
+def candidate_slices(view: FileSystemView, excluded: Iterable[FileGroupId], being_written: Collection[str] = (),
+                     ) -> list[FileSlice]:
+    """Latest slices with log files, outside the excluded file groups, by (partition, file id); without the
+    log files ``being_written`` (paths relative to the base path)."""
     skip = set(excluded)
-    return [s for s in view.latest_file_slices()
-            if s.log_files and (s.partition_path, s.file_id) not in skip]
+    slices = (replace(s, log_files=tuple(f for f in s.log_files if f.path not in being_written))
+              for s in view.latest_file_slices() if (s.partition_path, s.file_id) not in skip)
+    return [s for s in slices if s.log_files]
 
 
 def plan_operations(view: FileSystemView, excluded: Iterable[FileGroupId], config: HoodieConfig,
-                    ) -> list[CompactionOperation]:
+                    being_written: Collection[str] = ()) -> list[CompactionOperation]:
     """The operations of a new plan (empty: nothing to compact)."""
     default_size = config.get(StorageConfig.PARQUET_MAX_FILE_SIZE)
-    operations = [operation_of(s, slice_metrics(s, default_size)) for s in candidate_slices(view, excluded)]
+    operations = [operation_of(s, slice_metrics(s, default_size))
+                  for s in candidate_slices(view, excluded, being_written)]
     return order_and_filter(operations, config)

@@ -1,7 +1,8 @@
 """A writer process that the crash tests kill with SIGKILL at a chosen point of a write.
 
 Usage: crash_writer.py <table path> <batch json> <operation> <fault> [<seed>]
-Faults are injected by patching hoodpy functions in this process only; production code has no hooks.
+<operation> is a write operation, or ``compact`` (schedule and execute a compaction of a merge-on-read table;
+the batch is ignored). Faults are injected by patching hoodpy functions in this process only; production code has no hooks.
 """
 
 from __future__ import annotations
@@ -36,13 +37,18 @@ def install(fault: str, seed: int, path: str) -> None:
     elif fault == "after_files":
         commit_step.commit = lambda *a, **k: die()
     elif fault == "during_file_writes":
-        # Die as soon as the first new base file appears: the executor may still be writing it, and the
-        # write's other file groups are not written yet.
+        # Die as soon as the first new base or log file appears: the executor may still be writing it, and
+        # the write's other file groups are not written yet.
         table_dir = Path(path)
-        before = set(table_dir.rglob("*.parquet"))
+
+        def data_files():
+            return {f for f in table_dir.rglob("*") if ".hoodie" not in f.parts and
+                    (f.name.endswith(".parquet") or ".log." in f.name)}
+
+        before = data_files()
 
         def watch():
-            while not set(table_dir.rglob("*.parquet")) - before:
+            while not data_files() - before:
                 time.sleep(0.002)
             die()
 
@@ -51,7 +57,7 @@ def install(fault: str, seed: int, path: str) -> None:
         real_publish = transitions.Storage.publish
 
         def half_commit(self, rel, data):
-            if rel.endswith(".commit") or rel.endswith(".replacecommit"):
+            if rel.endswith((".commit", ".deltacommit", ".replacecommit")):
                 parent, name = self.full_path(rel).rsplit("/", 1)
                 self.fs.create_dir(parent, recursive=True)
                 # As a kill inside Storage.publish leaves it: half a temporary file, never linked into place.
@@ -97,7 +103,11 @@ def main() -> None:
     if fault == "during_rollback":
         # Crash while rolling back the previous failed write, before this write starts.
         install(fault, seed, path)
-    table.write(df, operation)
+    if operation == "compact":
+        if not table.compaction.run():
+            print("NOTHING TO COMPACT", flush=True)  # no instant, so no fault point was reached
+    else:
+        table.write(df, operation)
     print("COMMITTED", flush=True)
     spark.stop()
 

@@ -74,3 +74,13 @@ def test_io_budget_takes_the_slice_that_exhausts_it():
         ["a-0", "b-0"]
     assert [op.file_id for op in order_and_filter(ops, HoodieConfig.of({"hoodie.compaction.target.io": 1}))] == \
         ["a-0"]
+
+
+def test_log_files_being_written_stay_out_of_the_plan():
+    view = _view([_base("p", "a-0", MB), _base("q", "d-0", MB)],
+                 [_log("p", "a-0", 1, 100), _log("p", "a-0", 2, 50), _log("q", "d-0", 1, 400)])
+    writing = {"p/.a-0_20250101000000000.log.2_0-2-0", "q/.d-0_20250101000000000.log.1_0-1-0"}
+    ops = plan_operations(view, set(), HoodieConfig.of({}), being_written=writing)
+    # A pending write's logs may fail (and be removed) or complete after the plan: neither may be compacted.
+    assert [(op.file_id, op.delta_file_names) for op in ops] == [("a-0", (".a-0_20250101000000000.log.1_0-1-0",))]
+    assert ops[0].metrics["TOTAL_LOG_FILES"] == 1.0
