@@ -83,20 +83,22 @@ def decode_blocks(blocks: Sequence[LogBlock], schema: pa.Schema) -> Decoded:
             for b in blocks]
 
 
-def merge_decoded(base: pa.Table | None, logs: Decoded, schema: pa.Schema,
-                  ordering_field: str | None) -> tuple[pa.Table, MergeStats]:
-    """:func:`merge_slice_with_stats` over log records already decoded."""
+def merge_decoded(base: pa.Table | None, logs: Decoded, schema: pa.Schema, ordering_field: str | None,
+                  untouched: bool = True) -> tuple[pa.Table, MergeStats]:
+    """:func:`merge_slice_with_stats` over log records already decoded; ``untouched`` False leaves out the
+    base rows no log names."""
     key_chunks = [chunk for e in logs for chunk in ([pa.array([d.record_key for d in e], pa.string())]
                                                     if isinstance(e, list) else e.column(RECORD_KEY).chunks)]
     log_records = sum(len(e) if isinstance(e, list) else e.num_rows for e in logs)
     log_keys = pc.unique(pa.chunked_array(key_chunks, pa.string()).combine_chunks())
-    untouched: list[pa.Table] = []
+    passed: list[pa.Table] = []
     entries: list[pa.Table | list[DeletedRecord]] = list(logs)
     base_hits = 0
     if base is not None:  # the base file: rows no log names pass through
         base = align(base, schema)
         hit = pc.is_in(base.column(RECORD_KEY), value_set=log_keys)
-        untouched.append(base.filter(pc.invert(hit)))
+        if untouched:
+            passed.append(base.filter(pc.invert(hit)))
         touched = base.filter(hit)
         entries.insert(0, touched)
         base_hits = touched.num_rows
@@ -115,7 +117,7 @@ def merge_decoded(base: pa.Table | None, logs: Decoded, schema: pa.Schema,
     updated = int(np.count_nonzero(in_base & (picks >= 0)))
     stats = MergeStats(log_records, len(log_keys), updated, merged.num_rows - updated,
                        int(np.count_nonzero(in_base)) - updated)
-    return pa.concat_tables([*untouched, merged]), stats
+    return pa.concat_tables([*passed, merged]), stats
 
 
 class _Versions(NamedTuple):

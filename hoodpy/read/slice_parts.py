@@ -21,17 +21,19 @@ import pyarrow.compute as pc
 from hoodpy.arrow_rows import align
 from hoodpy.file_group.log_file import DeletedRecord, data_rows, deleted_records, record_keys
 from hoodpy.meta_fields import RECORD_KEY
-from hoodpy.read.slice_merge import Decoded, merge_decoded, merge_slice
+from hoodpy.read.slice_merge import Decoded, decode_blocks, merge_decoded
 from hoodpy.timeline import log_format
 from hoodpy.timeline.log_format import LogBlock
 
 
 def merge_slice_part(base: pa.Table | None, blocks: Sequence[LogBlock], schema: pa.Schema,
-                     ordering_field: str | None, part: int, parts: int) -> pa.Table:
+                     ordering_field: str | None, part: int = 0, parts: int = 1, *, named_only: bool = False) -> pa.Table:
     """Part ``part`` of ``parts`` of the merged slice (:func:`hoodpy.read.slice_merge.merge_slice`'s
-    arguments): the rows of the keys it owns."""
+    arguments): the rows of the keys it owns. ``named_only``: only the rows of keys the logs name (the base
+    rows of other keys are read elsewhere, see :func:`named_keys`)."""
     if parts == 1:
-        return merge_slice(base, blocks, schema, ordering_field)
+        return merge_decoded(base, decode_blocks(blocks, schema), schema, ordering_field,
+                             untouched=not named_only)[0]
     deletes = {i: deleted_records(b) for i, b in enumerate(blocks) if b.block_type == log_format.DELETE_BLOCK}
     block_keys = [pa.array([d.record_key for d in deletes[i]], pa.string()) if i in deletes else record_keys(b)
                   for i, b in enumerate(blocks)]
@@ -46,9 +48,17 @@ def merge_slice_part(base: pa.Table | None, blocks: Sequence[LogBlock], schema: 
         in_share = (position >= part * rows // parts) & (position < (part + 1) * rows // parts)
         named = pc.index_in(base.column(RECORD_KEY), value_set=encoded.dictionary)
         mine = np.where(np.asarray(named.is_valid(), dtype=bool),
-                        named.fill_null(0).to_numpy(zero_copy_only=False) % parts == part, in_share)
+                        named.fill_null(0).to_numpy(zero_copy_only=False) % parts == part,
+                        False if named_only else in_share)
         base = base.filter(pa.array(mine))
     return merge_decoded(base, _decode(blocks, schema, keep, deletes), schema, ordering_field)[0]
+
+
+def named_keys(blocks: Sequence[LogBlock]) -> pa.Array:
+    """The distinct record keys the blocks name (records and deletes)."""
+    keys = [pa.array([d.record_key for d in deleted_records(b)], pa.string())
+            if b.block_type == log_format.DELETE_BLOCK else record_keys(b) for b in blocks]
+    return pc.unique(pa.chunked_array(keys, pa.string()).combine_chunks())
 
 
 def _decode(blocks: Sequence[LogBlock], schema: pa.Schema, keep: list[np.ndarray],

@@ -20,7 +20,7 @@ from hoodpy.file_group.avro_block import avro_block_keys, avro_block_table
 from hoodpy.file_group.log_file import record_keys
 from hoodpy.read import slice_merge
 from hoodpy.read.slice_merge import merge_slice
-from hoodpy.read.slice_parts import merge_slice_part
+from hoodpy.read.slice_parts import merge_slice_part, named_keys
 from hoodpy.timeline import log_format as lf
 from test_log_file import ARROW, SCHEMA, T1, T2, T3, T4, _row, avro_block, delete_block, parquet_block
 
@@ -52,6 +52,13 @@ def test_parts_together_hold_each_merged_row_once(parts):
     assert sorted(together) == EXPECTED  # each key once: no part repeats another's row
     if parts == 2:
         assert all(out.num_rows for out in outs)  # both parts got work
+    # The read's split: the base rows of keys no log names (read by Spark's scan), plus the parts' named rows.
+    named = set(named_keys(LOGS).to_pylist())
+    assert named == {"a", "b", "c", "e", "x", "y", "z"}
+    passed = [r for r in _rows(BASE) if r[0] not in named]
+    named_rows = [r for part in range(parts) for r in _rows(merge_slice_part(BASE, LOGS, ARROW, "ts", part, parts,
+                                                                             named_only=True))]
+    assert sorted(passed + named_rows) == EXPECTED
 
 
 @pytest.mark.parametrize("parts", [2, 4])
