@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodpy.errors import HoodieIOError
+from hoodpy.hfile.encoding import read_protobuf_varint
 
 DATA_BLOCK_VERSION = 3
 _TIMESTAMP_UNITS = {"timestamp-millis": "ms", "timestamp-micros": "us"}
@@ -183,12 +184,6 @@ def _string_shape(avro_type: Any) -> int | None:
 
 
 def _varint(content: bytes, pos: int) -> tuple[int, int]:
-    """The zigzag-encoded long at ``pos``, and the position after it."""
-    value = shift = 0
-    while True:
-        byte = content[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return (value >> 1) ^ -(value & 1), pos
+    """The Avro long (a zigzag-encoded varint) at ``pos``, and the position after it."""
+    raw, pos = read_protobuf_varint(content, pos)
+    return (raw >> 1) ^ -(raw & 1), pos

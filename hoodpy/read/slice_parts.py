@@ -3,11 +3,12 @@ slice keeps every core busy.
 
 The keys the logs name are dealt out in turn: part ``i`` of ``n`` owns the ``k``-th distinct log key (in
 log order) when ``k % n == i``, with every base row of such a key; the base rows of keys no log names are
-split by position, part ``i`` taking rows ``[i * rows // n, (i + 1) * rows // n)``. (Owning log keys by base
-position instead would give one part all the work when updates are concentrated in part of the file.) Every part reads the whole base file's keys and every log block's keys (Avro blocks
-decode only the fields up to the key), so all parts agree on the owners without talking; each then decodes
-only the log records of its keys and merges them with its base rows (:mod:`hoodpy.read.slice_merge`). The
-parts' rows together are the slice's merged rows, each once.
+split by position, part ``i`` taking rows ``[i * rows // n, (i + 1) * rows // n)``. (Owning log keys by
+base position instead would give one part all the work when updates are concentrated in part of the file.)
+Every part reads every log block's keys (Avro blocks decode only the fields up to the key), so all parts
+agree on the owners without talking; each then decodes only the log records of its keys and merges them with
+its base rows (:mod:`hoodpy.read.slice_merge`). The parts' rows together are the slice's merged rows, each
+once.
 """
 
 from __future__ import annotations

@@ -65,7 +65,8 @@ def read_file_slices(spark: SparkSession, storage: Storage, slices: Sequence[Fil
     return reduce(DataFrame.unionByName, reversed(parts))
 
 
-_FILE = "_hoodpy_base_file"  # the join column naming a row's base file
+_FILE = "_hoodpy_base_file"  # the anti-join's columns: a row's base file name, a key its logs name
+_KEY = "_hoodpy_named_key"
 
 
 def _untouched_rows(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], schema: StructType,
@@ -83,9 +84,6 @@ def _untouched_rows(spark: SparkSession, storage: Storage, slices: Sequence[File
     if file_name_column:
         return rows.withColumnRenamed(_FILE, file_name_column)
     return rows.drop(_FILE)
-
-
-_KEY = "_hoodpy_named_key"
 
 
 def _named_keys(base_uri: str, items: list[tuple[str, list[str]]], tasks: int, committed: CommittedInstants):
