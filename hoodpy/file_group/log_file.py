@@ -32,16 +32,18 @@ from functools import lru_cache
 from typing import Any
 
 import fastavro
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hoodpy.errors import HoodieIOError
+from hoodpy.file_group.avro_block import DATA_BLOCK_VERSION, avro_block_keys, avro_block_table
 from hoodpy.hfile import HFileReader, decode_record, parsed_schema
+from hoodpy.meta_fields import RECORD_KEY
 from hoodpy.timeline import log_format
 from hoodpy.timeline.log_format import CorruptBlock, LogBlock
 
 ROLLBACK_COMMAND = log_format.ROLLBACK_COMMAND_TYPE
-DATA_BLOCK_VERSION = 3
 _log = logging.getLogger(__name__)
 
 # HoodieDeleteRecordList as delete blocks of version 3 (Hudi 0.14) hold it.
@@ -107,35 +109,39 @@ def effective_blocks(files: Iterable[tuple[str, bytes]], committed: Container[st
     return SliceLogBlocks(blocks, len(queue) - len(blocks), total, rollbacks)
 
 
-def data_rows(block: LogBlock, schema: pa.Schema) -> pa.Table:
-    """The records of a data block as Arrow, with ``schema``'s fields where the block has them."""
+def data_rows(block: LogBlock, schema: pa.Schema, records: np.ndarray | None = None) -> pa.Table:
+    """The records of a data block as Arrow, with ``schema``'s fields where the block has them; ``records``:
+    only those (ascending indexes into the block's records)."""
     if block.block_type == log_format.PARQUET_DATA_BLOCK:
-        table = pq.read_table(pa.BufferReader(block.content))
-        return table.select([n for n in schema.names if n in table.column_names])
+        table = pq.read_table(pa.BufferReader(block.content), columns=_columns_of(block, schema))
+        return table if records is None else table.take(pa.array(records, pa.int64()))
     if block.block_type not in (log_format.AVRO_DATA_BLOCK, log_format.HFILE_DATA_BLOCK):
         raise ValueError(f"log block type {block.block_type} holds no records")
-    writer = parsed_schema(block.header.get(log_format.SCHEMA) or "")
-    if block.block_type == log_format.HFILE_DATA_BLOCK:
-        hfile = HFileReader(block.content, f"HFile data block of instant {block.instant_time}")
-        records = [decode_record(key, value, writer, hfile.source) for key, value in hfile]
-    else:
-        records = _avro_records(block.content, writer)
+    writer_text = block.header.get(log_format.SCHEMA) or ""
+    writer = parsed_schema(writer_text)
     names = {f["name"] for f in writer["fields"]}
-    fields = [f for f in schema if f.name in names]
-    return pa.Table.from_pylist(records, schema=pa.schema(fields))
+    fields = pa.schema([f for f in schema if f.name in names])
+    if block.block_type == log_format.AVRO_DATA_BLOCK:
+        return avro_block_table(block.content, writer_text, fields, records)
+    hfile = HFileReader(block.content, f"HFile data block of instant {block.instant_time}")
+    table = pa.Table.from_pylist([decode_record(key, value, writer, hfile.source) for key, value in hfile],
+                                 schema=fields)
+    return table if records is None else table.take(pa.array(records, pa.int64()))
 
 
-def _avro_records(content: bytes, writer: dict[str, Any]) -> list[dict[str, Any]]:
-    version, count = struct.unpack(">ii", content[:8])
-    if version != DATA_BLOCK_VERSION:
-        raise HoodieIOError("avro data block", f"Unsupported Avro data block version {version}")
-    buf = io.BytesIO(content)
-    buf.seek(8)
-    records = []
-    for _ in range(count):
-        (length,) = struct.unpack(">i", buf.read(4))
-        records.append(fastavro.schemaless_reader(io.BytesIO(buf.read(length)), writer, None))
-    return records
+def _columns_of(block: LogBlock, schema: pa.Schema) -> list[str]:
+    names = set(pq.read_schema(pa.BufferReader(block.content)).names)
+    return [n for n in schema.names if n in names]
+
+
+def record_keys(block: LogBlock) -> pa.Array:
+    """The record key of each record of a data block, in block order (Avro blocks decode only the fields up
+    to the key)."""
+    if block.block_type == log_format.AVRO_DATA_BLOCK:
+        return avro_block_keys(block.content, block.header.get(log_format.SCHEMA) or "", RECORD_KEY)
+    rows = data_rows(block, pa.schema([pa.field(RECORD_KEY, pa.string())]))
+    return rows.column(RECORD_KEY).combine_chunks() if RECORD_KEY in rows.column_names \
+        else pa.nulls(rows.num_rows, pa.string())
 
 
 def deleted_records(block: LogBlock) -> list[DeletedRecord]:

@@ -10,7 +10,9 @@ an ordering (precombine) field):
   writes) always wins over the writes before it, and a write after it brings the key back; one that carries
   a value competes by ordering like a record.
 
-Pure pyarrow, so it runs in Spark tasks.
+The fold over each key's versions is column-wise (numpy over Arrow columns): only a merge whose delete
+ordering values do not fit the ordering column's type (or an ordering type Arrow cannot rank) folds row by
+row. Pure pyarrow and numpy, so it runs in Spark tasks.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -29,8 +32,7 @@ from hoodpy.timeline.log_format import LogBlock
 
 
 class _Version(NamedTuple):
-    table: int  # index of the row's table; -1 for a delete
-    row: int
+    row: int  # in the concatenated row tables; -1 for a delete
     ordering: Any
     plain_delete: bool  # a delete without an ordering value
 
@@ -68,57 +70,153 @@ def merge_slice(base: pa.Table | None, blocks: Sequence[LogBlock], schema: pa.Sc
 def merge_slice_with_stats(base: pa.Table | None, blocks: Sequence[LogBlock], schema: pa.Schema,
                            ordering_field: str | None) -> tuple[pa.Table, MergeStats]:
     """:func:`merge_slice`, and what the merge did. Rows come out as the base rows no log names (in file
-    order), then the merged keys."""
-    logs: list[pa.Table | list[DeletedRecord]] = []
-    log_keys: set[str] = set()
-    log_records = 0
-    for block in blocks:
-        if block.block_type == log_format.DELETE_BLOCK:
-            deletes = deleted_records(block)
-            logs.append(deletes)
-            log_keys.update(d.record_key for d in deletes)
-            log_records += len(deletes)
-        else:
-            rows = align(data_rows(block, schema), schema)
-            logs.append(rows)
-            log_keys.update(rows.column(RECORD_KEY).to_pylist())
-            log_records += rows.num_rows
-    untouched: list[pa.Table] = []
-    tables: list[pa.Table] = []
-    steps: list[int | list[DeletedRecord]] = []  # in write order: an index into tables, or deletes
-    for entry in ([] if base is None else [align(base, schema)]) + logs:
-        if isinstance(entry, list):
-            steps.append(entry)
-            continue
-        if not tables and base is not None:  # the base file: rows no log names pass through
-            hit = pc.is_in(entry.column(RECORD_KEY), value_set=pa.array(list(log_keys), pa.string()))
-            untouched.append(entry.filter(pc.invert(hit)))
-            entry = entry.filter(hit)
-        steps.append(len(tables))
-        tables.append(entry)
+    order), then the merged keys (in the order of their first version)."""
+    return merge_decoded(base, decode_blocks(blocks, schema), schema, ordering_field)
 
-    latest: dict[str, _Version] = {}
+
+Decoded = list[pa.Table | list[DeletedRecord]]  # a slice's log records: a table per data block, deletes per delete block
+
+
+def decode_blocks(blocks: Sequence[LogBlock], schema: pa.Schema) -> Decoded:
+    """The records of data and delete blocks, in log order (data rows with ``schema``)."""
+    return [deleted_records(b) if b.block_type == log_format.DELETE_BLOCK else align(data_rows(b, schema), schema)
+            for b in blocks]
+
+
+def merge_decoded(base: pa.Table | None, logs: Decoded, schema: pa.Schema, ordering_field: str | None,
+                  untouched: bool = True) -> tuple[pa.Table, MergeStats]:
+    """:func:`merge_slice_with_stats` over log records already decoded; ``untouched`` False leaves out the
+    base rows no log names."""
+    key_chunks = [chunk for e in logs for chunk in ([pa.array([d.record_key for d in e], pa.string())]
+                                                    if isinstance(e, list) else e.column(RECORD_KEY).chunks)]
+    log_records = sum(len(e) if isinstance(e, list) else e.num_rows for e in logs)
+    log_keys = pc.unique(pa.chunked_array(key_chunks, pa.string()).combine_chunks())
+    passed: list[pa.Table] = []
+    entries: list[pa.Table | list[DeletedRecord]] = list(logs)
+    base_hits = 0
+    if base is not None:  # the base file: rows no log names pass through
+        base = align(base, schema)
+        hit = pc.is_in(base.column(RECORD_KEY), value_set=log_keys)
+        if untouched:
+            passed.append(base.filter(pc.invert(hit)))
+        touched = base.filter(hit)
+        entries.insert(0, touched)
+        base_hits = touched.num_rows
     event_time = ordering_field is not None
-    for step in steps:
-        if isinstance(step, int):
-            table = tables[step]
-            keys = table.column(RECORD_KEY).to_pylist()
-            orderings = (table.column(ordering_field).to_pylist() if ordering_field in table.column_names
-                         else [None] * table.num_rows)
-            versions = [(k, _Version(step, row, o, False)) for row, (k, o) in enumerate(zip(keys, orderings))]
+    ordering_type = schema.field(ordering_field).type if event_time and ordering_field in schema.names else None
+    try:
+        versions = _versions(entries, event_time, ordering_field, ordering_type, base_hits)
+    except (pa.ArrowException, TypeError, ValueError):  # ordering values Arrow cannot line up: fold by row
+        versions = None
+    fold = _fold_by_columns(versions, event_time) if versions is not None \
+        else _fold_by_rows(entries, event_time, ordering_field, base_hits)
+    tables = [e for e in entries if not isinstance(e, list)]
+    picks, in_base = fold
+    merged = (pa.concat_tables(tables).take(pa.array(picks[picks >= 0], pa.int64())) if tables
+              else schema.empty_table())
+    updated = int(np.count_nonzero(in_base & (picks >= 0)))
+    stats = MergeStats(log_records, len(log_keys), updated, merged.num_rows - updated,
+                       int(np.count_nonzero(in_base)) - updated)
+    return pa.concat_tables([*passed, merged]), stats
+
+
+class _Versions(NamedTuple):
+    """Every version of every key, in write order: key, row in the concatenated row tables (-1: a delete),
+    whether it resets the event-time comparison (a plain delete, or no ordering value), and its ordering
+    value's dense rank."""
+
+    keys: pa.Array
+    rows: np.ndarray
+    special: np.ndarray
+    rank: np.ndarray
+    base_hits: int  # the first versions are the base file's
+
+
+def _versions(entries: list[pa.Table | list[DeletedRecord]], event_time: bool, ordering_field: str | None,
+              ordering_type: pa.DataType | None, base_hits: int) -> _Versions:
+    keys, rows, special, orderings = [], [], [], []
+    offset = 0
+    for entry in entries:
+        if isinstance(entry, list):
+            keys.append(pa.array([d.record_key for d in entry], pa.string()))
+            rows.append(np.full(len(entry), -1, dtype=np.int64))
+            plain = np.array([d.ordering_value in (None, 0) for d in entry], dtype=bool)
+            if ordering_type is not None:
+                values = pa.array([None if p else d.ordering_value for d, p in zip(entry, plain)], ordering_type)
+                orderings.append(values)
+                plain |= np.asarray(values.is_null(), dtype=bool)
+            special.append(plain)
+            continue
+        keys.append(entry.column(RECORD_KEY).combine_chunks())
+        rows.append(np.arange(offset, offset + entry.num_rows, dtype=np.int64))
+        offset += entry.num_rows
+        if ordering_type is not None:
+            values = entry.column(ordering_field).combine_chunks()
+            orderings.append(values)
+            special.append(np.asarray(values.is_null(), dtype=bool))
         else:
-            versions = [(d.record_key, _Version(-1, -1, d.ordering_value, d.ordering_value in (None, 0)))
-                        for d in step]
+            special.append(np.full(entry.num_rows, event_time, dtype=bool))  # no values: the later write wins
+    n = sum(len(k) for k in keys)
+    rank = np.zeros(n, dtype=np.uint64)
+    if orderings and n:
+        ranked = pc.rank(pa.chunked_array(orderings, ordering_type), sort_keys="ascending", tiebreaker="dense")
+        rank = ranked.to_numpy(zero_copy_only=False)
+    return _Versions(pa.chunked_array(keys, pa.string()).combine_chunks() if keys else pa.array([], pa.string()),
+                     np.concatenate(rows) if rows else np.zeros(0, np.int64),
+                     np.concatenate(special) if special else np.zeros(0, bool), rank, base_hits)
+
+
+def _fold_by_columns(v: _Versions, event_time: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per key (in the order of its first version): the winning version's row (-1: a delete won), and
+    whether the base file held the key.
+
+    Event time, per key: after the key's last resetting version (a plain delete or a version without an
+    ordering value, which wins over, and is won over by, whatever is next to it) the largest ordering value
+    wins, a tie to the later one; with no version after it, the resetting one wins. Commit time: the last."""
+    n = len(v.keys)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, bool)
+    codes = pc.dictionary_encode(v.keys).indices.to_numpy(zero_copy_only=False)  # by first appearance
+    order = np.argsort(codes, kind="stable")  # by key, then write order
+    sorted_codes = codes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    ends = np.r_[starts[1:], n] - 1
+    if not event_time:
+        winners = ends
+    else:
+        position = np.arange(n)
+        last_special = np.maximum.accumulate(np.where(v.special[order], position, -1))[ends]
+        first_eligible = np.where(last_special >= starts, last_special + 1, starts)
+        group = np.repeat(np.arange(len(starts)), ends - starts + 1)
+        eligible = position >= first_eligible[group]
+        # Sorted by group, then eligibility, ordering rank and position: each group's last is its winner.
+        best = np.lexsort((position, v.rank[order], eligible, group))[ends]
+        winners = np.where(eligible[best], best, last_special)
+    return v.rows[order[winners]], order[starts] < v.base_hits
+
+
+def _fold_by_rows(entries: list[pa.Table | list[DeletedRecord]], event_time: bool, ordering_field: str | None,
+                  base_hits: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_fold_by_columns` row by row, comparing ordering values as Python objects (values of
+    unrelated types: the later write wins)."""
+    latest: dict[str, _Version] = {}
+    first_in_base: set[str] = set()
+    offset = 0
+    for entry in entries:
+        if isinstance(entry, list):
+            versions = [(d.record_key, _Version(-1, d.ordering_value, d.ordering_value in (None, 0)))
+                        for d in entry]
+        else:
+            keys = entry.column(RECORD_KEY).to_pylist()
+            orderings = (entry.column(ordering_field).to_pylist() if ordering_field in entry.column_names
+                         else [None] * entry.num_rows)
+            versions = [(k, _Version(offset + row, o, False)) for row, (k, o) in enumerate(zip(keys, orderings))]
+            if offset == 0 and base_hits:
+                first_in_base.update(keys)
+            offset += entry.num_rows
         for key, version in versions:
             old = latest.get(key)
             if old is None or _wins(version, old, event_time):
                 latest[key] = version
-    offsets = [0]
-    for t in tables:
-        offsets.append(offsets[-1] + t.num_rows)
-    picks = [offsets[v.table] + v.row for v in latest.values() if v.table >= 0]
-    merged = pa.concat_tables(tables).take(pa.array(picks, pa.int64())) if tables else schema.empty_table()
-    in_base = set(tables[0].column(RECORD_KEY).to_pylist()) if base is not None and tables else set()
-    updated = sum(1 for k, v in latest.items() if v.table >= 0 and k in in_base)
-    stats = MergeStats(log_records, len(log_keys), updated, len(picks) - updated, len(in_base) - updated)
-    return pa.concat_tables([*untouched, merged]), stats
+    picks = np.array([v.row for v in latest.values()], dtype=np.int64)
+    return picks, np.array([k in first_in_base for k in latest], dtype=bool)

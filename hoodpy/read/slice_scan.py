@@ -1,22 +1,29 @@
-"""File slices into a Spark DataFrame: slices without log files through the base-file scan (Spark's own
-parquet reader where it reaches the storage), slices with log files merged in Spark tasks, one slice at a
-time (:mod:`hoodpy.read.slice_merge`), and the two unioned. Only the slices with logs pay for merging."""
+"""File slices into a Spark DataFrame: base rows through the base-file scan (Spark's own parquet reader
+where it reaches the storage), except those of keys a slice's log files name, which are merged with the log
+records in Spark tasks (:mod:`hoodpy.read.slice_merge`; a big slice in several parts,
+:mod:`hoodpy.read.slice_parts`), and the two unioned. Only the keys the logs name pay for merging."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
+from functools import reduce
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StringType, StructField, StructType
 
 from hoodpy.file_group.file_group import FileSlice
 from hoodpy.file_group.log_file import effective_blocks
+from hoodpy.meta_fields import RECORD_KEY
 from hoodpy.read.file_scan import MAX_SCAN_TASKS, read_base_file, read_parquet_files
-from hoodpy.read.slice_merge import merge_slice
+from hoodpy.read.slice_parts import merge_slice_part, named_keys
 from hoodpy.storage import Storage
 from hoodpy.timeline.timeline import CommittedInstants
+
+PART_BYTES = 4 << 20  # the least base and log bytes worth a task of their own
 
 
 def slice_name(file_slice: FileSlice) -> str:
@@ -31,34 +38,98 @@ def read_file_slices(spark: SparkSession, storage: Storage, slices: Sequence[Fil
                      file_name_column: str | None = None) -> DataFrame:
     """The rows of ``slices`` with ``schema``: log blocks count when their instant is in ``committed``;
     ``written`` as read_parquet_files takes it (merged slices cast every column to ``schema`` anyway);
-    ``file_name_column`` adds a string column holding each row's :func:`slice_name`."""
+    ``file_name_column`` adds a string column holding each row's :func:`slice_name`.
+
+    A slice with logs is read in two halves: the base rows of keys no log names through the base-file scan
+    (Spark's reader: vectorized, only the columns the query uses), less the keys its logs name (a broadcast
+    anti-join on file name and key); the keys the logs name merged in Python tasks, a big slice in several."""
     plain = [s.base_file.path for s in slices if not s.log_files and s.base_file is not None]
-    merged = [(s.base_file.path if s.base_file is not None else None, [lf.path for lf in s.log_files],
-               slice_name(s)) for s in slices if s.log_files]
-    if not merged:
+    with_logs = [s for s in slices if s.log_files]
+    if not with_logs:
         return read_parquet_files(spark, storage, plain, schema, written=written, file_name_column=file_name_column)
+    merged = [(s.base_file.path if s.base_file is not None else None, [lf.path for lf in s.log_files],
+               slice_name(s), part, parts)
+              for s, parts in zip(with_logs, slice_parts(with_logs, _cores(spark))) for part in range(parts)]
     tasks = min(len(merged), MAX_SCAN_TASKS)
     merge = _merge_slices(storage.base_uri, merged, tasks, to_arrow_schema(schema), committed, ordering_field,
                           file_name_column)
     out_schema = StructType([*schema.fields, *([StructField(file_name_column, StringType(), False)]
                                                if file_name_column else [])])
-    df = spark.range(0, tasks, 1, tasks).mapInArrow(merge, out_schema)
-    if not plain:
-        return df
-    return read_parquet_files(spark, storage, plain, schema, written=written,
-                              file_name_column=file_name_column).unionByName(df)
+    parts = [spark.range(0, tasks, 1, tasks).mapInArrow(merge, out_schema)]
+    based = [s for s in with_logs if s.base_file is not None]
+    if based:
+        parts.append(_untouched_rows(spark, storage, based, schema, committed, written, file_name_column))
+    if plain:
+        parts.append(read_parquet_files(spark, storage, plain, schema, written=written,
+                                        file_name_column=file_name_column))
+    return reduce(DataFrame.unionByName, reversed(parts))
 
 
-def _merge_slices(base_uri: str, slices: list[tuple[str | None, list[str], str]], tasks: int, schema: pa.Schema,
-                  committed: CommittedInstants, ordering_field: str | None, file_name_column: str | None):
-    """The task function: task i merges every ``tasks``-th slice starting at i."""
+_FILE = "_hoodpy_base_file"  # the anti-join's columns: a row's base file name, a key its logs name
+_KEY = "_hoodpy_named_key"
+
+
+def _untouched_rows(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], schema: StructType,
+                    committed: CommittedInstants, written: Mapping[str, StructType] | None,
+                    file_name_column: str | None) -> DataFrame:
+    """The base rows of ``slices`` (each with a base file) whose keys their logs do not name."""
+    items = [(s.base_file.file_name, [lf.path for lf in s.log_files]) for s in slices]
+    tasks = min(len(items), MAX_SCAN_TASKS)
+    named = spark.range(0, tasks, 1, tasks).mapInArrow(
+        _named_keys(storage.base_uri, items, tasks, committed), f"{_FILE} string, {_KEY} string")
+    rows = read_parquet_files(spark, storage, [s.base_file.path for s in slices], schema, written=written,
+                              file_name_column=_FILE)
+    rows = rows.join(F.broadcast(named), (rows[_FILE] == named[_FILE]) & (rows[RECORD_KEY] == named[_KEY]),
+                     "left_anti")
+    if file_name_column:
+        return rows.withColumnRenamed(_FILE, file_name_column)
+    return rows.drop(_FILE)
+
+
+def _named_keys(base_uri: str, items: list[tuple[str, list[str]]], tasks: int, committed: CommittedInstants):
+    """The task function: (base file name, key) for each key the committed log blocks of a slice name."""
+
+    def keys(batches):
+        storage = Storage(base_uri)
+        for batch in batches:
+            for task in batch.column(0).to_pylist():
+                for base_name, log_rels in items[task::tasks]:
+                    logs = effective_blocks(((storage.full_path(rel), storage.read_bytes(rel)) for rel in log_rels),
+                                            committed)
+                    found = named_keys(logs.blocks)
+                    yield pa.RecordBatch.from_arrays([pa.array([base_name] * len(found), pa.string()), found],
+                                                     names=[_FILE, _KEY])
+
+    return keys
+
+
+def slice_parts(slices: Sequence[FileSlice], cores: int) -> list[int]:
+    """How many parts (Spark tasks) merge each slice: enough for ``cores`` tasks in all, none of less than
+    PART_BYTES of base and log files."""
+    wanted = -(-cores // len(slices)) if slices else 1
+    return [max(1, min(wanted, sum(f.size or 0 for f in (s.base_file, *s.log_files) if f is not None) // PART_BYTES))
+            for s in slices]
+
+
+def _cores(spark: SparkSession) -> int:
+    try:
+        return int(spark.sparkContext.defaultParallelism)
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext: the machine's cores
+        return os.cpu_count() or 1
+
+
+def _merge_slices(base_uri: str, slices: list[tuple[str | None, list[str], str, int, int]], tasks: int,
+                  schema: pa.Schema, committed: CommittedInstants, ordering_field: str | None,
+                  file_name_column: str | None):
+    """The task function: task i merges every ``tasks``-th slice part starting at i."""
 
     def merge(batches):
         storage = Storage(base_uri)
         for batch in batches:
             for task in batch.column(0).to_pylist():
-                for base_rel, log_rels, name in slices[task::tasks]:
-                    rows = slice_rows(storage, base_rel, log_rels, schema, committed, ordering_field)
+                for base_rel, log_rels, name, part, parts in slices[task::tasks]:
+                    rows = slice_rows(storage, base_rel, log_rels, schema, committed, ordering_field, part, parts,
+                                      named_only=True)
                     if file_name_column:
                         rows = rows.append_column(file_name_column, pa.array([name] * rows.num_rows, pa.string()))
                     yield from rows.to_batches()
@@ -67,11 +138,13 @@ def _merge_slices(base_uri: str, slices: list[tuple[str | None, list[str], str]]
 
 
 def slice_rows(storage: Storage, base_rel: str | None, log_rels: Sequence[str], schema: pa.Schema,
-               committed: CommittedInstants, ordering_field: str | None) -> pa.Table:
+               committed: CommittedInstants, ordering_field: str | None, part: int = 0, parts: int = 1, *,
+               named_only: bool = False) -> pa.Table:
     """One file slice's rows with ``schema`` (pyarrow only): its base file (None: a slice of logs only) merged
-    with the blocks of its log files that ``committed`` counts."""
+    with the blocks of its log files that ``committed`` counts; with ``parts``, only part ``part``'s keys
+    (:mod:`hoodpy.read.slice_parts`); ``named_only``: only the rows of keys the logs name."""
     base = read_base_file(storage, base_rel, schema) if base_rel is not None else None
     if not log_rels:
         return base if base is not None else schema.empty_table()
     logs = effective_blocks(((storage.full_path(rel), storage.read_bytes(rel)) for rel in log_rels), committed)
-    return merge_slice(base, logs.blocks, schema, ordering_field)
+    return merge_slice_part(base, logs.blocks, schema, ordering_field, part, parts, named_only=named_only)

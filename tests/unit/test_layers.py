@@ -42,7 +42,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("file-system view", ("hoodpy.file_group.fs_view",)),
     # Base files into a Spark DataFrame: the scan that the SIMPLE index, reads, writes and clustering use;
     # merge-on-read file slices (base rows merged with log records) beside it.
-    ("file scan", ("hoodpy.read.file_scan", "hoodpy.read.slice_merge", "hoodpy.read.slice_scan")),
+    ("file scan", ("hoodpy.read.file_scan", "hoodpy.read.slice_merge", "hoodpy.read.slice_parts",
+                   "hoodpy.read.slice_scan")),
     # Locating record keys in base files: footer bloom filters and key ranges, the BLOOM and SIMPLE indexes.
     ("index", ("hoodpy.index",)),
     # Snapshot, time-travel and incremental reads: filters, partition / key-range / column-stats pruning.
