@@ -53,10 +53,11 @@ class MetadataBaseFile:
     file_id: str
     instant_time: str
     size: int
+    partition: str = FILES_PARTITION
 
     @property
     def path(self) -> str:
-        return f"{FILES_PARTITION}/{self.name}"
+        return f"{self.partition}/{self.name}"
 
 
 @dataclass(frozen=True)
@@ -67,10 +68,11 @@ class MetadataLogFile:
     version: int
     token: str
     size: int
+    partition: str = FILES_PARTITION
 
     @property
     def path(self) -> str:
-        return f"{FILES_PARTITION}/{self.name}"
+        return f"{self.partition}/{self.name}"
 
     @property
     def order(self) -> tuple[str, int, str]:
@@ -85,17 +87,17 @@ def log_file_name(instant_time: str, version: int, token: str = WRITE_TOKEN, fil
     return f".{file_id}_{instant_time}.log.{version}_{token}"
 
 
-def parse_base_file(name: str, size: int = 0) -> MetadataBaseFile | None:
+def parse_base_file(name: str, size: int = 0, partition: str = FILES_PARTITION) -> MetadataBaseFile | None:
     m = _BASE_RE.match(name)
-    return MetadataBaseFile(name, m.group("file_id"), m.group("instant"), size) if m else None
+    return MetadataBaseFile(name, m.group("file_id"), m.group("instant"), size, partition) if m else None
 
 
-def parse_log_file(name: str, size: int = 0) -> MetadataLogFile | None:
+def parse_log_file(name: str, size: int = 0, partition: str = FILES_PARTITION) -> MetadataLogFile | None:
     m = _LOG_RE.match(name)
     if not m:
         return None
     return MetadataLogFile(name, m.group("file_id"), m.group("instant"), int(m.group("version")), m.group("token"),
-                           size)
+                           size, partition)
 
 
 def metadata_storage(storage: Storage) -> Storage:

@@ -8,8 +8,10 @@ published, with the writer's lock held when there is one:
    table is removed (:mod:`hoodpy.timeline.metadata_table`). On, and the table has none: it is built from the
    committed files (:meth:`MetadataTableWriter.bootstrap`; not while other instants are pending, as Java's
    HoodieBackedTableMetadataWriter refuses too) and ``hoodie.table.metadata.partitions=files`` is set.
-2. Metadata partitions hoodpy does not maintain (column_stats, record_index, ...) are dropped: they would be
-   stale after this instant (Java's deleteMetadataIndexIfNecessary for indexes a writer disables).
+2. Metadata partitions hoodpy does not maintain (column_stats, ...; record_index unless it is wanted, see
+   :mod:`hoodpy.metadata_table.record_index_writer`) are dropped: they would be stale after this instant
+   (Java's deleteMetadataIndexIfNecessary for indexes a writer disables). A wanted record_index the table
+   lacks is built.
 3. Deltacommits of the metadata table whose data instant did not complete (a crash between the two, or the
    instants a rollback or restore takes away) are removed with their log files; so is a compaction a crash
    interrupted. Readers ignore them anyway; this keeps them from counting later.
@@ -17,7 +19,8 @@ published, with the writer's lock held when there is one:
    HFile, at ``<latest deltacommit>001`` (version 6) or 1 ms before the data instant being recorded (versions
    8 and 9); not while an older data instant is pending: the base file must hold every instant before it.
 5. The instant's change (:mod:`hoodpy.metadata_table.changes`) is written as a deltacommit of the metadata
-   table at the same instant time: one log file with one HFile data block, completed before the data instant.
+   table at the same instant time: one log file with one HFile data block (and one per record_index file
+   group the instant touches), completed before the data instant.
 
 A crash after step 5 leaves a completed metadata deltacommit whose data instant is pending: readers skip it
 (:mod:`hoodpy.metadata_table.reader`), and the next instant completed (the rollback of the failed write, or the
@@ -32,7 +35,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 
 from hoodpy.config import HoodieConfig
-from hoodpy.config.metadata import FILES_PARTITION, METADATA_TABLE_FOLDER, MetadataConfig
+from hoodpy.config.metadata import FILES_PARTITION, METADATA_TABLE_FOLDER, RECORD_INDEX_PARTITION, MetadataConfig
 from hoodpy.config.properties import load_table_properties, save_table_properties
 from hoodpy.config.table import TableConfig
 from hoodpy.errors import HFileFormatError, HoodieIOError, InvalidInstantError, MetadataTableError
@@ -40,11 +43,13 @@ from hoodpy.file_group.naming import PARTITION_METAFILE, parse_base_file_name, p
 from hoodpy.hfile import file_info, write_records
 from hoodpy.index.bloom_filter import BloomFilter
 from hoodpy.metadata_table import changes as change_log
+from hoodpy.metadata_table import record_index_writer
 from hoodpy.metadata_table.layout import (
     COMPACTION_SUFFIX, FILES_FILE_ID, INIT_WRITE_TOKEN, MetadataBaseFile, base_file_name, log_file_name,
-    metadata_storage, metadata_table_properties, partition_init_instant,
+    metadata_storage, metadata_table_properties, parse_base_file, partition_init_instant,
 )
 from hoodpy.metadata_table.reader import MetadataTable, has_files_partition
+from hoodpy.metadata_table.record_index import has_partition as has_record_index
 from hoodpy.metadata_table.records import ALL_PARTITIONS_KEY, SCHEMA, FileListing, FilesChange, partition_key
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format, transitions
@@ -132,7 +137,9 @@ class MetadataTableWriter:
     # -- the commit protocol ---------------------------------------------------------------------------
     def enabled(self, properties: dict[str, str]) -> bool:
         wanted = self.config.get(MetadataConfig.ENABLE)
-        return has_files_partition(properties) if wanted is None else wanted
+        if wanted is None:
+            return has_files_partition(properties) or record_index_writer.wanted(self.config, properties)
+        return wanted
 
     def before_complete(self, inflight: Instant, data: bytes) -> None:
         properties = load_table_properties(self.storage) or {}
@@ -144,7 +151,10 @@ class MetadataTableWriter:
             if not self.bootstrap(data_timeline, exclude=inflight.timestamp):
                 return
             properties = load_table_properties(self.storage) or {}
-        self.drop_unmaintained_partitions(properties)
+        keep_index = record_index_writer.wanted(self.config, properties)
+        self.drop_unmaintained_partitions(properties, keep={RECORD_INDEX_PARTITION} if keep_index else set())
+        if keep_index and not has_record_index(properties):
+            record_index_writer.build(self, data_timeline, exclude=inflight.timestamp)
         try:
             self.update(inflight, data, data_timeline)
         except (MetadataTableError, HFileFormatError, InvalidInstantError, HoodieIOError) as e:
@@ -169,8 +179,11 @@ class MetadataTableWriter:
         change = change_log.changes_of(inflight, data, source)
         if change_log.rolled_back_instants(inflight, data, source):
             change = change_log.only_listed(change, {p: current.files(p) for p in change.deleted})
-        if not change.is_empty():
-            self.write_deltacommit(table, inflight.timestamp, change)
+        others = []
+        if has_record_index(load_table_properties(self.storage)):
+            others = record_index_writer.deltacommit_logs(self, table, inflight, data, data_timeline, current)
+        if not change.is_empty() or others:
+            self.write_deltacommit(table, inflight.timestamp, change, others)
 
     # -- building ---------------------------------------------------------------------------------------
     def bootstrap(self, data_timeline: Timeline, exclude: str | None = None) -> bool:
@@ -193,19 +206,26 @@ class MetadataTableWriter:
         layout = data_timeline.layout
         inflight = transitions.transition_to_inflight(
             self.meta, transitions.create_requested(self.meta, init, Action.DELTACOMMIT, layout=layout))
-        self.meta.write_atomic(f"{FILES_PARTITION}/{PARTITION_METAFILE}", _partition_metadata(init))
-        self.meta.write_atomic(f"{FILES_PARTITION}/{log_file_name(init, 1, INIT_WRITE_TOKEN)}", _delete_block(init))
+        self.init_partition(FILES_PARTITION, init, [FILES_FILE_ID])
         base = self._write_base_file(listing, init, layout, first=True)
         stats = [WriteStat(FILES_FILE_ID, base.path, FILES_PARTITION, num_writes=len(listing.entries),
                            num_inserts=len(listing.entries), total_write_bytes=base.size,
                            file_size_in_bytes=base.size)]
-        self._complete(inflight, "BULK_INSERT_PREPPED", stats)
+        self.complete_metadata_instant(inflight, "BULK_INSERT_PREPPED", stats)
         properties[MetadataConfig.TABLE_PARTITIONS.key] = FILES_PARTITION
         properties[MetadataConfig.TABLE_PARTITIONS_INFLIGHT.key] = ""
         save_table_properties(self.storage, properties)
         _log.info("Built the metadata table of %s at %s: %d partitions, %d files", self.storage.base_uri, init,
                   len(listing.partitions()), sum(len(v) for v in listing.all_files().values()))
         return True
+
+    def init_partition(self, partition: str, instant_time: str, file_ids: Iterable[str]) -> None:
+        """A new metadata partition's folder: its partition metadata file and, per file group, the log file of
+        one empty delete block that creates it (Java's initializeFileGroups)."""
+        self.meta.write_atomic(f"{partition}/{PARTITION_METAFILE}", _partition_metadata(instant_time))
+        for file_id in file_ids:
+            self.meta.write_atomic(f"{partition}/{log_file_name(instant_time, 1, INIT_WRITE_TOKEN, file_id)}",
+                                   _delete_block(instant_time))
 
     def committed_files(self, data_timeline: Timeline) -> FileListing:
         """The data table's partitions and the base and log files of its committed instants in them, listed on
@@ -220,10 +240,15 @@ class MetadataTableWriter:
 
     def _write_base_file(self, listing: FileListing, instant_time: str, layout: int, *, first: bool,
                          file_id: str = FILES_FILE_ID) -> MetadataBaseFile:
-        """A base HFile of ``listing`` (HoodieAvroHFileWriter: min / max key, bloom filter of the keys; the
-        file's own name in ``_hoodie_file_name`` except in the base file that initialises the partition)."""
+        """A base HFile of ``listing`` (the file's own name in ``_hoodie_file_name`` except in the base file
+        that initialises the partition)."""
         name = base_file_name(instant_time, file_id)
-        records = listing.records(None if first else name)
+        return self.write_base_hfile(FILES_PARTITION, name, listing.records(None if first else name), layout)
+
+    def write_base_hfile(self, partition: str, name: str, records: list[tuple[str, dict]], layout: int,
+                         ) -> MetadataBaseFile:
+        """A base HFile of ``records`` (sorted by key) in ``partition`` (HoodieAvroHFileWriter: min / max key,
+        bloom filter of the keys)."""
         keys = [k for k, _ in records]
         bloom = BloomFilter.create(*_BLOOM)
         for key in keys:
@@ -234,12 +259,12 @@ class MetadataTableWriter:
                                file_info.MAX_RECORD_KEY: (max(keys) if keys else "").encode(),
                                file_info.BLOOM_FILTER_TYPE_CODE: b"DYNAMIC_V0"},
             meta_blocks={file_info.BLOOM_FILTER_META_BLOCK: bloom.serialize().encode()})
-        path = f"{FILES_PARTITION}/{name}"
-        self.meta.write_atomic(path, data)
-        return MetadataBaseFile(name, file_id, instant_time, len(data))
+        self.meta.write_atomic(f"{partition}/{name}", data)
+        parsed = parse_base_file(name, len(data), partition)
+        return MetadataBaseFile(name, parsed.file_id, parsed.instant_time, len(data), partition)
 
-    def _complete(self, inflight: Instant, operation: str, stats: Iterable[WriteStat], *,
-                  compacted: bool = False) -> Instant:
+    def complete_metadata_instant(self, inflight: Instant, operation: str, stats: Iterable[WriteStat], *,
+                                  compacted: bool = False) -> Instant:
         metadata = CommitMetadata(operation, extra_metadata={"schema": SCHEMA}, compacted=compacted)
         for stat in stats:
             metadata.add_write_stat(stat)
@@ -247,25 +272,32 @@ class MetadataTableWriter:
                                     metadata_table_updated=True)
 
     # -- updating ---------------------------------------------------------------------------------------
-    def write_deltacommit(self, table: MetadataTable, instant_time: str, change: FilesChange) -> None:
-        """Step 5: the change as one HFile data block in a new log file of the latest slice, committed as a
-        deltacommit at ``instant_time``."""
-        records = change.records()
-        base = table.latest_slice().base_file
+    def write_deltacommit(self, table: MetadataTable, instant_time: str, change: FilesChange,
+                          others: Iterable[tuple[str, bytes, WriteStat]] = ()) -> None:
+        """Step 5: the change as one HFile data block in a new log file of the latest slice, with ``others``
+        (path, bytes, stat: log files of other partitions), committed as a deltacommit at ``instant_time``."""
         layout = table.layout
-        if layout == LAYOUT_2:
-            name = log_file_name(instant_time, 1, file_id=table.file_id)
-        else:
-            versions = [lf.version for lf in table.log_files if lf.instant_time == base.instant_time]
-            name = log_file_name(base.instant_time, max(versions, default=0) + 1, file_id=table.file_id)
         inflight = transitions.transition_to_inflight(
             self.meta, transitions.create_requested(self.meta, instant_time, Action.DELTACOMMIT, layout=layout))
-        block = log_format.hfile_data_block(records, SCHEMA, instant_time, full_index_keys=layout != LAYOUT_2)
-        path = f"{FILES_PARTITION}/{name}"
-        self.meta.write_atomic(path, block)
-        self._complete(inflight, "UPSERT_PREPPED", [WriteStat(
-            table.file_id, path, FILES_PARTITION, prev_commit=base.instant_time, num_writes=len(records),
-            num_update_writes=len(records), total_write_bytes=len(block), file_size_in_bytes=len(block))])
+        stats = []
+        if not change.is_empty():
+            records = change.records()
+            base = table.latest_slice().base_file
+            if layout == LAYOUT_2:
+                name = log_file_name(instant_time, 1, file_id=table.file_id)
+            else:
+                versions = [lf.version for lf in table.log_files if lf.instant_time == base.instant_time]
+                name = log_file_name(base.instant_time, max(versions, default=0) + 1, file_id=table.file_id)
+            block = log_format.hfile_data_block(records, SCHEMA, instant_time, full_index_keys=layout != LAYOUT_2)
+            path = f"{FILES_PARTITION}/{name}"
+            self.meta.write_atomic(path, block)
+            stats.append(WriteStat(table.file_id, path, FILES_PARTITION, prev_commit=base.instant_time,
+                                   num_writes=len(records), num_update_writes=len(records),
+                                   total_write_bytes=len(block), file_size_in_bytes=len(block)))
+        for path, data, stat in others:
+            self.meta.write_atomic(path, data)
+            stats.append(stat)
+        self.complete_metadata_instant(inflight, "UPSERT_PREPPED", stats)
 
     def remove_orphans(self, table: MetadataTable, data_timeline: Timeline) -> bool:
         """Step 3; True when anything was removed."""
@@ -279,7 +311,8 @@ class MetadataTableWriter:
         compactions = sorted(i.timestamp for i in table.timeline.pending([Action.COMPACTION]) if i.timestamp not in done)
         if not orphans and not compactions:
             return False
-        for lf in table.log_files:  # their log files first: a crash in between leaves deltacommits that count not
+        # Their log files first: a crash in between leaves deltacommits that count not.
+        for lf in [*table.log_files, *record_index_writer.log_files(self.meta)]:
             if self._written_only_by(lf.path, lf.instant_time, set(orphans), table.layout):
                 self.meta.delete(lf.path)
         for instant_time in orphans:
@@ -354,7 +387,7 @@ class MetadataTableWriter:
         base = self._write_base_file(listing, instant_time, layout, first=False, file_id=table.file_id)
         stat = WriteStat(table.file_id, base.path, FILES_PARTITION, num_writes=len(listing.entries),
                          num_inserts=len(listing.entries), total_write_bytes=base.size, file_size_in_bytes=base.size)
-        completed = self._complete(inflight, "COMPACT", [stat], compacted=True)
+        completed = self.complete_metadata_instant(inflight, "COMPACT", [stat], compacted=True)
         self.clean_old_slices(MetadataTable(self.storage))
         return completed
 
@@ -378,18 +411,23 @@ class MetadataTableWriter:
         return removed
 
     # -- partitions hoodpy does not maintain, and removal -------------------------------------------------
-    def drop_unmaintained_partitions(self, properties: dict[str, str]) -> list[str]:
-        """Step 2: drop every metadata partition but ``files`` (its folder, and its name in hoodie.properties)."""
-        others = [p for p in listed_partitions(properties) if p != FILES_PARTITION]
+    def drop_unmaintained_partitions(self, properties: dict[str, str], keep: set[str] = frozenset()) -> list[str]:
+        """Step 2: drop every metadata partition but ``files`` and ``keep`` (its folder, and its name in
+        hoodie.properties)."""
+        listed = listed_partitions(properties)
+        others = [p for p in listed if p != FILES_PARTITION and p not in keep]
         if not others:
             return []
-        properties[MetadataConfig.TABLE_PARTITIONS.key] = FILES_PARTITION
+        built = MetadataConfig.TABLE_PARTITIONS.parse(properties.get(MetadataConfig.TABLE_PARTITIONS.key, ""))
+        properties[MetadataConfig.TABLE_PARTITIONS.key] = ",".join(
+            sorted({FILES_PARTITION} | {p for p in built if p in keep}))
         properties[MetadataConfig.TABLE_PARTITIONS_INFLIGHT.key] = ""
         save_table_properties(self.storage, properties)  # first: readers stop using them
         for partition in others:
             self.meta.delete_dir(partition)
-        _log.warning("Dropped the metadata partitions %s of %s: hoodpy maintains only the files partition, and "
-                     "they would be stale after this instant", ", ".join(others), self.storage.base_uri)
+        _log.warning("Dropped the metadata partitions %s of %s: this write maintains only the files partition%s, "
+                     "and they would be stale after this instant", ", ".join(others), self.storage.base_uri,
+                     "".join(f" and {p}" for p in sorted(keep)))
         return others
 
 
