@@ -7,9 +7,11 @@ metadata table's commit protocol (:mod:`hoodpy.metadata_table.writer` calls thes
   (``00000000000000002`` in versions 8 and 9, ``<latest data instant>011`` in version 6), with Hudi's file
   group count; not while other data instants are pending (as the files partition);
 * :func:`deltacommit_logs`: per data instant, one log file per file group it touches, written in the same
-  metadata deltacommit as the files partition's log file. A rollback or restore needs nothing of its own: the
-  metadata deltacommits of the instants it takes away are removed with their log files (the writer's step 3),
-  and the record_index is never compacted, so every key a data instant set lives in its log blocks only.
+  metadata deltacommit as the files partition's log file;
+* a rollback or restore of instants recorded in log blocks needs nothing of its own: the metadata
+  deltacommits of the instants it takes away are removed with their log files (the writer's step 3; hoodpy
+  never compacts the record_index). One that takes away an instant a base file holds (the build's, or a Java
+  compaction's) rebuilds the partition after it (:func:`covered_by_base`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from hoodpy.config import HoodieConfig
 from hoodpy.config.index import RECORD_INDEX, IndexConfig
 from hoodpy.config.metadata import MetadataConfig
+from hoodpy.errors import MetadataTableError
 from hoodpy.config.properties import load_table_properties, save_table_properties
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.metadata_table import record_index as ri
@@ -109,6 +112,25 @@ def build(writer: Any, data_timeline: Timeline, exclude: str | None = None) -> b
     _log.info("Built the record index of %s at %s: %d keys in %d file groups", writer.storage.base_uri, init,
               len(entries), count)
     return True
+
+
+def covered_by_base(storage: Storage, rolled_back: list[str]) -> bool:
+    """Whether any of the ``rolled_back`` data instants may be held by a record_index base file: one before the
+    completion of the newest base file's instant (the build or a compaction). The write that completes while
+    the partition is built counts too, though its keys are in log blocks: rebuilding then is only redundant."""
+    if not rolled_back:
+        return False
+    try:
+        index = ri.RecordIndex(storage)
+    except MetadataTableError:
+        return False
+    done = {i.timestamp: i.completed_at for i in index.table.timeline.instants if i.is_completed}
+    bases = [b.instant_time for g in index.groups for b in g.bases if b.instant_time in done]
+    if not bases:
+        return False  # Java's empty file groups: every key lives in log blocks
+    newest = max(bases)
+    cover = max(newest, done[newest] or newest)
+    return any(t < cover for t in rolled_back)
 
 
 def deltacommit_logs(writer: Any, table: MetadataTable, inflight: Instant, data: bytes, data_timeline: Timeline,

@@ -155,6 +155,9 @@ class MetadataTableWriter:
         self.drop_unmaintained_partitions(properties, keep={RECORD_INDEX_PARTITION} if keep_index else set())
         if keep_index and not has_record_index(properties):
             record_index_writer.build(self, data_timeline, exclude=inflight.timestamp)
+        # Before step 3 removes the deltacommits of the instants a rollback or restore takes away.
+        rebuild_index = keep_index and record_index_writer.covered_by_base(
+            self.storage, change_log.rolled_back_instants(inflight, data, self.storage.full_path(inflight.path)))
         try:
             self.update(inflight, data, data_timeline)
         except (MetadataTableError, HFileFormatError, InvalidInstantError, HoodieIOError) as e:
@@ -165,6 +168,8 @@ class MetadataTableWriter:
                 self.update(inflight, data, data_timeline)
             else:
                 remove_stale_metadata_table(self.storage, f"it cannot be read ({e})")
+        if rebuild_index:
+            record_index_writer.build(self, Timeline.load(self.storage), exclude=inflight.timestamp)
 
     def update(self, inflight: Instant, data: bytes, data_timeline: Timeline) -> None:
         """Steps 3 to 5 for the data instant ``inflight`` completing with ``data``."""
