@@ -41,11 +41,12 @@ def _with_shard(count: int):
     return add
 
 
-def _lookup_shard(meta_uri: str, slices: list[list[str]], valid: ValidInstants, live: frozenset[tuple[str, str]]):
+def _lookup_shard(meta_uri: str, slices: list[list[str | None]], valid: ValidInstants,
+                  live: frozenset[tuple[str, str]], utc: bool):
     def lookup(batch: pa.Table) -> pa.Table:
         shard = batch.column(_SHARD)[0].as_py()
         keys = {k for k in batch.column(RECORD_KEY).to_pylist() if k is not None}
-        found = read_slice(Storage(meta_uri), slices[shard], keys, valid)
+        found = read_slice(Storage(meta_uri), slices[shard], keys, valid, utc)
         rows = [(k, loc.partition_path, loc.file_id) for k, loc in found.items()
                 if (loc.partition_path, loc.file_id) in live]
         return pa.table({RECORD_KEY: pa.array([r[0] for r in rows], pa.string()),
@@ -72,4 +73,4 @@ class RecordLevelIndex:
         live = frozenset((bf.partition_path, bf.file_id) for bf in base_files)
         sharded = records.select(RECORD_KEY).mapInArrow(_with_shard(index.file_group_count), _SHARDED_DDL)
         return sharded.groupBy(_SHARD).applyInArrow(
-            _lookup_shard(index.storage.base_uri, index.slice_paths(), valid, live), LOCATED_DDL)
+            _lookup_shard(index.storage.base_uri, index.slice_paths(), valid, live, index.utc), LOCATED_DDL)

@@ -24,29 +24,13 @@ from dataclasses import dataclass, field
 
 from hoodpy.config.metadata import FILES_PARTITION, MetadataConfig
 from hoodpy.config.properties import load_table_properties
-from hoodpy.errors import (
-    HFileFormatError,
-    HoodieError,
-    InvalidInstantError,
-    MetadataTableError,
-)
+from hoodpy.errors import HFileFormatError, HoodieError, InvalidInstantError, MetadataTableError
 from hoodpy.file_group.log_file import deleted_records, effective_blocks
 from hoodpy.hfile import HFileReader, decode_record, parsed_schema
 from hoodpy.metadata_table.layout import (
-    FILES_FILE_ID,
-    FILES_PREFIX,
-    MetadataBaseFile,
-    MetadataLogFile,
-    metadata_storage,
-    parse_base_file,
-    parse_log_file,
+    FILES_FILE_ID, FILES_PREFIX, MetadataBaseFile, MetadataLogFile, metadata_storage, parse_base_file, parse_log_file,
 )
-from hoodpy.metadata_table.records import (
-    ALL_PARTITIONS_KEY,
-    FileListing,
-    entries_of,
-    partition_key,
-)
+from hoodpy.metadata_table.records import ALL_PARTITIONS_KEY, FileListing, entries_of, partition_key
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format
 from hoodpy.timeline.instant import LAYOUT_2, Action, Instant, State

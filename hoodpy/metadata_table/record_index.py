@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hoodpy.config.metadata import RECORD_INDEX_PARTITION, MetadataConfig
+from hoodpy.config.properties import load_table_properties
+from hoodpy.config.table import TableConfig
 from hoodpy.errors import HFileFormatError, HoodieError, InvalidInstantError, MetadataTableError
 from hoodpy.file_group.log_file import data_rows, deleted_records, effective_blocks
 from hoodpy.file_group.log_writer import delete_block
@@ -125,18 +127,28 @@ def _signed64(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def epoch_millis(instant_time: str) -> int:
-    """An instant time as epoch milliseconds, read in the local time zone as Java's default (LOCAL) timeline
-    time zone does (the v9 fixture, written at UTC-6, holds 20260307162454799 as 2026-03-07T22:24:54.799Z)."""
+def utc_instants(properties: Mapping[str, str] | None) -> bool:
+    """Whether the table's instant times are UTC (hoodie.table.timeline.timezone; Java's default is LOCAL,
+    hoodpy's tables say UTC)."""
+    return (properties or {}).get(TableConfig.TIMELINE_TIMEZONE.key, "LOCAL").upper() == "UTC"
+
+
+def epoch_millis(instant_time: str, utc: bool = True) -> int:
+    """An instant time as epoch milliseconds in the table's timeline time zone: UTC, or the local one as Java
+    reads a table without the key (the v9 fixture, written at UTC-6, holds 20260307162454799 as
+    2026-03-07T22:24:54.799Z)."""
     stamp = datetime.strptime(instant_time[:14], "%Y%m%d%H%M%S")
+    if utc:
+        stamp = stamp.replace(tzinfo=timezone.utc)
     return int(stamp.timestamp()) * 1000 + int(instant_time[14:17] or 0)
 
 
-def instant_of_millis(millis: int) -> str:
-    return datetime.fromtimestamp(millis // 1000).strftime("%Y%m%d%H%M%S") + f"{millis % 1000:03d}"
+def instant_of_millis(millis: int, utc: bool = True) -> str:
+    stamp = datetime.fromtimestamp(millis // 1000, timezone.utc if utc else None)
+    return stamp.strftime("%Y%m%d%H%M%S") + f"{millis % 1000:03d}"
 
 
-def index_info(partition_path: str, file_id: str, instant_time: str) -> dict[str, Any]:
+def index_info(partition_path: str, file_id: str, instant_time: str, utc: bool = True) -> dict[str, Any]:
     """The HoodieRecordIndexInfo of a key in ``file_id`` (HoodieMetadataPayload.createRecordIndexUpdate)."""
     stem, index = (file_id[:-2], 0) if file_id.endswith("-0") else (file_id, MISSING_FILE_INDEX)
     try:
@@ -144,7 +156,7 @@ def index_info(partition_path: str, file_id: str, instant_time: str) -> dict[str
     except ValueError:
         parsed = None
     info: dict[str, Any] = {"partitionName": partition_path, "fileIdHighBits": None, "fileIdLowBits": None,
-                            "fileIndex": None, "fileId": "", "instantTime": epoch_millis(instant_time),
+                            "fileIndex": None, "fileId": "", "instantTime": epoch_millis(instant_time, utc),
                             "fileIdEncoding": UUID_ENCODING, "position": None}
     if parsed is not None and str(parsed) == stem.lower():
         info.update(fileIdHighBits=_signed64(parsed.int >> 64), fileIdLowBits=_signed64(parsed.int & (2**64 - 1)),
@@ -154,7 +166,7 @@ def index_info(partition_path: str, file_id: str, instant_time: str) -> dict[str
     return info
 
 
-def location_of(info: Mapping[str, Any]) -> Location:
+def location_of(info: Mapping[str, Any], utc: bool = True) -> Location:
     """The location a HoodieRecordIndexInfo names (HoodieTableMetadataUtil.getLocationFromRecordIndexInfo)."""
     if info.get("fileIdEncoding", UUID_ENCODING) == UUID_ENCODING:
         value = ((info["fileIdHighBits"] & (2**64 - 1)) << 64) | (info["fileIdLowBits"] & (2**64 - 1))
@@ -164,24 +176,25 @@ def location_of(info: Mapping[str, Any]) -> Location:
     else:
         file_id = info["fileId"]
     millis = info.get("instantTime")
-    return Location(info.get("partitionName") or "", file_id, None if millis is None else instant_of_millis(millis))
+    instant = None if millis is None else instant_of_millis(millis, utc)
+    return Location(info.get("partitionName") or "", file_id, instant)
 
 
-def index_record(key: str, location: Location, file_name: str | None = None) -> dict[str, Any]:
+def index_record(key: str, location: Location, file_name: str | None = None, utc: bool = True) -> dict[str, Any]:
     """A HoodieMetadataRecord of type RECORD_INDEX."""
     return {
         "_hoodie_commit_time": None, "_hoodie_commit_seqno": None, "_hoodie_record_key": None,
         "_hoodie_partition_path": None, "_hoodie_file_name": file_name,
         "key": key, "type": RECORD_INDEX, "filesystemMetadata": None, "BloomFilterMetadata": None,
         "ColumnStatsMetadata": None,
-        "recordIndexMetadata": index_info(location.partition_path, location.file_id, location.instant_time or ""),
+        "recordIndexMetadata": index_info(location.partition_path, location.file_id, location.instant_time or "", utc),
         "SecondaryIndexMetadata": None,
     }
 
 
-def data_block(locations: Mapping[str, Location], instant_time: str, layout: int) -> bytes:
+def data_block(locations: Mapping[str, Location], instant_time: str, layout: int, utc: bool = True) -> bytes:
     """An HFile data block setting ``locations`` (keys sorted, as HFiles require)."""
-    records = [(k, index_record(k, locations[k])) for k in sorted(locations)]
+    records = [(k, index_record(k, locations[k], utc=utc)) for k in sorted(locations)]
     return log_format.hfile_data_block(records, SCHEMA, instant_time, full_index_keys=layout != LAYOUT_2)
 
 
@@ -306,7 +319,8 @@ def change_of(storage: Storage, instant: Instant, data: bytes, listed: Mapping[s
 
 
 # -- reading ----------------------------------------------------------------------------------------------
-def read_slice(storage: Storage, paths: list[str | None], keys: set[str] | None, valid: Any) -> dict[str, Location]:
+def read_slice(storage: Storage, paths: list[str | None], keys: set[str] | None, valid: Any, utc: bool = True,
+               ) -> dict[str, Location]:
     """The locations a record_index file slice holds (``paths``: base file or None, then log files in order;
     under the metadata table's ``storage``), of ``keys`` only when given; ``valid``: the instants whose blocks
     count."""
@@ -317,7 +331,7 @@ def read_slice(storage: Storage, paths: list[str | None], keys: set[str] | None,
         schema = parsed_schema(reader.schema or SCHEMA)
         pairs = reader if keys is None else reader.get_many(keys).items()
         for key, value in pairs:
-            out[key] = location_of(decode_record(key, value, schema, reader.source)["recordIndexMetadata"])
+            out[key] = location_of(decode_record(key, value, schema, reader.source)["recordIndexMetadata"], utc)
     files = [(storage.full_path(p), d) for p, d in zip(paths[1:], contents[1:], strict=True)]
     for block in effective_blocks(files, valid).blocks:
         if block.block_type == log_format.DELETE_BLOCK:
@@ -331,7 +345,7 @@ def read_slice(storage: Storage, paths: list[str | None], keys: set[str] | None,
                 if info is None:
                     out.pop(key, None)  # an empty payload deletes the key
                 else:
-                    out[key] = location_of(info)
+                    out[key] = location_of(info, utc)
     return out
 
 
@@ -349,6 +363,7 @@ class RecordIndex:
         self.table = table or MetadataTable(data_storage)
         self.storage = metadata_storage(data_storage)
         self.data_storage = data_storage
+        self.utc = utc_instants(load_table_properties(data_storage))
         groups: dict[str, _Group] = {}
         for f in self.storage.list_files(PARTITION):
             name = f.path.rsplit("/", 1)[-1]
@@ -387,7 +402,7 @@ class RecordIndex:
         return [file_slice.base_file.path if file_slice.base_file else None, *(lf.path for lf in file_slice.log_files)]
 
     def _read_group(self, group: _Group, keys: set[str] | None, valid: ValidInstants) -> dict[str, Location]:
-        return read_slice(self.storage, self.paths(self.latest_slice(group)), keys, valid)
+        return read_slice(self.storage, self.paths(self.latest_slice(group)), keys, valid, self.utc)
 
     def slice_paths(self) -> list[list[str | None]]:
         """Per shard, the paths (under ``.hoodie/metadata``) of its latest slice: base file (or None) first."""

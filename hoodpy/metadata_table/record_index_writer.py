@@ -99,8 +99,9 @@ def build(writer: Any, data_timeline: Timeline, exclude: str | None = None) -> b
     for key, loc in entries.items():
         shards[ri.shard_of(key, count)][key] = loc
     stats = []
+    utc = ri.utc_instants(load_table_properties(writer.storage))
     for file_id, shard in zip(file_ids, shards, strict=True):
-        records = [(k, ri.index_record(k, shard[k])) for k in sorted(shard)]
+        records = [(k, ri.index_record(k, shard[k], utc=utc)) for k in sorted(shard)]
         base = writer.write_base_hfile(ri.PARTITION, base_file_name(init, file_id), records, layout)
         stats.append(WriteStat(file_id, base.path, ri.PARTITION, num_writes=len(records), num_inserts=len(records),
                                total_write_bytes=base.size, file_size_in_bytes=base.size))
@@ -152,7 +153,7 @@ def deltacommit_logs(writer: Any, table: MetadataTable, inflight: Instant, data:
             name = log_file_name(base_instant, max(versions, default=0) + 1, file_id=group.file_id)
         content = b""
         if upserts:
-            content += ri.data_block(upserts, inflight.timestamp, table.layout)
+            content += ri.data_block(upserts, inflight.timestamp, table.layout, index.utc)
         if deletes:
             content += ri.removal_block(deletes, inflight.timestamp)
         path = f"{ri.PARTITION}/{name}"

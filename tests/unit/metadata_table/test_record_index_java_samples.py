@@ -84,8 +84,8 @@ def test_records_encode_as_java_writes_them(sample, tmp_path, chicago_time):
             record = decode_record(key, value, schema, name)
             assert record["type"] == 5
             info = record["recordIndexMetadata"]
-            loc = location_of(info)
-            assert index_info(loc.partition_path, loc.file_id, loc.instant_time) == info
+            loc = location_of(info, utc=False)  # the samples' tables keep Java's LOCAL timeline time zone
+            assert index_info(loc.partition_path, loc.file_id, loc.instant_time, utc=False) == info
             seen += 1
     assert seen > 10
 
@@ -100,8 +100,9 @@ def test_blocks_match_java_bytes(tmp_path, chicago_time):
         (base / ".record-index-0002-0_20260307162454799.log.1_3-237-594").read_bytes(), "java"))
     java_rows = list(HFileReader(java.content, "java"))
     schema = parsed_schema(java.header[log_format.SCHEMA])
-    locations = {k: location_of(decode_record(k, v, schema, "java")["recordIndexMetadata"]) for k, v in java_rows}
-    mine = next(log_format.scan_blocks(data_block(locations, "20260307162454799", 2), "mine"))
+    locations = {k: location_of(decode_record(k, v, schema, "java")["recordIndexMetadata"], utc=False)
+                 for k, v in java_rows}
+    mine = next(log_format.scan_blocks(data_block(locations, "20260307162454799", 2, utc=False), "mine"))
     assert mine.header == java.header
     assert list(HFileReader(mine.content, "mine")) == java_rows
 
@@ -131,6 +132,8 @@ def test_index_info_keeps_file_ids_that_are_no_uuid_whole():
     assert location_of(info).file_id == "my-file-id-0"
     uuid_id = "6d0f5b25-276e-4c1b-8ed0-c74a7d393fc9-0"
     assert location_of(index_info("p", uuid_id, "20240101000000000")) == Location("p", uuid_id, "20240101000000000")
+    # hoodpy's tables keep UTC instant times (hoodie.table.timeline.timezone=UTC).
+    assert index_info("p", uuid_id, "19700101000001002")["instantTime"] == 1002
 
 
 def test_change_splits_by_shard():
