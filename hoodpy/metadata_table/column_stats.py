@@ -392,10 +392,10 @@ class ColumnStatsPartition:
         self.table = table
         self.storage = table.storage
         names = [(f.path.rsplit("/", 1)[-1], f.size) for f in self.storage.list_files(COLUMN_STATS_PARTITION)]
-        self.base_files = sorted((b for b in (parse_base_file(n, s) for n, s in names)
+        self.base_files = sorted((b for b in (parse_base_file(n, s, COLUMN_STATS_PARTITION) for n, s in names)
                                   if b is not None and b.file_id.startswith(FILE_ID_PREFIX)),
                                  key=lambda b: b.instant_time)
-        self.log_files = [lf for lf in (parse_log_file(n, s) for n, s in names)
+        self.log_files = [lf for lf in (parse_log_file(n, s, COLUMN_STATS_PARTITION) for n, s in names)
                           if lf is not None and lf.file_id.startswith(FILE_ID_PREFIX)]
         self.file_ids = sorted({b.file_id for b in self.base_files} | {lf.file_id for lf in self.log_files})
 

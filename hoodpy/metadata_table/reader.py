@@ -116,9 +116,13 @@ class MetadataTable:
                                      f"{[b.name for b in self.base_files]})")
         return self.slice_of(bases[-1], bases)
 
-    def slice_of(self, base: MetadataBaseFile, committed_bases: list[MetadataBaseFile]) -> FileSlice:
+    def slice_of(self, base: MetadataBaseFile, committed_bases: list[MetadataBaseFile],
+                 log_files: Iterable[MetadataLogFile] | None = None) -> FileSlice:
+        """The slice of ``base`` among ``committed_bases`` of its file group; ``log_files``: the group's log
+        files (default: those of the files partition)."""
+        log_files = self.log_files if log_files is None else list(log_files)
         if self.layout != LAYOUT_2:
-            logs = sorted((lf for lf in self.log_files if lf.instant_time == base.instant_time),
+            logs = sorted((lf for lf in log_files if lf.instant_time == base.instant_time),
                           key=lambda lf: (lf.version, lf.token))
             return FileSlice(base, logs)
         # Versions 8 and 9: a log joins the newest slice whose base instant is at or before the completion time
@@ -126,7 +130,7 @@ class MetadataTable:
         completion = {i.timestamp: i.completed_at for i in self.timeline.instants if i.state == State.COMPLETED}
         later = [b.instant_time for b in committed_bases if b.instant_time > base.instant_time]
         logs = []
-        for lf in self.log_files:
+        for lf in log_files:
             done = completion.get(lf.instant_time)
             if done is not None and done >= base.instant_time and not any(t <= done for t in later):
                 logs.append((done, lf))
