@@ -23,17 +23,14 @@ from hoodpy.config import HoodieConfig
 from hoodpy.config.index import RECORD_INDEX, IndexConfig
 from hoodpy.config.metadata import MetadataConfig
 from hoodpy.errors import MetadataTableError
-from hoodpy.config.properties import load_table_properties, save_table_properties
+from hoodpy.config.properties import load_table_properties
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.metadata_table import record_index as ri
-from hoodpy.metadata_table.layout import (
-    MetadataLogFile, base_file_name, log_file_name, parse_log_file, unique_init_instant,
-)
+from hoodpy.metadata_table.layout import MetadataLogFile, log_file_name, parse_log_file
 from hoodpy.metadata_table.reader import MetadataTable
 from hoodpy.metadata_table.records import FileListing
 from hoodpy.storage import Storage
-from hoodpy.timeline import transitions
-from hoodpy.timeline.instant import LAYOUT_2, Action, Instant, State
+from hoodpy.timeline.instant import LAYOUT_2, Instant
 from hoodpy.timeline.metadata import WriteStat
 from hoodpy.timeline.timeline import Timeline
 
@@ -74,45 +71,22 @@ def table_keys(storage: Storage, data_timeline: Timeline) -> dict[str, ri.Locati
 def build(writer: Any, data_timeline: Timeline, exclude: str | None = None) -> bool:
     """Build the record_index partition (``writer``: the MetadataTableWriter); False, with a warning, while
     data instants other than ``exclude`` are pending."""
-    pending = sorted(i.timestamp for i in data_timeline.instants if not i.is_completed and i.timestamp != exclude)
-    if pending:
-        _log.warning("Not building the record index of %s: instants %s are pending; the next write tries again",
-                     writer.storage.base_uri, ", ".join(pending))
+    init = writer.partition_build_instant(ri.PARTITION, data_timeline, ri.init_instant, exclude)
+    if init is None:
         return False
-    layout = data_timeline.layout
-    latest = max((i.timestamp for i in data_timeline.instants if i.is_completed), default=None)
-    init = unique_init_instant(layout, ri.init_instant(layout, latest),
-                               {i.timestamp for i in MetadataTable(writer.storage).timeline.instants})
     entries = table_keys(writer.storage, data_timeline)
     config = writer.config
     count = ri.file_group_count(len(entries), config.get(MetadataConfig.RECORD_INDEX_MIN_FILE_GROUP_COUNT),
                                 config.get(MetadataConfig.RECORD_INDEX_MAX_FILE_GROUP_COUNT),
                                 config.get(MetadataConfig.RECORD_INDEX_GROWTH_FACTOR),
                                 config.get(MetadataConfig.RECORD_INDEX_MAX_FILE_GROUP_SIZE))
-    meta = writer.meta
-    meta.delete_dir(ri.PARTITION)
-    if any(i.timestamp == init and i.is_completed for i in MetadataTable(writer.storage).timeline.instants):
-        # The partition built again (versions 8 and 9 build it at a fixed instant).
-        transitions.delete_completed(meta, Instant(init, Action.DELTACOMMIT, State.COMPLETED, layout=layout))
-    inflight = transitions.transition_to_inflight(
-        meta, transitions.create_requested(meta, init, Action.DELTACOMMIT, layout=layout))
-    file_ids = [ri.file_group_id(i) for i in range(count)]
-    writer.init_partition(ri.PARTITION, init, file_ids)
     shards: list[dict[str, ri.Location]] = [{} for _ in range(count)]
     for key, loc in entries.items():
         shards[ri.shard_of(key, count)][key] = loc
-    stats = []
     utc = ri.utc_instants(load_table_properties(writer.storage))
-    for file_id, shard in zip(file_ids, shards, strict=True):
-        records = [(k, ri.index_record(k, shard[k], utc=utc)) for k in sorted(shard)]
-        base = writer.write_base_hfile(ri.PARTITION, base_file_name(init, file_id), records, layout)
-        stats.append(WriteStat(file_id, base.path, ri.PARTITION, num_writes=len(records), num_inserts=len(records),
-                               total_write_bytes=base.size, file_size_in_bytes=base.size))
-    writer.complete_metadata_instant(inflight, "BULK_INSERT_PREPPED", stats)
-    properties = load_table_properties(writer.storage) or {}
-    built = set(MetadataConfig.TABLE_PARTITIONS.parse(properties.get(MetadataConfig.TABLE_PARTITIONS.key, "")))
-    properties[MetadataConfig.TABLE_PARTITIONS.key] = ",".join(sorted(built | {ri.PARTITION}))
-    save_table_properties(writer.storage, properties)
+    writer.build_partition(ri.PARTITION, init, data_timeline.layout, [
+        (ri.file_group_id(i), [(k, ri.index_record(k, shard[k], utc=utc)) for k in sorted(shard)])
+        for i, shard in enumerate(shards)])
     _log.info("Built the record index of %s at %s: %d keys in %d file groups", writer.storage.base_uri, init,
               len(entries), count)
     return True

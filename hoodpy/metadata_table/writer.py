@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta, timezone
 
 from hoodpy.config import HoodieConfig
@@ -258,6 +258,44 @@ class MetadataTableWriter:
         if self.column_stats_enabled(properties):
             self.bootstrap_column_stats(data_timeline, listing, exclude)
         return True
+
+    def partition_build_instant(self, partition: str, data_timeline: Timeline,
+                                init_instant: Callable[[int, str | None], str], exclude: str | None) -> str | None:
+        """The metadata instant that builds ``partition`` (``init_instant``: from the layout and the latest
+        completed data instant; in version 6 the next suffix free, as Java's generateUniqueCommitInstantTime);
+        None, with a warning, while data instants other than ``exclude`` are pending (the partition must hold
+        every instant before its own)."""
+        pending = sorted(i.timestamp for i in data_timeline.instants if not i.is_completed and i.timestamp != exclude)
+        if pending:
+            _log.warning("Not building %s of %s: instants %s are pending; the next write tries again", partition,
+                         self.storage.base_uri, ", ".join(pending))
+            return None
+        layout = data_timeline.layout
+        latest = max((i.timestamp for i in data_timeline.instants if i.is_completed), default=None)
+        return unique_init_instant(layout, init_instant(layout, latest),
+                                   {i.timestamp for i in MetadataTable(self.storage).timeline.instants})
+
+    def build_partition(self, partition: str, init: str, layout: int,
+                        groups: list[tuple[str, list[tuple[str, dict]]]]) -> None:
+        """Write ``partition`` afresh as a deltacommit at ``init``: per file group (file id, its records sorted
+        by key) the log file of an empty delete block and a base HFile; then hoodie.table.metadata.partitions
+        names it. A partition built before (then dropped, or cut short by a crash) goes first, its instant
+        with it (versions 8 and 9 build a partition at a fixed instant)."""
+        self.meta.delete_dir(partition)
+        transitions.delete_completed(self.meta, Instant(init, Action.DELTACOMMIT, layout=layout))
+        inflight = transitions.transition_to_inflight(
+            self.meta, transitions.create_requested(self.meta, init, Action.DELTACOMMIT, layout=layout))
+        self.init_partition(partition, init, [file_id for file_id, _ in groups])
+        stats = []
+        for file_id, records in groups:
+            base = self.write_base_hfile(partition, base_file_name(init, file_id), records, layout)
+            stats.append(WriteStat(file_id, base.path, partition, num_writes=len(records), num_inserts=len(records),
+                                   total_write_bytes=base.size, file_size_in_bytes=base.size))
+        self.complete_metadata_instant(inflight, "BULK_INSERT_PREPPED", stats)
+        properties = load_table_properties(self.storage) or {}
+        built = MetadataConfig.TABLE_PARTITIONS.parse(properties.get(MetadataConfig.TABLE_PARTITIONS.key, ""))
+        properties[MetadataConfig.TABLE_PARTITIONS.key] = ",".join(sorted({*built, partition}))
+        save_table_properties(self.storage, properties)
 
     def init_partition(self, partition: str, instant_time: str, file_ids: Iterable[str]) -> None:
         """A new metadata partition's folder: its partition metadata file and, per file group, the log file of
@@ -488,37 +526,15 @@ class MetadataTableWriter:
         """Build column_stats from the footers of the base files the files partition lists: a deltacommit at
         its init instant writing, per file group, a log file with an empty delete block and a base HFile; then
         hoodie.table.metadata.partitions names it. False, with a warning, while other instants are pending."""
-        pending = sorted(i.timestamp for i in data_timeline.instants if not i.is_completed and i.timestamp != exclude)
-        if pending:
-            _log.warning("Not building column_stats of %s: instants %s are pending; the next write tries again",
-                         self.storage.base_uri, ", ".join(pending))
+        init = self.partition_build_instant(COLUMN_STATS_PARTITION, data_timeline, column_stats.init_instant, exclude)
+        if init is None:
             return False
         layout = data_timeline.layout
         listing = listing if listing is not None else MetadataTable(self.storage).read(data_timeline)
-        latest = max((i.timestamp for i in data_timeline.instants if i.is_completed), default=None)
-        init = unique_init_instant(layout, column_stats.init_instant(layout, latest),
-                                   {i.timestamp for i in MetadataTable(self.storage).timeline.instants})
         count = self.config.get(MetadataConfig.COLUMN_STATS_FILE_GROUPS)
         shards = self._column_stats_records(listing.all_files(), {}, data_timeline, layout, count)
-        # A partition built before (then dropped, or cut short by a crash) goes first, its instant with it.
-        self.meta.delete_dir(COLUMN_STATS_PARTITION)
-        transitions.delete_completed(self.meta, Instant(init, Action.DELTACOMMIT, layout=layout))
-        inflight = transitions.transition_to_inflight(
-            self.meta, transitions.create_requested(self.meta, init, Action.DELTACOMMIT, layout=layout))
-        file_ids = [column_stats.file_group_id(index) for index in range(count)]
-        self.init_partition(COLUMN_STATS_PARTITION, init, file_ids)
-        stats = []
-        for index, file_id in enumerate(file_ids):
-            records = shards.get(index, [])
-            base = self.write_base_hfile(COLUMN_STATS_PARTITION, base_file_name(init, file_id), records, layout)
-            stats.append(WriteStat(file_id, base.path, COLUMN_STATS_PARTITION, num_writes=len(records),
-                                   num_inserts=len(records), total_write_bytes=base.size,
-                                   file_size_in_bytes=base.size))
-        self.complete_metadata_instant(inflight, "BULK_INSERT_PREPPED", stats)
-        properties = load_table_properties(self.storage) or {}
-        properties[MetadataConfig.TABLE_PARTITIONS.key] = ",".join(
-            sorted({*listed_partitions(properties), COLUMN_STATS_PARTITION}))
-        save_table_properties(self.storage, properties)
+        self.build_partition(COLUMN_STATS_PARTITION, init, layout,
+                             [(column_stats.file_group_id(i), shards.get(i, [])) for i in range(count)])
         _log.info("Built column_stats of %s at %s: %d records", self.storage.base_uri, init,
                   sum(len(r) for r in shards.values()))
         return True
