@@ -18,9 +18,10 @@ What counts is Java's HoodieBackedTableMetadata read:
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from hoodpy.config.metadata import FILES_PARTITION, MetadataConfig
 from hoodpy.config.properties import load_table_properties
@@ -44,6 +45,22 @@ def has_files_partition(properties: dict[str, str] | None) -> bool:
     """Whether hoodie.properties says the table has a built ``files`` partition (readers then list through it)."""
     return FILES_PARTITION in MetadataConfig.TABLE_PARTITIONS.parse((properties or {}).get(
         MetadataConfig.TABLE_PARTITIONS.key, ""))
+
+
+def block_records(block: log_format.LogBlock, keys: set[str] | None = None,
+                  ) -> Iterator[tuple[str, bytes | None, dict[str, Any], str]]:
+    """The records of a metadata-table log block, in key order: (key, None, {}, source) for each key a delete
+    block removes; (key, value, writer schema, source) for each record of an HFile data block, of ``keys`` only
+    when given; nothing from other blocks (metadata partitions hold HFile blocks only)."""
+    if block.block_type == log_format.DELETE_BLOCK:
+        source = f"delete block of instant {block.instant_time}"
+        for deleted in deleted_records(block):
+            yield deleted.record_key, None, {}, source
+    elif block.block_type == log_format.HFILE_DATA_BLOCK:
+        hfile = HFileReader(block.content, f"HFile data block of instant {block.instant_time}")
+        schema = parsed_schema(block.header.get(log_format.SCHEMA) or hfile.schema or "")
+        for key, value in hfile if keys is None else sorted(hfile.get_many(keys).items()):
+            yield key, value, schema, hfile.source
 
 
 @dataclass(frozen=True)
@@ -166,17 +183,11 @@ class MetadataTable:
 
     @staticmethod
     def _apply(listing: FileListing, block: log_format.LogBlock, keys: set[str] | None) -> None:
-        if block.block_type == log_format.DELETE_BLOCK:
-            for deleted in deleted_records(block):
-                listing.remove(deleted.record_key)
-            return
-        if block.block_type != log_format.HFILE_DATA_BLOCK:
-            return  # the files partition holds HFile blocks only
-        hfile = HFileReader(block.content, f"HFile data block of instant {block.instant_time}")
-        schema = parsed_schema(block.header.get(log_format.SCHEMA) or hfile.schema or "")
-        pairs = hfile if keys is None else sorted(hfile.get_many(keys).items())
-        for key, value in pairs:
-            listing.merge(key, entries_of(decode_record(key, value, schema, hfile.source)))
+        for key, value, schema, source in block_records(block, keys):
+            if value is None:
+                listing.remove(key)
+            else:
+                listing.merge(key, entries_of(decode_record(key, value, schema, source)))
 
 
 def before_latest_compaction(storage: Storage, instants: Iterable[Instant]) -> list[Instant]:

@@ -44,7 +44,7 @@ from hoodpy.meta_fields import RECORD_KEY
 from hoodpy.metadata_table.layout import (
     SOLO_COMMIT_TIMESTAMP_V6, MetadataBaseFile, MetadataLogFile, metadata_storage, parse_base_file, parse_log_file,
 )
-from hoodpy.metadata_table.reader import FileSlice, MetadataTable, ValidInstants
+from hoodpy.metadata_table.reader import FileSlice, MetadataTable, ValidInstants, block_records
 from hoodpy.metadata_table.records import SCHEMA
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format
@@ -334,18 +334,12 @@ def read_slice(storage: Storage, paths: list[str | None], keys: set[str] | None,
             out[key] = location_of(decode_record(key, value, schema, reader.source)["recordIndexMetadata"], utc)
     files = [(storage.full_path(p), d) for p, d in zip(paths[1:], contents[1:], strict=True)]
     for block in effective_blocks(files, valid).blocks:
-        if block.block_type == log_format.DELETE_BLOCK:
-            for deleted in deleted_records(block):
-                out.pop(deleted.record_key, None)
-        elif block.block_type == log_format.HFILE_DATA_BLOCK:
-            hfile = HFileReader(block.content, f"HFile data block of instant {block.instant_time}")
-            block_schema = parsed_schema(block.header.get(log_format.SCHEMA) or hfile.schema or "")
-            for key, value in (hfile if keys is None else hfile.get_many(keys).items()):
-                info = decode_record(key, value, block_schema, hfile.source)["recordIndexMetadata"]
-                if info is None:
-                    out.pop(key, None)  # an empty payload deletes the key
-                else:
-                    out[key] = location_of(info, utc)
+        for key, value, block_schema, source in block_records(block, keys):
+            info = None if value is None else decode_record(key, value, block_schema, source)["recordIndexMetadata"]
+            if info is None:
+                out.pop(key, None)  # a delete block or an empty payload deletes the key
+            else:
+                out[key] = location_of(info, utc)
     return out
 
 
