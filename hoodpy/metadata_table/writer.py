@@ -143,7 +143,8 @@ def _compaction_operation(partition: str, file_id: str, base_instant: str, base_
 
 
 class MetadataTableWriter:
-    """Builds, updates, compacts and removes a table's metadata table (its ``files`` partition)."""
+    """Builds, updates, compacts and removes a table's metadata table (its files, column_stats and record_index
+    partitions)."""
 
     def __init__(self, storage: Storage, config: HoodieConfig | None = None):
         self.storage = storage
