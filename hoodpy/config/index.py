@@ -9,6 +9,7 @@ GLOBAL_BLOOM = "GLOBAL_BLOOM"
 SIMPLE = "SIMPLE"
 GLOBAL_SIMPLE = "GLOBAL_SIMPLE"
 BUCKET = "BUCKET"
+RECORD_INDEX = "RECORD_INDEX"
 # Engines of the bucket index; hoodpy implements SIMPLE (a fixed number of buckets).
 SIMPLE_BUCKET_ENGINE = "SIMPLE"
 CONSISTENT_HASHING = "CONSISTENT_HASHING"
@@ -16,9 +17,11 @@ CONSISTENT_HASHING = "CONSISTENT_HASHING"
 
 class IndexConfig:
     TYPE = ConfigKey(
-        "hoodie.index.type", BLOOM, parse_enum(BLOOM, GLOBAL_BLOOM, SIMPLE, GLOBAL_SIMPLE, BUCKET),
+        "hoodie.index.type", BLOOM, parse_enum(BLOOM, GLOBAL_BLOOM, SIMPLE, GLOBAL_SIMPLE, BUCKET, RECORD_INDEX),
         doc="How incoming keys are located: footer bloom filters and key ranges, or a key join; "
-        "GLOBAL_* forms keep keys unique across partitions; BUCKET computes each key's file group from its hash.",
+        "GLOBAL_* forms keep keys unique across partitions; BUCKET computes each key's file group from its hash; "
+        "RECORD_INDEX (global) reads each key's file group from the metadata table's record_index partition, "
+        "which it turns on (hoodie.metadata.record.index.enable).",
     )
     BUCKET_ENGINE = ConfigKey(
         "hoodie.index.bucket.engine", SIMPLE_BUCKET_ENGINE, parse_enum(SIMPLE_BUCKET_ENGINE, CONSISTENT_HASHING),
@@ -49,6 +52,11 @@ class IndexConfig:
         "hoodie.bloom.index.update.partition.path", True, parse_bool,
         doc="GLOBAL_BLOOM: a key whose partition changed moves (delete old, insert new).",
     )
+    RECORD_INDEX_UPDATE_PARTITION_PATH = ConfigKey(
+        "hoodie.record.index.update.partition.path", False, parse_bool,
+        doc="RECORD_INDEX: a key whose partition changed moves (delete old, insert new); off, the record is "
+        "updated in the partition it is in.",
+    )
     SIMPLE_UPDATE_PARTITION_PATH = ConfigKey(
         "hoodie.simple.index.update.partition.path", True, parse_bool,
         doc="GLOBAL_SIMPLE: a key whose partition changed moves (delete old, insert new).",
@@ -56,4 +64,4 @@ class IndexConfig:
 
     @staticmethod
     def is_global(index_type: str) -> bool:
-        return index_type in (GLOBAL_BLOOM, GLOBAL_SIMPLE)
+        return index_type in (GLOBAL_BLOOM, GLOBAL_SIMPLE, RECORD_INDEX)

@@ -1,6 +1,7 @@
 """Metadata-table keys (Hudi's HoodieMetadataConfig and the metadata entries of hoodie.properties).
 
-hoodpy maintains the metadata table's ``files`` partition (:mod:`hoodpy.metadata_table`): a write with
+hoodpy maintains the metadata table's ``files`` partition, and its ``column_stats`` and ``record_index``
+partitions on request (:mod:`hoodpy.metadata_table`): a write with
 ``hoodie.metadata.enable=true`` builds it, every instant hoodpy completes updates it, and readers and writers
 list files through it. A write with ``hoodie.metadata.enable=false`` removes it (Java Hudi's
 ``HoodieTable.maybeDeleteMetadataTable``); without the key a table keeps what it has.
@@ -8,11 +9,12 @@ list files through it. A write with ``hoodie.metadata.enable=false`` removes it 
 
 from __future__ import annotations
 
-from hoodpy.config import ConfigKey, parse_bool, parse_csv, parse_int
+from hoodpy.config import ConfigKey, parse_bool, parse_csv, parse_float, parse_int
 
 METADATA_TABLE_FOLDER = ".hoodie/metadata"
 FILES_PARTITION = "files"  # the metadata partition hoodpy always maintains
 COLUMN_STATS_PARTITION = "column_stats"  # maintained when hoodie.metadata.index.column.stats.enable is true
+RECORD_INDEX_PARTITION = "record_index"  # maintained when hoodie.metadata.record.index.enable is on
 
 
 def _at_least_one(value: int) -> int:
@@ -27,9 +29,12 @@ class MetadataConfig:
         doc="true: build the metadata table (its files partition) if the table has none, and keep it in step "
         "with every instant hoodpy completes; reads and writes then list files through it. false: remove the "
         "metadata table (folder and hoodie.table.metadata.partitions) with the next instant hoodpy completes. "
-        "Unset: as the table has it (hoodie.properties lists files or not). Other metadata partitions "
-        "(record_index, ...) are not maintained: hoodpy drops them when it updates the table; column_stats is "
-        "kept unless hoodie.metadata.index.column.stats.enable is false.",
+        "Unset: as the table has it (hoodie.properties lists files or not; a wanted record index or "
+        "hoodie.metadata.index.column.stats.enable=true turns it on). column_stats is kept while "
+        "hoodie.metadata.index.column.stats.enable is not false, record_index while "
+        "hoodie.metadata.record.index.enable (or hoodie.index.type=RECORD_INDEX) wants it; other metadata "
+        "partitions (bloom_filters, ...) are not maintained: hoodpy drops them when it updates the table. With "
+        "false, the column_stats and record_index options are ignored (a warning says so).",
     )
     COLUMN_STATS_ENABLE = ConfigKey(
         "hoodie.metadata.index.column.stats.enable", None, parse_bool,
@@ -55,10 +60,35 @@ class MetadataConfig:
     )
     TABLE_PARTITIONS = ConfigKey(
         "hoodie.table.metadata.partitions", (), parse_csv,
-        doc="hoodie.properties: the metadata table's built partitions (hoodpy writes files); emptied when the "
-        "metadata table is removed.",
+        doc="hoodie.properties: the metadata table's built partitions (hoodpy writes files, column_stats, "
+        "record_index); emptied when the metadata table is removed.",
     )
     TABLE_PARTITIONS_INFLIGHT = ConfigKey(
         "hoodie.table.metadata.partitions.inflight", (), parse_csv,
         doc="hoodie.properties: metadata partitions being built; emptied when the metadata table is removed.",
+    )
+    RECORD_INDEX_ENABLE = ConfigKey(
+        "hoodie.metadata.record.index.enable", None, parse_bool,
+        doc="true: build and maintain the record_index partition of the metadata table (record key -> partition "
+        "and file group, Hudi's record-level index; hoodie.index.type=RECORD_INDEX turns it on too and looks "
+        "keys up in it). false: drop the partition with the next instant hoodpy completes. Unset: as the table "
+        "has it (so that table services and writes that do not name it keep it).",
+    )
+    RECORD_INDEX_MIN_FILE_GROUP_COUNT = ConfigKey(
+        "hoodie.metadata.record.index.min.filegroup.count", 10, lambda v: _at_least_one(parse_int(v)),
+        doc="Fewest file groups (shards) of the record_index partition when it is built.",
+    )
+    RECORD_INDEX_MAX_FILE_GROUP_COUNT = ConfigKey(
+        "hoodie.metadata.record.index.max.filegroup.count", 10000, lambda v: _at_least_one(parse_int(v)),
+        doc="Most file groups (shards) of the record_index partition when it is built.",
+    )
+    RECORD_INDEX_MAX_FILE_GROUP_SIZE = ConfigKey(
+        "hoodie.metadata.record.index.max.filegroup.size", 1024 * 1024 * 1024, lambda v: _at_least_one(parse_int(v)),
+        doc="Bytes a record_index file group may grow to: with 48 bytes per key, how many keys a shard takes "
+        "when the partition is sized at build time.",
+    )
+    RECORD_INDEX_GROWTH_FACTOR = ConfigKey(
+        "hoodie.metadata.record.index.growth.factor", 2.0, parse_float,
+        doc="The record_index partition is sized at build time for this many times the keys the table holds; "
+        "the file group count never changes afterwards.",
     )

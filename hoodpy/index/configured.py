@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 from hoodpy.config import HoodieConfig
-from hoodpy.config.index import BLOOM, GLOBAL_BLOOM, IndexConfig
+from hoodpy.config.index import BLOOM, GLOBAL_BLOOM, RECORD_INDEX, IndexConfig
+from hoodpy.config.metadata import MetadataConfig
+from hoodpy.errors import InvalidConfigError
 from hoodpy.index.base import Index
 from hoodpy.index.bloom import BloomIndex
+from hoodpy.index.record_index import RecordLevelIndex
 from hoodpy.index.simple import SimpleIndex
 from hoodpy.keygen import virtual_keys
 
@@ -15,8 +18,19 @@ def index_for(config: HoodieConfig, *, force_global: bool = False) -> Index:
     """The configured index; ``force_global`` looks keys up across partitions (deletes by key alone)."""
     index_type = config.get(IndexConfig.TYPE)
     is_global = force_global or IndexConfig.is_global(index_type)
+    if index_type == RECORD_INDEX:
+        require_metadata_table(config)
+        return RecordLevelIndex(virtual=virtual_keys(config))
     if index_type in (BLOOM, GLOBAL_BLOOM):
         return BloomIndex(config, is_global=is_global)
     # SIMPLE and GLOBAL_SIMPLE; under BUCKET only a delete naming keys alone gets here (the writer places every
     # other record by its bucket, see hoodpy.index.bucket), and the key join finds it in whichever partition.
     return SimpleIndex(is_global=is_global, virtual=virtual_keys(config))
+
+
+def require_metadata_table(config: HoodieConfig) -> None:
+    """RECORD_INDEX keeps its index in the metadata table: refuse it with the metadata table turned off."""
+    if config.get(IndexConfig.TYPE) == RECORD_INDEX and config.get(MetadataConfig.ENABLE) is False:
+        raise InvalidConfigError(IndexConfig.TYPE.key, RECORD_INDEX,
+                                 "the record index lives in the metadata table, but hoodie.metadata.enable=false; "
+                                 "enable the metadata table or choose another index type")

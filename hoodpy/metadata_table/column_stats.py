@@ -42,14 +42,13 @@ import pyarrow.parquet as pq
 
 from hoodpy.config.metadata import COLUMN_STATS_PARTITION, MetadataConfig
 from hoodpy.errors import HFileFormatError, HoodieError, InvalidInstantError, MetadataTableError
-from hoodpy.file_group.log_file import deleted_records, effective_blocks
+from hoodpy.file_group.log_file import effective_blocks
 from hoodpy.hfile import HFileReader, parsed_schema
 from hoodpy.metadata_table.layout import MetadataBaseFile, MetadataLogFile, parse_base_file, parse_log_file
-from hoodpy.metadata_table.reader import MetadataTable, ValidInstants
+from hoodpy.metadata_table.reader import MetadataTable, ValidInstants, block_records
 from hoodpy.metadata_table.records import NON_PARTITIONED_NAME
 from hoodpy.schema.avro import arrow_schema_from_avro
 from hoodpy.storage import Storage
-from hoodpy.timeline import log_format
 from hoodpy.timeline.instant import LAYOUT_2, State
 from hoodpy.timeline.timeline import Timeline
 
@@ -392,10 +391,10 @@ class ColumnStatsPartition:
         self.table = table
         self.storage = table.storage
         names = [(f.path.rsplit("/", 1)[-1], f.size) for f in self.storage.list_files(COLUMN_STATS_PARTITION)]
-        self.base_files = sorted((b for b in (parse_base_file(n, s) for n, s in names)
+        self.base_files = sorted((b for b in (parse_base_file(n, s, COLUMN_STATS_PARTITION) for n, s in names)
                                   if b is not None and b.file_id.startswith(FILE_ID_PREFIX)),
                                  key=lambda b: b.instant_time)
-        self.log_files = [lf for lf in (parse_log_file(n, s) for n, s in names)
+        self.log_files = [lf for lf in (parse_log_file(n, s, COLUMN_STATS_PARTITION) for n, s in names)
                           if lf is not None and lf.file_id.startswith(FILE_ID_PREFIX)]
         self.file_ids = sorted({b.file_id for b in self.base_files} | {lf.file_id for lf in self.log_files})
 
@@ -438,13 +437,10 @@ class ColumnStatsPartition:
                 files = [(self.storage.full_path(self.path(lf.name)), self.storage.read_bytes(self.path(lf.name)))
                          for lf in s.log_files]
                 for block in effective_blocks(files, valid).blocks:
-                    if block.block_type == log_format.DELETE_BLOCK:
-                        for deleted in deleted_records(block):
-                            merged.pop(deleted.record_key, None)
-                    elif block.block_type == log_format.HFILE_DATA_BLOCK:
-                        hfile = HFileReader(block.content, f"HFile data block of instant {block.instant_time}")
-                        schema = parsed_schema(block.header.get(log_format.SCHEMA) or hfile.schema or "")
-                        for key, value in hfile:
+                    for key, value, schema, _ in block_records(block):
+                        if value is None:
+                            merged.pop(key, None)
+                        else:
                             self._merge(merged, key, value, schema)
         except (HFileFormatError, InvalidInstantError, OSError, HoodieError, EOFError, ValueError) as e:
             if isinstance(e, MetadataTableError):

@@ -53,10 +53,11 @@ class MetadataBaseFile:
     file_id: str
     instant_time: str
     size: int
+    partition: str = FILES_PARTITION
 
     @property
     def path(self) -> str:
-        return f"{FILES_PARTITION}/{self.name}"
+        return f"{self.partition}/{self.name}"
 
 
 @dataclass(frozen=True)
@@ -67,10 +68,11 @@ class MetadataLogFile:
     version: int
     token: str
     size: int
+    partition: str = FILES_PARTITION
 
     @property
     def path(self) -> str:
-        return f"{FILES_PARTITION}/{self.name}"
+        return f"{self.partition}/{self.name}"
 
     @property
     def order(self) -> tuple[str, int, str]:
@@ -85,17 +87,17 @@ def log_file_name(instant_time: str, version: int, token: str = WRITE_TOKEN, fil
     return f".{file_id}_{instant_time}.log.{version}_{token}"
 
 
-def parse_base_file(name: str, size: int = 0) -> MetadataBaseFile | None:
+def parse_base_file(name: str, size: int = 0, partition: str = FILES_PARTITION) -> MetadataBaseFile | None:
     m = _BASE_RE.match(name)
-    return MetadataBaseFile(name, m.group("file_id"), m.group("instant"), size) if m else None
+    return MetadataBaseFile(name, m.group("file_id"), m.group("instant"), size, partition) if m else None
 
 
-def parse_log_file(name: str, size: int = 0) -> MetadataLogFile | None:
+def parse_log_file(name: str, size: int = 0, partition: str = FILES_PARTITION) -> MetadataLogFile | None:
     m = _LOG_RE.match(name)
     if not m:
         return None
     return MetadataLogFile(name, m.group("file_id"), m.group("instant"), int(m.group("version")), m.group("token"),
-                           size)
+                           size, partition)
 
 
 def metadata_storage(storage: Storage) -> Storage:
@@ -108,6 +110,18 @@ def partition_init_instant(layout: int, latest_data_instant: str | None) -> str:
     if layout == LAYOUT_2:
         return FILES_INIT_INSTANT_V8
     return (latest_data_instant or SOLO_COMMIT_TIMESTAMP_V6) + PARTITION_INIT_SUFFIX
+
+
+def unique_init_instant(layout: int, init: str, taken: set[str]) -> str:
+    """Version 6: the first of ``init``, ``init`` + 1, ... (in its 3-digit suffix) no metadata instant in
+    ``taken`` has, so that partitions built in one write get 011, 012, ... (Java's
+    generateUniqueCommitInstantTime); versions 8 and 9: ``init``, each partition's own fixed instant."""
+    if layout == LAYOUT_2:
+        return init
+    stem, offset = init[:-3], int(init[-3:])
+    while f"{stem}{offset:03d}" in taken:
+        offset += 1
+    return f"{stem}{offset:03d}"
 
 
 def metadata_table_properties(data_properties: dict[str, str], table_name: str) -> dict[str, str]:

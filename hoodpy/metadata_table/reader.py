@@ -18,9 +18,10 @@ What counts is Java's HoodieBackedTableMetadata read:
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from hoodpy.config.metadata import FILES_PARTITION, MetadataConfig
 from hoodpy.config.properties import load_table_properties
@@ -44,6 +45,22 @@ def has_files_partition(properties: dict[str, str] | None) -> bool:
     """Whether hoodie.properties says the table has a built ``files`` partition (readers then list through it)."""
     return FILES_PARTITION in MetadataConfig.TABLE_PARTITIONS.parse((properties or {}).get(
         MetadataConfig.TABLE_PARTITIONS.key, ""))
+
+
+def block_records(block: log_format.LogBlock, keys: set[str] | None = None,
+                  ) -> Iterator[tuple[str, bytes | None, dict[str, Any], str]]:
+    """The records of a metadata-table log block, in key order: (key, None, {}, source) for each key a delete
+    block removes; (key, value, writer schema, source) for each record of an HFile data block, of ``keys`` only
+    when given; nothing from other blocks (metadata partitions hold HFile blocks only)."""
+    if block.block_type == log_format.DELETE_BLOCK:
+        source = f"delete block of instant {block.instant_time}"
+        for deleted in deleted_records(block):
+            yield deleted.record_key, None, {}, source
+    elif block.block_type == log_format.HFILE_DATA_BLOCK:
+        hfile = HFileReader(block.content, f"HFile data block of instant {block.instant_time}")
+        schema = parsed_schema(block.header.get(log_format.SCHEMA) or hfile.schema or "")
+        for key, value in hfile if keys is None else sorted(hfile.get_many(keys).items()):
+            yield key, value, schema, hfile.source
 
 
 @dataclass(frozen=True)
@@ -116,9 +133,13 @@ class MetadataTable:
                                      f"{[b.name for b in self.base_files]})")
         return self.slice_of(bases[-1], bases)
 
-    def slice_of(self, base: MetadataBaseFile, committed_bases: list[MetadataBaseFile]) -> FileSlice:
+    def slice_of(self, base: MetadataBaseFile, committed_bases: list[MetadataBaseFile],
+                 log_files: Iterable[MetadataLogFile] | None = None) -> FileSlice:
+        """The slice of ``base`` among ``committed_bases`` of its file group; ``log_files``: the group's log
+        files (default: those of the files partition)."""
+        log_files = self.log_files if log_files is None else list(log_files)
         if self.layout != LAYOUT_2:
-            logs = sorted((lf for lf in self.log_files if lf.instant_time == base.instant_time),
+            logs = sorted((lf for lf in log_files if lf.instant_time == base.instant_time),
                           key=lambda lf: (lf.version, lf.token))
             return FileSlice(base, logs)
         # Versions 8 and 9: a log joins the newest slice whose base instant is at or before the completion time
@@ -126,7 +147,7 @@ class MetadataTable:
         completion = {i.timestamp: i.completed_at for i in self.timeline.instants if i.state == State.COMPLETED}
         later = [b.instant_time for b in committed_bases if b.instant_time > base.instant_time]
         logs = []
-        for lf in self.log_files:
+        for lf in log_files:
             done = completion.get(lf.instant_time)
             if done is not None and done >= base.instant_time and not any(t <= done for t in later):
                 logs.append((done, lf))
@@ -162,17 +183,11 @@ class MetadataTable:
 
     @staticmethod
     def _apply(listing: FileListing, block: log_format.LogBlock, keys: set[str] | None) -> None:
-        if block.block_type == log_format.DELETE_BLOCK:
-            for deleted in deleted_records(block):
-                listing.remove(deleted.record_key)
-            return
-        if block.block_type != log_format.HFILE_DATA_BLOCK:
-            return  # the files partition holds HFile blocks only
-        hfile = HFileReader(block.content, f"HFile data block of instant {block.instant_time}")
-        schema = parsed_schema(block.header.get(log_format.SCHEMA) or hfile.schema or "")
-        pairs = hfile if keys is None else sorted(hfile.get_many(keys).items())
-        for key, value in pairs:
-            listing.merge(key, entries_of(decode_record(key, value, schema, hfile.source)))
+        for key, value, schema, source in block_records(block, keys):
+            if value is None:
+                listing.remove(key)
+            else:
+                listing.merge(key, entries_of(decode_record(key, value, schema, source)))
 
 
 def before_latest_compaction(storage: Storage, instants: Iterable[Instant]) -> list[Instant]:

@@ -8,10 +8,12 @@ published, with the writer's lock held when there is one:
    table is removed (:mod:`hoodpy.timeline.metadata_table`). On, and the table has none: it is built from the
    committed files (:meth:`MetadataTableWriter.bootstrap`; not while other instants are pending, as Java's
    HoodieBackedTableMetadataWriter refuses too) and ``hoodie.table.metadata.partitions=files`` is set.
-2. Metadata partitions hoodpy does not maintain (record_index, ...) are dropped: they would be stale after
-   this instant (Java's deleteMetadataIndexIfNecessary for indexes a writer disables); so is column_stats when
-   ``hoodie.metadata.index.column.stats.enable`` is false. When it is true and the table has none, column_stats
-   is built from the listed base files' footers (:mod:`hoodpy.metadata_table.column_stats`).
+2. Metadata partitions hoodpy does not maintain (record_index unless it is wanted, see
+   :mod:`hoodpy.metadata_table.record_index_writer`; column_stats when
+   ``hoodie.metadata.index.column.stats.enable`` is false; any other) are dropped: they would be stale after
+   this instant (Java's deleteMetadataIndexIfNecessary for indexes a writer disables). An enabled column_stats
+   the table lacks is built from the listed base files' footers (:mod:`hoodpy.metadata_table.column_stats`); a
+   wanted record_index the table lacks is built from the keys of the latest file slices.
 3. Deltacommits of the metadata table whose data instant did not complete (a crash between the two, or the
    instants a rollback or restore takes away) are removed with their log files; so is a compaction a crash
    interrupted. Readers ignore them anyway; this keeps them from counting later.
@@ -19,9 +21,10 @@ published, with the writer's lock held when there is one:
    HFile, at ``<latest deltacommit>001`` (version 6) or 1 ms before the data instant being recorded (versions
    8 and 9); not while an older data instant is pending: the base file must hold every instant before it.
 5. The instant's change (:mod:`hoodpy.metadata_table.changes`) is written as a deltacommit of the metadata
-   table at the same instant time: one log file with one HFile data block, completed before the data instant
-   (with column_stats, also one log file per touched col-stats file group: the new base files' footer
-   statistics, tombstones for the files removed).
+   table at the same instant time, completed before the data instant: one log file with one HFile data block
+   in the files partition, and in the same deltacommit one log file per column_stats file group it touches
+   (the new base files' footer statistics, tombstones for the files removed) and one per record_index file
+   group it touches (the keys written and deleted).
 
 A crash after step 5 leaves a completed metadata deltacommit whose data instant is pending: readers skip it
 (:mod:`hoodpy.metadata_table.reader`), and the next instant completed (the rollback of the failed write, or the
@@ -32,11 +35,13 @@ from __future__ import annotations
 
 import logging
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta, timezone
 
 from hoodpy.config import HoodieConfig
-from hoodpy.config.metadata import COLUMN_STATS_PARTITION, FILES_PARTITION, METADATA_TABLE_FOLDER, MetadataConfig
+from hoodpy.config.metadata import (
+    COLUMN_STATS_PARTITION, FILES_PARTITION, METADATA_TABLE_FOLDER, RECORD_INDEX_PARTITION, MetadataConfig,
+)
 from hoodpy.config.properties import load_table_properties, save_table_properties
 from hoodpy.config.table import TableConfig
 from hoodpy.errors import HFileFormatError, HoodieIOError, InvalidInstantError, MetadataTableError
@@ -44,12 +49,14 @@ from hoodpy.file_group.naming import PARTITION_METAFILE, parse_base_file_name, p
 from hoodpy.hfile import file_info, write_records
 from hoodpy.index.bloom_filter import BloomFilter
 from hoodpy.metadata_table import changes as change_log
-from hoodpy.metadata_table import column_stats
+from hoodpy.metadata_table import column_stats, record_index_writer
 from hoodpy.metadata_table.layout import (
     COMPACTION_SUFFIX, FILES_FILE_ID, INIT_WRITE_TOKEN, MetadataBaseFile, MetadataLogFile, base_file_name,
-    log_file_name, metadata_storage, metadata_table_properties, partition_init_instant,
+    log_file_name, metadata_storage, metadata_table_properties, parse_base_file, partition_init_instant,
+    unique_init_instant,
 )
 from hoodpy.metadata_table.reader import MetadataTable, has_files_partition
+from hoodpy.metadata_table.record_index import has_partition as has_record_index
 from hoodpy.metadata_table.records import ALL_PARTITIONS_KEY, SCHEMA, FileListing, FilesChange, partition_key
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format, transitions
@@ -136,7 +143,8 @@ def _compaction_operation(partition: str, file_id: str, base_instant: str, base_
 
 
 class MetadataTableWriter:
-    """Builds, updates, compacts and removes a table's metadata table (its ``files`` partition)."""
+    """Builds, updates, compacts and removes a table's metadata table (its files, column_stats and record_index
+    partitions)."""
 
     def __init__(self, storage: Storage, config: HoodieConfig | None = None):
         self.storage = storage
@@ -145,12 +153,29 @@ class MetadataTableWriter:
 
     # -- the commit protocol ---------------------------------------------------------------------------
     def enabled(self, properties: dict[str, str]) -> bool:
+        """hoodie.metadata.enable; unset: whether the table has a metadata table or this write wants one of its
+        indexes (record_index, or column_stats named true)."""
         wanted = self.config.get(MetadataConfig.ENABLE)
-        return has_files_partition(properties) if wanted is None else wanted
+        if wanted is None:
+            return (has_files_partition(properties) or record_index_writer.wanted(self.config, properties)
+                    or self.config.get(MetadataConfig.COLUMN_STATS_ENABLE) is True)
+        return wanted
+
+    def warn_ignored_indexes(self) -> list[str]:
+        """The index keys set to true that hoodie.metadata.enable=false overrides, logged as a warning: the
+        metadata table is removed, so those indexes are not built (no option ignored silently)."""
+        ignored = [k.key for k in (MetadataConfig.RECORD_INDEX_ENABLE, MetadataConfig.COLUMN_STATS_ENABLE)
+                   if self.config.get(k) is True]
+        if ignored and self.config.get(MetadataConfig.ENABLE) is False:
+            _log.warning("%s=true ignored for %s: %s=false turns the metadata table off, so the index is not built",
+                         "=true and ".join(ignored), self.storage.base_uri, MetadataConfig.ENABLE.key)
+            return ignored
+        return []
 
     def before_complete(self, inflight: Instant, data: bytes) -> None:
         properties = load_table_properties(self.storage) or {}
         if not self.enabled(properties):
+            self.warn_ignored_indexes()
             remove_stale_metadata_table(self.storage)
             return
         data_timeline = Timeline.load(self.storage)
@@ -158,9 +183,15 @@ class MetadataTableWriter:
             if not self.bootstrap(data_timeline, exclude=inflight.timestamp):
                 return
             properties = load_table_properties(self.storage) or {}
-        self.drop_unmaintained_partitions(properties)
+        keep_index = record_index_writer.wanted(self.config, properties)
+        self.drop_unmaintained_partitions(properties, keep={RECORD_INDEX_PARTITION} if keep_index else set())
         if self.column_stats_enabled(properties) and not column_stats.has_column_stats(properties):
             self.bootstrap_column_stats(data_timeline, exclude=inflight.timestamp)
+        if keep_index and not has_record_index(properties):
+            record_index_writer.build(self, data_timeline, exclude=inflight.timestamp)
+        # Before step 3 removes the deltacommits of the instants a rollback or restore takes away.
+        rebuild_index = keep_index and record_index_writer.covered_by_base(
+            self.storage, change_log.rolled_back_instants(inflight, data, self.storage.full_path(inflight.path)))
         try:
             self.update(inflight, data, data_timeline)
         except (MetadataTableError, HFileFormatError, InvalidInstantError, HoodieIOError) as e:
@@ -171,6 +202,8 @@ class MetadataTableWriter:
                 self.update(inflight, data, data_timeline)
             else:
                 remove_stale_metadata_table(self.storage, f"it cannot be read ({e})")
+        if rebuild_index:
+            record_index_writer.build(self, Timeline.load(self.storage), exclude=inflight.timestamp)
 
     def update(self, inflight: Instant, data: bytes, data_timeline: Timeline) -> None:
         """Steps 3 to 5 for the data instant ``inflight`` completing with ``data``."""
@@ -185,8 +218,11 @@ class MetadataTableWriter:
         change = change_log.changes_of(inflight, data, source)
         if change_log.rolled_back_instants(inflight, data, source):
             change = change_log.only_listed(change, {p: current.files(p) for p in change.deleted})
-        if not change.is_empty():
-            self.write_deltacommit(table, inflight.timestamp, change, data_timeline)
+        others = []
+        if has_record_index(load_table_properties(self.storage)):
+            others = record_index_writer.deltacommit_logs(self, table, inflight, data, data_timeline, current)
+        if not change.is_empty() or others:
+            self.write_deltacommit(table, inflight.timestamp, change, data_timeline, others)
 
     # -- building ---------------------------------------------------------------------------------------
     def bootstrap(self, data_timeline: Timeline, exclude: str | None = None) -> bool:
@@ -209,13 +245,12 @@ class MetadataTableWriter:
         layout = data_timeline.layout
         inflight = transitions.transition_to_inflight(
             self.meta, transitions.create_requested(self.meta, init, Action.DELTACOMMIT, layout=layout))
-        self.meta.write_atomic(f"{FILES_PARTITION}/{PARTITION_METAFILE}", _partition_metadata(init))
-        self.meta.write_atomic(f"{FILES_PARTITION}/{log_file_name(init, 1, INIT_WRITE_TOKEN)}", _delete_block(init))
+        self.init_partition(FILES_PARTITION, init, [FILES_FILE_ID])
         base = self._write_base_file(listing, init, layout, first=True)
         stats = [WriteStat(FILES_FILE_ID, base.path, FILES_PARTITION, num_writes=len(listing.entries),
                            num_inserts=len(listing.entries), total_write_bytes=base.size,
                            file_size_in_bytes=base.size)]
-        self._complete(inflight, "BULK_INSERT_PREPPED", stats)
+        self.complete_metadata_instant(inflight, "BULK_INSERT_PREPPED", stats)
         properties[MetadataConfig.TABLE_PARTITIONS.key] = FILES_PARTITION
         properties[MetadataConfig.TABLE_PARTITIONS_INFLIGHT.key] = ""
         save_table_properties(self.storage, properties)
@@ -224,6 +259,52 @@ class MetadataTableWriter:
         if self.column_stats_enabled(properties):
             self.bootstrap_column_stats(data_timeline, listing, exclude)
         return True
+
+    def partition_build_instant(self, partition: str, data_timeline: Timeline,
+                                init_instant: Callable[[int, str | None], str], exclude: str | None) -> str | None:
+        """The metadata instant that builds ``partition`` (``init_instant``: from the layout and the latest
+        completed data instant; in version 6 the next suffix free, as Java's generateUniqueCommitInstantTime);
+        None, with a warning, while data instants other than ``exclude`` are pending (the partition must hold
+        every instant before its own)."""
+        pending = sorted(i.timestamp for i in data_timeline.instants if not i.is_completed and i.timestamp != exclude)
+        if pending:
+            _log.warning("Not building %s of %s: instants %s are pending; the next write tries again", partition,
+                         self.storage.base_uri, ", ".join(pending))
+            return None
+        layout = data_timeline.layout
+        latest = max((i.timestamp for i in data_timeline.instants if i.is_completed), default=None)
+        return unique_init_instant(layout, init_instant(layout, latest),
+                                   {i.timestamp for i in MetadataTable(self.storage).timeline.instants})
+
+    def build_partition(self, partition: str, init: str, layout: int,
+                        groups: list[tuple[str, list[tuple[str, dict]]]]) -> None:
+        """Write ``partition`` afresh as a deltacommit at ``init``: per file group (file id, its records sorted
+        by key) the log file of an empty delete block and a base HFile; then hoodie.table.metadata.partitions
+        names it. A partition built before (then dropped, or cut short by a crash) goes first, its instant
+        with it (versions 8 and 9 build a partition at a fixed instant)."""
+        self.meta.delete_dir(partition)
+        transitions.delete_completed(self.meta, Instant(init, Action.DELTACOMMIT, layout=layout))
+        inflight = transitions.transition_to_inflight(
+            self.meta, transitions.create_requested(self.meta, init, Action.DELTACOMMIT, layout=layout))
+        self.init_partition(partition, init, [file_id for file_id, _ in groups])
+        stats = []
+        for file_id, records in groups:
+            base = self.write_base_hfile(partition, base_file_name(init, file_id), records, layout)
+            stats.append(WriteStat(file_id, base.path, partition, num_writes=len(records), num_inserts=len(records),
+                                   total_write_bytes=base.size, file_size_in_bytes=base.size))
+        self.complete_metadata_instant(inflight, "BULK_INSERT_PREPPED", stats)
+        properties = load_table_properties(self.storage) or {}
+        built = MetadataConfig.TABLE_PARTITIONS.parse(properties.get(MetadataConfig.TABLE_PARTITIONS.key, ""))
+        properties[MetadataConfig.TABLE_PARTITIONS.key] = ",".join(sorted({*built, partition}))
+        save_table_properties(self.storage, properties)
+
+    def init_partition(self, partition: str, instant_time: str, file_ids: Iterable[str]) -> None:
+        """A new metadata partition's folder: its partition metadata file and, per file group, the log file of
+        one empty delete block that creates it (Java's initializeFileGroups)."""
+        self.meta.write_atomic(f"{partition}/{PARTITION_METAFILE}", _partition_metadata(instant_time))
+        for file_id in file_ids:
+            self.meta.write_atomic(f"{partition}/{log_file_name(instant_time, 1, INIT_WRITE_TOKEN, file_id)}",
+                                   _delete_block(instant_time))
 
     def committed_files(self, data_timeline: Timeline) -> FileListing:
         """The data table's partitions and the base and log files of its committed instants in them, listed on
@@ -238,14 +319,15 @@ class MetadataTableWriter:
 
     def _write_base_file(self, listing: FileListing, instant_time: str, layout: int, *, first: bool,
                          file_id: str = FILES_FILE_ID) -> MetadataBaseFile:
-        """A base HFile of ``listing`` (HoodieAvroHFileWriter: min / max key, bloom filter of the keys; the
-        file's own name in ``_hoodie_file_name`` except in the base file that initialises the partition)."""
+        """A base HFile of ``listing`` (the file's own name in ``_hoodie_file_name`` except in the base file
+        that initialises the partition)."""
         name = base_file_name(instant_time, file_id)
-        return self._write_base_records(listing.records(None if first else name), FILES_PARTITION, name, file_id,
-                                        instant_time, layout)
+        return self.write_base_hfile(FILES_PARTITION, name, listing.records(None if first else name), layout)
 
-    def _write_base_records(self, records: list[tuple[str, dict]], partition: str, name: str, file_id: str,
-                            instant_time: str, layout: int) -> MetadataBaseFile:
+    def write_base_hfile(self, partition: str, name: str, records: list[tuple[str, dict]], layout: int,
+                         ) -> MetadataBaseFile:
+        """A base HFile of ``records`` (sorted by key) in ``partition`` (HoodieAvroHFileWriter: min / max key,
+        bloom filter of the keys)."""
         keys = [k for k, _ in records]
         bloom = BloomFilter.create(*_BLOOM)
         for key in keys:
@@ -257,10 +339,11 @@ class MetadataTableWriter:
                                file_info.BLOOM_FILTER_TYPE_CODE: b"DYNAMIC_V0"},
             meta_blocks={file_info.BLOOM_FILTER_META_BLOCK: bloom.serialize().encode()})
         self.meta.write_atomic(f"{partition}/{name}", data)
-        return MetadataBaseFile(name, file_id, instant_time, len(data))
+        parsed = parse_base_file(name, len(data), partition)
+        return MetadataBaseFile(name, parsed.file_id, parsed.instant_time, len(data), partition)
 
-    def _complete(self, inflight: Instant, operation: str, stats: Iterable[WriteStat], *,
-                  compacted: bool = False) -> Instant:
+    def complete_metadata_instant(self, inflight: Instant, operation: str, stats: Iterable[WriteStat], *,
+                                  compacted: bool = False) -> Instant:
         metadata = CommitMetadata(operation, extra_metadata={"schema": SCHEMA}, compacted=compacted)
         for stat in stats:
             metadata.add_write_stat(stat)
@@ -269,22 +352,29 @@ class MetadataTableWriter:
 
     # -- updating ---------------------------------------------------------------------------------------
     def write_deltacommit(self, table: MetadataTable, instant_time: str, change: FilesChange,
-                          data_timeline: Timeline | None = None) -> None:
-        """Step 5: the change as one HFile data block in a new log file of the latest slice, committed as a
-        deltacommit at ``instant_time`` (with column_stats: a block per touched col-stats file group too)."""
-        base = table.latest_slice().base_file
+                          data_timeline: Timeline | None = None,
+                          others: Iterable[tuple[str, bytes, WriteStat]] = ()) -> None:
+        """Step 5: the change as one HFile data block in a new log file of the latest slice, with a block per
+        touched col-stats file group (when the table has column_stats) and ``others`` (path, bytes, stat: the
+        record_index log files), committed as one deltacommit at ``instant_time``."""
         layout = table.layout
         stats_blocks = []
-        if column_stats.has_column_stats(load_table_properties(self.storage)):
+        if not change.is_empty() and column_stats.has_column_stats(load_table_properties(self.storage)):
             stats_blocks = self._column_stats_blocks(table, change, data_timeline or Timeline.load(self.storage))
         inflight = transitions.transition_to_inflight(
             self.meta, transitions.create_requested(self.meta, instant_time, Action.DELTACOMMIT, layout=layout))
-        versions = [lf.version for lf in table.log_files if lf.instant_time == base.instant_time]
-        stats = [self._append_block(FILES_PARTITION, table.file_id, base.instant_time, versions, instant_time,
-                                    change.records(), layout)]
+        stats = []
+        if not change.is_empty():
+            base = table.latest_slice().base_file
+            versions = [lf.version for lf in table.log_files if lf.instant_time == base.instant_time]
+            stats.append(self._append_block(FILES_PARTITION, table.file_id, base.instant_time, versions,
+                                            instant_time, change.records(), layout))
         stats += [self._append_block(COLUMN_STATS_PARTITION, *args, instant_time, records, layout)
                   for args, records in stats_blocks]
-        self._complete(inflight, "UPSERT_PREPPED", stats)
+        for path, data, stat in others:
+            self.meta.write_atomic(path, data)
+            stats.append(stat)
+        self.complete_metadata_instant(inflight, "UPSERT_PREPPED", stats)
 
     def _append_block(self, partition: str, file_id: str, base_instant: str, versions: list[int], instant_time: str,
                       records: list[tuple[str, dict]], layout: int) -> WriteStat:
@@ -313,21 +403,19 @@ class MetadataTableWriter:
         if not orphans and not compactions:
             return False
         stats_part = column_stats.ColumnStatsPartition(table)
-        logs = [(lf.path, lf) for lf in table.log_files] + [
-            (stats_part.path(lf.name), lf) for lf in stats_part.log_files]
-        for path, lf in logs:  # their log files first: a crash in between leaves deltacommits that count not
-            if self._written_only_by(path, lf.instant_time, set(orphans), table.layout):
-                self.meta.delete(path)
+        # Their log files first: a crash in between leaves deltacommits that count not.
+        logs = [*table.log_files, *stats_part.log_files, *record_index_writer.log_files(self.meta)]
+        for lf in logs:
+            if self._written_only_by(lf.path, lf.instant_time, set(orphans), table.layout):
+                self.meta.delete(lf.path)
         for instant_time in orphans:
             transitions.delete_completed(self.meta, Instant(instant_time, Action.DELTACOMMIT, layout=table.layout))
             _log.info("Removed metadata-table deltacommit %s of %s: its data instant did not complete",
                       instant_time, self.storage.base_uri)
-        bases = [(b.path, b) for b in table.base_files] + [
-            (stats_part.path(b.name), b) for b in stats_part.base_files]
         for instant_time in compactions:
-            for path, b in bases:
+            for b in [*table.base_files, *stats_part.base_files]:
                 if b.instant_time == instant_time:
-                    self.meta.delete(path)
+                    self.meta.delete(b.path)
             for state in (State.INFLIGHT, State.REQUESTED):
                 self.meta.delete(Instant(instant_time, Action.COMPACTION, state, layout=table.layout).path)
         return True
@@ -401,11 +489,11 @@ class MetadataTableWriter:
             file_id = column_stats.file_group_id(index)
             name = base_file_name(instant_time, file_id)
             records = [(key, column_stats.stats_record(key, value, name)) for key, value in pairs]
-            written = self._write_base_records(records, COLUMN_STATS_PARTITION, name, file_id, instant_time, layout)
-            stats.append(WriteStat(file_id, f"{COLUMN_STATS_PARTITION}/{name}", COLUMN_STATS_PARTITION,
-                                   num_writes=len(records), num_inserts=len(records), total_write_bytes=written.size,
+            written = self.write_base_hfile(COLUMN_STATS_PARTITION, name, records, layout)
+            stats.append(WriteStat(file_id, written.path, COLUMN_STATS_PARTITION, num_writes=len(records),
+                                   num_inserts=len(records), total_write_bytes=written.size,
                                    file_size_in_bytes=written.size))
-        completed = self._complete(inflight, "COMPACT", stats, compacted=True)
+        completed = self.complete_metadata_instant(inflight, "COMPACT", stats, compacted=True)
         self.clean_old_slices(MetadataTable(self.storage))
         return completed
 
@@ -439,39 +527,15 @@ class MetadataTableWriter:
         """Build column_stats from the footers of the base files the files partition lists: a deltacommit at
         its init instant writing, per file group, a log file with an empty delete block and a base HFile; then
         hoodie.table.metadata.partitions names it. False, with a warning, while other instants are pending."""
-        pending = sorted(i.timestamp for i in data_timeline.instants if not i.is_completed and i.timestamp != exclude)
-        if pending:
-            _log.warning("Not building column_stats of %s: instants %s are pending; the next write tries again",
-                         self.storage.base_uri, ", ".join(pending))
+        init = self.partition_build_instant(COLUMN_STATS_PARTITION, data_timeline, column_stats.init_instant, exclude)
+        if init is None:
             return False
         layout = data_timeline.layout
         listing = listing if listing is not None else MetadataTable(self.storage).read(data_timeline)
-        latest = max((i.timestamp for i in data_timeline.instants if i.is_completed), default=None)
-        init = column_stats.init_instant(layout, latest)
         count = self.config.get(MetadataConfig.COLUMN_STATS_FILE_GROUPS)
         shards = self._column_stats_records(listing.all_files(), {}, data_timeline, layout, count)
-        # A partition built before (then dropped, or cut short by a crash) goes first, its instant with it.
-        self.meta.delete_dir(COLUMN_STATS_PARTITION)
-        transitions.delete_completed(self.meta, Instant(init, Action.DELTACOMMIT, layout=layout))
-        inflight = transitions.transition_to_inflight(
-            self.meta, transitions.create_requested(self.meta, init, Action.DELTACOMMIT, layout=layout))
-        self.meta.write_atomic(f"{COLUMN_STATS_PARTITION}/{PARTITION_METAFILE}", _partition_metadata(init))
-        stats = []
-        for index in range(count):
-            file_id = column_stats.file_group_id(index)
-            self.meta.write_atomic(f"{COLUMN_STATS_PARTITION}/{log_file_name(init, 1, INIT_WRITE_TOKEN, file_id)}",
-                                   _delete_block(init))
-            records = shards.get(index, [])
-            base = self._write_base_records(records, COLUMN_STATS_PARTITION, base_file_name(init, file_id), file_id,
-                                            init, layout)
-            stats.append(WriteStat(file_id, f"{COLUMN_STATS_PARTITION}/{base.name}", COLUMN_STATS_PARTITION,
-                                   num_writes=len(records), num_inserts=len(records), total_write_bytes=base.size,
-                                   file_size_in_bytes=base.size))
-        self._complete(inflight, "BULK_INSERT_PREPPED", stats)
-        properties = load_table_properties(self.storage) or {}
-        properties[MetadataConfig.TABLE_PARTITIONS.key] = ",".join(
-            sorted({*listed_partitions(properties), COLUMN_STATS_PARTITION}))
-        save_table_properties(self.storage, properties)
+        self.build_partition(COLUMN_STATS_PARTITION, init, layout,
+                             [(column_stats.file_group_id(i), shards.get(i, [])) for i in range(count)])
         _log.info("Built column_stats of %s at %s: %d records", self.storage.base_uri, init,
                   sum(len(r) for r in shards.values()))
         return True
@@ -517,22 +581,23 @@ class MetadataTableWriter:
         return out
 
     # -- partitions hoodpy does not maintain, and removal -------------------------------------------------
-    def drop_unmaintained_partitions(self, properties: dict[str, str]) -> list[str]:
-        """Step 2: drop every metadata partition but ``files`` and, while enabled, ``column_stats`` (its folder,
-        and its name in hoodie.properties)."""
-        keep = [FILES_PARTITION, *([COLUMN_STATS_PARTITION] if self.column_stats_enabled(properties) else [])]
-        others = [p for p in listed_partitions(properties) if p not in keep]
+    def drop_unmaintained_partitions(self, properties: dict[str, str], keep: set[str] = frozenset()) -> list[str]:
+        """Step 2: drop every metadata partition but ``files``, ``column_stats`` while enabled, and ``keep``
+        (its folder, and its name in hoodie.properties)."""
+        keep = {FILES_PARTITION, *keep, *([COLUMN_STATS_PARTITION] if self.column_stats_enabled(properties) else [])}
+        listed = listed_partitions(properties)
+        others = [p for p in listed if p not in keep]
         if not others:
             return []
+        built = MetadataConfig.TABLE_PARTITIONS.parse(properties.get(MetadataConfig.TABLE_PARTITIONS.key, ""))
         properties[MetadataConfig.TABLE_PARTITIONS.key] = ",".join(
-            sorted(p for p in listed_partitions(properties) if p in keep))
+            sorted({FILES_PARTITION} | {p for p in built if p in keep}))
         properties[MetadataConfig.TABLE_PARTITIONS_INFLIGHT.key] = ""
         save_table_properties(self.storage, properties)  # first: readers stop using them
         for partition in others:
             self.meta.delete_dir(partition)
-        _log.warning("Dropped the metadata partitions %s of %s: hoodpy maintains only files and (when enabled) "
-                     "column_stats, and they would be stale after this instant", ", ".join(others),
-                     self.storage.base_uri)
+        _log.warning("Dropped the metadata partitions %s of %s: this write maintains only %s, and they would be "
+                     "stale after this instant", ", ".join(others), self.storage.base_uri, ", ".join(sorted(keep)))
         return others
 
 

@@ -33,7 +33,7 @@ from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, tag
 from hoodpy.index.bloom import locate_on_driver
 from hoodpy.index.bucket import BucketSpec, bucket_file_groups, bucket_id_column, new_bucket_file_id
 from hoodpy.index.bloom_filter import serialized_sizes
-from hoodpy.index.configured import index_for
+from hoodpy.index.configured import index_for, require_metadata_table
 from hoodpy.keygen import KeyGenerator, key_generator_for_write, virtual_keys
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json, evolve_schema
@@ -155,6 +155,7 @@ class Writer:
             if self.config.get(key) != recorded.get(key):  # set when the table is created
                 raise InvalidConfigError(key.key, self.config.raw(key), f"the table has {key.key}="
                                          f"{str(recorded.get(key)).lower()}, set when it was created")
+        require_metadata_table(self.config)  # RECORD_INDEX with the metadata table off: refused before writing
         self.merge_on_read = writes_merge_on_read(self.storage.base_uri, table.properties, self.config)
         self.keygen = key_generator_for_write(table.keygen, table.config, options)
         check_ordering_field_kept(table.config, options)
@@ -659,10 +660,12 @@ class Writer:
             raise ClusteringUpdateError(owner[(hits[0][0], hits[0][1])], [h[1] for h in hits])
 
     def _update_partition_path(self) -> bool:
-        from hoodpy.config.index import GLOBAL_BLOOM
+        from hoodpy.config.index import GLOBAL_BLOOM, RECORD_INDEX
 
         if self.config.get(IndexConfig.TYPE) == GLOBAL_BLOOM:
             return self.config.get(IndexConfig.BLOOM_UPDATE_PARTITION_PATH)
+        if self.config.get(IndexConfig.TYPE) == RECORD_INDEX:
+            return self.config.get(IndexConfig.RECORD_INDEX_UPDATE_PARTITION_PATH)
         return self.config.get(IndexConfig.SIMPLE_UPDATE_PARTITION_PATH)
 
     def _assign_inserts(self, inserts: DataFrame, updates: DataFrame | None, view: FileSystemView | None,

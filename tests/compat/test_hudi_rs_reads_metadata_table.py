@@ -17,6 +17,8 @@ from hoodpy.config.properties import load_table_properties, save_table_propertie
 from hoodpy.inspect.metadata_table import validate_files
 from hoodpy.metadata_table import column_stats as cs
 from hoodpy.metadata_table.reader import MetadataTable
+from hoodpy.metadata_table.record_index import RecordIndex
+from hoodpy.metadata_table.record_index_writer import table_keys
 from hoodpy.storage import Storage
 from hoodpy.table import HoodieTable
 from hoodpy.timeline.timeline import Timeline
@@ -75,8 +77,8 @@ def test_hudi_rs_reads_hoodpys_metadata_table_of_a_version_8_table(spark, tmp_pa
 
 def test_a_java_metadata_table_compacted_by_hoodpy_reads_alike(spark, tmp_path):
     """Hudi 1.1's metadata table of the v9 sample, updated and compacted by hoodpy writes (column_stats kept and
-    compacted too, its other partitions dropped): hoodpy and hudi-rs (through the compacted files partition) read
-    the same rows."""
+    compacted too, record_index kept and updated but not compacted, its other partitions dropped): hoodpy and
+    hudi-rs (through the compacted files partition) read the same rows."""
     path = str(unzip_sample("hudi-rs/sample_table/cow/v9_txns_simple_meta", tmp_path))
     table = HoodieTable.for_path(spark, path, options={"hoodie.metadata.compact.max.delta.commits": "2",
                                                        "hoodie.clean.automatic": "false"})
@@ -88,8 +90,15 @@ def test_a_java_metadata_table_compacted_by_hoodpy_reads_alike(spark, tmp_path):
     compaction = metadata.latest_compaction_time()
     assert compaction > "20260307162449278"  # Java's own compaction was the latest before
     assert metadata.latest_slice().base_file.name.endswith(f"_{compaction}.hfile")
-    # column_stats is kept (hoodpy maintains it), compacted with files; the other partitions are dropped.
-    assert sorted(p.name for p in Path(path, ".hoodie", "metadata").iterdir()) == [".hoodie", "column_stats", "files"]
+    # column_stats is kept (hoodpy maintains it), compacted with files; record_index is kept too (the table has
+    # it) and not compacted; the other partitions are dropped.
+    assert sorted(p.name for p in Path(path, ".hoodie", "metadata").iterdir()) == [
+        ".hoodie", "column_stats", "files", "record_index"]
+    assert not list(Path(path, ".hoodie", "metadata", "record_index").glob(f"*_{compaction}.hfile"))
+    found = RecordIndex(table.storage).read_all(Timeline.load(table.storage))
+    live = table_keys(table.storage, Timeline.load(table.storage))
+    assert {k: (v.partition_path, v.file_id) for k, v in found.items()} == {
+        k: (v.partition_path, v.file_id) for k, v in live.items()}
     assert sorted(p.name.split("_")[0] for p in Path(path, ".hoodie", "metadata", "column_stats").glob(
         f"*_{compaction}.hfile")) == ["col-stats-0000-0", "col-stats-0001-0"]
     listed = {n for files in MetadataTable(table.storage).read(Timeline.load(table.storage)).all_files().values()

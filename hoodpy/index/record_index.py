@@ -1,0 +1,76 @@
+"""RECORD_INDEX index: incoming keys are looked up in the metadata table's record_index partition
+(:mod:`hoodpy.metadata_table.record_index`) instead of in base files' footers and key columns.
+
+The keys are sharded as the partition is (Java's String.hashCode of the key, modulo its file group count);
+one task per shard holding incoming keys reads that shard's latest slice, HFile key lookups only for those
+keys. The index is global: a key is found in whichever partition holds it (Hudi's RECORD_INDEX).
+
+A table whose record_index is not built yet (the first write asking for it: the partition is built when that
+write completes) is looked up as GLOBAL_SIMPLE would, so that the write still finds every existing key.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+
+from hoodpy.config.properties import load_table_properties
+from hoodpy.file_group.file_group import BaseFile
+from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, LOCATED_DDL
+from hoodpy.index.simple import SimpleIndex
+from hoodpy.keygen import KeyGenerator
+from hoodpy.meta_fields import RECORD_KEY
+from hoodpy.metadata_table.reader import ValidInstants
+from hoodpy.metadata_table.record_index import RecordIndex, has_partition, read_slice, shard_of
+from hoodpy.storage import Storage
+from hoodpy.timeline.timeline import Timeline
+
+_log = logging.getLogger(__name__)
+_SHARD = "_hoodie_index_shard"
+_SHARDED_DDL = f"{RECORD_KEY} string, {_SHARD} int"
+
+
+def _with_shard(count: int):
+    def add(batches):
+        for batch in batches:
+            keys = batch.column(0).to_pylist()
+            yield pa.RecordBatch.from_arrays(
+                [batch.column(0), pa.array([shard_of(k, count) for k in keys], pa.int32())], [RECORD_KEY, _SHARD])
+    return add
+
+
+def _lookup_shard(meta_uri: str, slices: list[list[str | None]], valid: ValidInstants,
+                  live: frozenset[tuple[str, str]], utc: bool):
+    def lookup(batch: pa.Table) -> pa.Table:
+        shard = batch.column(_SHARD)[0].as_py()
+        keys = {k for k in batch.column(RECORD_KEY).to_pylist() if k is not None}
+        found = read_slice(Storage(meta_uri), slices[shard], keys, valid, utc)
+        rows = [(k, loc.partition_path, loc.file_id) for k, loc in found.items()
+                if (loc.partition_path, loc.file_id) in live]
+        return pa.table({RECORD_KEY: pa.array([r[0] for r in rows], pa.string()),
+                         LOC_PARTITION: pa.array([r[1] for r in rows], pa.string()),
+                         LOC_FILE_ID: pa.array([r[2] for r in rows], pa.string())})
+    return lookup
+
+
+class RecordLevelIndex:
+    def __init__(self, *, virtual: KeyGenerator | None = None):
+        self.virtual = virtual
+
+    def locate(self, spark: SparkSession, records: DataFrame, storage: Storage,
+               base_files: list[BaseFile]) -> DataFrame:
+        if not base_files:
+            return spark.createDataFrame([], LOCATED_DDL)
+        if not has_partition(load_table_properties(storage)):
+            _log.info("%s has no record_index partition yet (this write builds it): looking keys up in the base "
+                      "files", storage.base_uri)
+            return SimpleIndex(is_global=True, virtual=self.virtual).locate(spark, records, storage, base_files)
+        index = RecordIndex(storage)
+        valid = ValidInstants.of(index.table.timeline, Timeline.load(storage))
+        # Only file groups the write can update: keys the index places elsewhere are none of the table's now.
+        live = frozenset((bf.partition_path, bf.file_id) for bf in base_files)
+        sharded = records.select(RECORD_KEY).mapInArrow(_with_shard(index.file_group_count), _SHARDED_DDL)
+        return sharded.groupBy(_SHARD).applyInArrow(
+            _lookup_shard(index.storage.base_uri, index.slice_paths(), valid, live, index.utc), LOCATED_DDL)
