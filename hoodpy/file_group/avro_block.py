@@ -54,6 +54,14 @@ def record_offsets(content: bytes) -> np.ndarray:
     return offsets
 
 
+def avro_block_records(content: bytes, writer: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every record of the block decoded as a dict (``writer``: the parsed writer schema); for small blocks
+    read whole, such as CDC data blocks."""
+    offsets = record_offsets(content)
+    return [fastavro.schemaless_reader(io.BytesIO(content[offsets[i]:offsets[i + 1] - 4]), writer, None)
+            for i in range(len(offsets) - 1)]
+
+
 def avro_block_table(content: bytes, writer_schema: str, target: pa.Schema,
                      records: np.ndarray | None = None) -> pa.Table:
     """The block's records with ``target``'s fields (each one the writer schema holds), in block order;

@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hoodpy.errors import HoodieIOError
-from hoodpy.file_group.avro_block import DATA_BLOCK_VERSION, avro_block_keys, avro_block_table
+from hoodpy.file_group.avro_block import DATA_BLOCK_VERSION, avro_block_keys, avro_block_records, avro_block_table
 from hoodpy.hfile import HFileReader, decode_record, parsed_schema
 from hoodpy.meta_fields import RECORD_KEY
 from hoodpy.timeline import log_format
@@ -167,5 +167,5 @@ def cdc_records(data: bytes, source: str) -> list[dict[str, Any]]:
             raise HoodieIOError(source, f"corrupt CDC log block of {block.length} bytes at byte {block.offset}")
         if block.block_type != log_format.CDC_DATA_BLOCK:
             raise HoodieIOError(source, f"log block type {block.block_type} in a CDC log file")
-        out.extend(_avro_records(block.content, parsed_schema(block.header.get(log_format.SCHEMA) or "")))
+        out.extend(avro_block_records(block.content, parsed_schema(block.header.get(log_format.SCHEMA) or "")))
     return out
