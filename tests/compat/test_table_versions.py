@@ -29,6 +29,8 @@ from hoodpy.config.properties import parse_properties
 from hoodpy.inspect.metadata_table import validate_files
 from hoodpy.metadata_table import column_stats as cs
 from hoodpy.metadata_table.reader import MetadataTable
+from hoodpy.metadata_table.record_index import RecordIndex
+from hoodpy.metadata_table.record_index_writer import table_keys
 from hoodpy.errors import (
     InvalidConfigError, TableVersionChangeError, UnsupportedServiceError, UnsupportedTableVersionError,
 )
@@ -180,7 +182,7 @@ def test_sql_insert_update_delete_keep_the_version(hoodpy_spark, samples_dir, tm
     version = parse_properties(props_file.read_text())["hoodie.table.version"]
     listed = parse_properties(props_file.read_text()).get("hoodie.table.metadata.partitions", "").split(",")
     has_mdt = "files" in listed
-    kept = [p for p in ("column_stats", "files") if p in listed]
+    kept = [p for p in ("column_stats", "files", "record_index") if p in listed]
     before = hudi_rs.snapshot(path)
     columns = [c for c in before[0] if c not in hudi_rs.META]
     old_instants = hudi_rs.completed_instants(path)
@@ -211,8 +213,8 @@ def test_sql_insert_update_delete_keep_the_version(hoodpy_spark, samples_dir, tm
     ours = HoodieTable.for_path(hoodpy_spark, path).read()
     assert _data_rows(hudi_rs.df_rows(ours), columns) == _data_rows(expected, columns)
     # hudi-rs lists files through a metadata table: hoodpy kept its files partition (one deltacommit per new
-    # instant, the listing equal to storage's) and column_stats (each listed base file's footer statistics), and
-    # dropped the partitions it does not maintain.
+    # instant, the listing equal to storage's), column_stats (each listed base file's footer statistics) and
+    # record_index (each live key), and dropped the partitions it does not maintain.
     assert parse_properties(props_file.read_text()).get("hoodie.table.metadata.partitions", "") == ",".join(kept)
     assert Path(path, ".hoodie", "metadata").exists() == has_mdt
     if has_mdt:
@@ -220,6 +222,12 @@ def test_sql_insert_update_delete_keep_the_version(hoodpy_spark, samples_dir, tm
         assert sorted(p.name for p in Path(path, ".hoodie", "metadata").iterdir()) == [".hoodie", *kept]
     if "column_stats" in kept:
         assert_column_stats_match_footers(path)
+    if "record_index" in kept:  # each live key at its file group, the new and deleted keys included
+        storage = Storage(path)
+        found = RecordIndex(storage).read_all(Timeline.load(storage))
+        live = table_keys(storage, Timeline.load(storage))
+        assert {k: (v.partition_path, v.file_id) for k, v in found.items()} == {
+            k: (v.partition_path, v.file_id) for k, v in live.items()}
     after = hudi_rs.snapshot(path)
     assert _data_rows(after, columns) == _data_rows(expected, columns)
     assert hudi_rs.df_rows_like(ours, after) == after
