@@ -39,11 +39,16 @@ def install(fault: str, seed: int, path: str) -> None:
     elif fault == "during_file_writes":
         # Die as soon as the first new base or log file appears: the executor may still be writing it, and
         # the write's other file groups are not written yet.
-        table_dir = Path(path)
+        table_dir = path
 
         def data_files():
-            return {f for f in table_dir.rglob("*") if ".hoodie" not in f.parts and
-                    (f.name.endswith(".parquet") or ".log." in f.name)}
+            # os.walk, pruned at .hoodie: the rollback this write starts with deletes .hoodie/.temp/<instant>
+            # while we walk, and rglob raises FileNotFoundError on a vanished folder, ending the watch.
+            found = set()
+            for root, dirs, files in os.walk(table_dir):
+                dirs[:] = [d for d in dirs if d != ".hoodie"]
+                found.update(os.path.join(root, f) for f in files if f.endswith(".parquet") or ".log." in f)
+            return found
 
         before = data_files()
 
