@@ -115,3 +115,58 @@ class TestModelConfigErrors:
         with project.adapter.connection_named("__test"):
             relations = project.adapter.list_relations(project.database, project.test_schema)
         assert relations == []
+
+
+MOR_INLINE_SQL = """
+{{ config(materialized='incremental', unique_key='id', precombine_key='ts', table_type='mor',
+          compaction={'inline': true, 'max_delta_commits': 2}) }}
+{% if var('batch', 1) == 1 %}
+select 1 as id, 10 as ts, 'a' as val union all select 2, 10, 'b' union all select 3, 10, 'c'
+{% else %}
+select 1 as id, 20 as ts, 'a2' as val union all select 2, 5, 'late'
+{% endif %}
+"""
+
+MOR_HOOKED_SQL = """
+{{ config(materialized='incremental', unique_key='id', precombine_key='ts', table_type='mor',
+          post_hook=["{{ hoodpy_run_compaction() if is_incremental() else '' }}"]) }}
+{% if var('batch', 1) == 1 %}
+select 1 as id, 10 as ts, 'a' as val union all select 2, 10, 'b'
+{% else %}
+select 2 as id, 20 as ts, 'b2' as val
+{% endif %}
+"""
+
+
+def _rows(table: HoodieTable, **read) -> list[tuple]:
+    return sorted((r.id, r.ts, r.val) for r in table.read(**read).select("id", "ts", "val").collect())
+
+
+class TestMergeOnReadModels:
+    """table_type='mor' models: upserts are deltacommits into log files, folded in by the model's compaction
+    config (inline after max_delta_commits) or by the hoodpy_run_compaction() post-hook."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"mor_inline.sql": MOR_INLINE_SQL, "mor_hooked.sql": MOR_HOOKED_SQL}
+
+    def test_compaction_from_config_and_post_hook(self, project, spark):
+        from tests.compat import hudi_rs
+
+        run_dbt(["run"])
+        inline, hooked = _table(spark, project, "mor_inline"), _table(spark, project, "mor_hooked")
+        for table in (inline, hooked):
+            assert table.properties["hoodie.table.type"] == "MERGE_ON_READ"
+            assert not _completed(table, Action.COMMIT), "the first load is a deltacommit, nothing compacted yet"
+        run_dbt(["run", "--vars", "batch: 2"])
+
+        inline, hooked = _table(spark, project, "mor_inline"), _table(spark, project, "mor_hooked")
+        assert _rows(inline) == [(1, 20, "a2"), (2, 10, "b"), (3, 10, "c")]  # the late ts=5 update loses
+        assert _rows(hooked) == [(1, 10, "a"), (2, 20, "b2")]
+        for table in (inline, hooked):
+            assert len(_completed(table, Action.DELTACOMMIT)) == 2
+            # The compaction completed a commit, so the base files alone now hold the latest rows.
+            assert len(_completed(table, Action.COMMIT)) == 1
+            assert not table.timeline.pending([Action.COMPACTION])
+            assert _rows(table, query_type="read_optimized") == _rows(table)
+            assert hudi_rs.snapshot_tuples(table.base_path, ["id", "ts", "val"]) == _rows(table)
