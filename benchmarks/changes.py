@@ -1,0 +1,143 @@
+"""A downstream incremental model after a 1% change upstream: what reading only the changes saves.
+
+The upstream is TPC-H lineitem (``--sf``) in a hoodpy table with ``hoodie.table.cdc.enabled`` and otherwise a new
+user's defaults (unpartitioned, bulk_insert load, file sizing by bytes), plus an ``updated_at`` column. One upsert
+then changes ``--change`` of it (updates and new keys, 4:1) on the newest orders, as change streams concentrate on
+recent records (``--spread uniform`` samples all rows instead). A downstream model then needs the changed rows.
+
+Three ways of getting them, timed alternately (``--reps``) in one session, each materialized with Spark's noop sink:
+
+* **full scan**: dbt's usual pattern, ``select * from upstream where updated_at > (select max(updated_at) from
+  {{ this }})``, the downstream being a parquet copy of the upstream before the change;
+* **latest_state**: ``hudi_table_changes(upstream, 'latest_state', <last consumed instant>)``, what
+  ``{{ hoodpy_changes(ref(...)) }}`` runs: the file groups the window's commits wrote, filtered by commit time;
+* **cdc**: ``hudi_table_changes(upstream, 'cdc', ...)``: the CDC log files the commit wrote (and base files only
+  for file groups it created).
+
+Bytes are those of the files each query opens (the file slices or CDC files its plan names; the full scan: every
+latest base file of the upstream, and the downstream's files for its ``max``), from the plans, not from Spark's
+input metrics (which need the JVM). Each query's rows are checked against the change.
+
+    .venv/bin/python benchmarks/changes.py --sf 1 --reps 3 --out /tmp/changes.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from lineitem import RECORD_KEY, generate, upsert_batch  # noqa: E402
+from spark_local import hoodpy_session, report  # noqa: E402
+
+UPDATED_AT = "updated_at"
+
+
+def with_updated_at(table: pa.Table, value: int) -> pa.Table:
+    return table.append_column(UPDATED_AT, pa.array([value] * table.num_rows, pa.int64()))
+
+
+def folder_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*.parquet"))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sf", type=float, default=0.1)
+    p.add_argument("--change", type=float, default=0.01, help="share of the rows changed (default 1%%)")
+    p.add_argument("--spread", choices=("newest", "uniform"), default="newest",
+                   help="newest: the change samples the newest 2x --change of the orders; uniform: all rows")
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--data", default="/tmp/hoodpy-bench/data")
+    p.add_argument("--out", default="/tmp/hoodpy-changes.json")
+    args = p.parse_args()
+
+    source = pq.read_table(generate(Path(args.data), args.sf)).drop_columns(["ship_year", "ship_month"])
+    changed = int(source.num_rows * args.change)
+    updates, inserts = changed * 4 // 5, changed - changed * 4 // 5
+    newest = 2 * changed if args.spread == "newest" else None
+    batch = with_updated_at(upsert_batch(source, updates=updates, inserts=inserts, concentrated=False,
+                                         newest=newest), 2)
+
+    from hoodpy import HoodieTable
+    from hoodpy.read.cdc import plan_cdc
+    from hoodpy.read.query import plan_incremental
+
+    with hoodpy_session("changes-bench", shuffle_partitions=4, prefix="hoodpy-changes-") as (spark, work):
+        upstream, downstream = str(work / "lineitem"), work / "downstream"
+        loaded = with_updated_at(source, 1)
+        table = HoodieTable.create(spark, upstream, table_name="lineitem", record_key_fields=list(RECORD_KEY),
+                                   precombine_field=UPDATED_AT, options={"hoodie.table.cdc.enabled": "true"})
+        t0 = time.perf_counter()
+        load = table.write(spark.createDataFrame(loaded), "bulk_insert").instant_time
+        load_s = time.perf_counter() - t0
+        spark.createDataFrame(loaded).write.parquet(str(downstream))  # the model as of the last run
+        del loaded
+        t0 = time.perf_counter()
+        table = HoodieTable.for_path(spark, upstream)
+        table.upsert(spark.createDataFrame(batch))
+        change_s = time.perf_counter() - t0
+
+        table = HoodieTable.for_path(spark, upstream)
+        latest = list(table.file_system_view().latest_file_slices())
+        full_bytes = sum(s.base_file.size for s in latest)
+        inc = plan_incremental(table, load)
+        inc_bytes = sum((s.base_file.size if s.base_file else 0) + sum(lf.size for lf in s.log_files)
+                        for s in inc.slices)
+        cdc_paths = {f for split in plan_cdc(table, load) for f in
+                     (*split.cdc_files, split.before_file, split.after_file) if f}
+        cdc_bytes = sum(os.path.getsize(table.storage.full_path(f)) for f in cdc_paths)
+        down_bytes = folder_bytes(downstream)
+
+        spark.read.parquet(str(downstream)).createOrReplaceTempView("downstream")
+        spark.read.format("hoodpy").load(upstream).createOrReplaceTempView("upstream")
+        queries = {
+            "full_scan": f"select * from upstream where {UPDATED_AT} > (select max({UPDATED_AT}) from downstream)",
+            "latest_state": f"select * from hudi_table_changes('{upstream}', 'latest_state', '{load}')",
+            "cdc": f"select * from hudi_table_changes('{upstream}', 'cdc', '{load}')",
+        }
+        keys = set(zip(*(batch.column(k).to_pylist() for k in RECORD_KEY), strict=True))
+        seconds: dict[str, list[float]] = {name: [] for name in queries}
+        counts: dict[str, int] = {}
+        for rep in range(args.reps + 1):  # the first round warms the JVM and the caches: not counted
+            for name, sql in queries.items():
+                t0 = time.perf_counter()
+                spark.sql(sql).write.format("noop").mode("overwrite").save()
+                if rep:
+                    seconds[name].append(time.perf_counter() - t0)
+        for name, sql in queries.items():
+            counts[name] = spark.sql(sql).count()
+        got = {tuple(r) for r in spark.sql(queries["latest_state"]).select(*RECORD_KEY).collect()}
+        if got != keys or counts["full_scan"] != batch.num_rows or counts["cdc"] != batch.num_rows:
+            raise SystemExit(f"wrong rows: counts {counts}, expected {batch.num_rows}; latest_state keys "
+                             f"{'match' if got == keys else 'differ'}")
+        med = {name: statistics.median(v) for name, v in seconds.items()}
+        result = {
+            "sf": args.sf, "rows": source.num_rows, "changed_rows": batch.num_rows, "updates": updates,
+            "inserts": inserts, "spread": args.spread, "reps": args.reps,
+            "load_seconds": round(load_s, 2), "change_upsert_seconds": round(change_s, 2),
+            "upstream_files": len(latest), "upstream_bytes": full_bytes, "downstream_bytes": down_bytes,
+            "bytes": {"full_scan": full_bytes + down_bytes, "latest_state": inc_bytes, "cdc": cdc_bytes},
+            "files": {"full_scan": len(latest), "latest_state": len(inc.slices), "cdc": len(cdc_paths)},
+            "seconds": {name: [round(s, 3) for s in v] for name, v in seconds.items()},
+            "median_seconds": {name: round(v, 3) for name, v in med.items()},
+            "ratios_to_full_scan": {
+                name: {"bytes": round((inc_bytes if name == "latest_state" else cdc_bytes)
+                                      / (full_bytes + down_bytes), 4),
+                       "seconds": round(med[name] / med["full_scan"], 3)}
+                for name in ("latest_state", "cdc")},
+            "targets": "changes query <= 5% of the bytes and <= 0.2x the time of the full scan (issue #19)",
+        }
+        report(result, args.out)
+
+
+if __name__ == "__main__":
+    main()
