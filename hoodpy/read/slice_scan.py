@@ -24,6 +24,10 @@ from hoodpy.storage import Storage
 from hoodpy.timeline.timeline import CommittedInstants
 
 PART_BYTES = 4 << 20  # the least base and log bytes worth a task of their own
+# Above this many log bytes, the keys the logs name are not forced into a broadcast: a log's bytes bound its
+# keys' (a key is stored with its record), and a forced broadcast of millions of keys would fill the driver.
+# Spark then plans the anti-join itself (a shuffle, or a broadcast where its own threshold allows).
+BROADCAST_LOG_BYTES = 256 << 20
 
 
 def slice_name(file_slice: FileSlice) -> str:
@@ -79,8 +83,9 @@ def _untouched_rows(spark: SparkSession, storage: Storage, slices: Sequence[File
         _named_keys(storage.base_uri, items, tasks, committed), f"{_FILE} string, {_KEY} string")
     rows = read_parquet_files(spark, storage, [s.base_file.path for s in slices], schema, written=written,
                               file_name_column=_FILE)
-    rows = rows.join(F.broadcast(named), (rows[_FILE] == named[_FILE]) & (rows[RECORD_KEY] == named[_KEY]),
-                     "left_anti")
+    if sum(lf.size for s in slices for lf in s.log_files) <= BROADCAST_LOG_BYTES:
+        named = F.broadcast(named)
+    rows = rows.join(named, (rows[_FILE] == named[_FILE]) & (rows[RECORD_KEY] == named[_KEY]), "left_anti")
     if file_name_column:
         return rows.withColumnRenamed(_FILE, file_name_column)
     return rows.drop(_FILE)

@@ -330,3 +330,23 @@ def test_properties_are_javas_for_a_mor_table(built):
     assert ours["hoodie.table.type"] == "MERGE_ON_READ" and ours["hoodie.table.version"] == "6"
     assert ours["hoodie.compaction.payload.class"] == "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
     assert ours["hoodie.compaction.record.merger.strategy"] == java["hoodie.compaction.record.merger.strategy"]
+
+
+def test_large_logs_are_not_forced_into_a_broadcast(built, spark, monkeypatch, capsys):
+    """Above BROADCAST_LOG_BYTES of logs, the keys they name are joined however Spark plans it (here, with
+    Spark's own broadcast threshold off, a sort-merge join): the rows stay the same."""
+    from hoodpy.read import slice_scan
+
+    table = HoodieTable.for_path(spark, built.path)
+    expected = hudi_rs.df_rows(table.read())
+    monkeypatch.setattr(slice_scan, "BROADCAST_LOG_BYTES", 0)
+    threshold = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        df = HoodieTable.for_path(spark, built.path).read()
+        df.explain()
+        plan = capsys.readouterr().out
+        assert hudi_rs.df_rows(df) == expected
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", threshold)
+    assert "LeftAnti" in plan and "BroadcastHashJoin" not in plan and "SortMergeJoin" in plan, plan
