@@ -100,4 +100,4 @@ def test_cdc_stream_offsets_and_errors(api_spark, tmp_path):
     HoodieTable.create(spark, plain, table_name="plain", record_key_fields=["id"], precombine_field="ts",
                        options=SMALL_BLOOM).upsert(spark.createDataFrame([(1, "a", 1, "x")], DDL))
     with pytest.raises(Exception, match="isn't a CDC hudi table"):
-        spark.readStream.format("hoodpy").options(**CDC).load(plain).schema
+        spark.readStream.format("hoodpy").options(**CDC).load(plain)
