@@ -17,9 +17,9 @@ one task per group of (commit, file group) splits, the same rows a batch CDC que
 Planning runs in a Python worker on the driver without a SparkSession (timeline and file listing through
 pyarrow); each task reads its file slices with pyarrow (merge-on-read slices merged with their log files) and
 filters rows by commit time. The schema is the table's when the query starts (the four CDC columns with
-``cdc``). As in Hudi without CDC, deletes are
-not emitted (a deleted record simply stops appearing), and with concurrent writers on a version 6 table a commit
-that completes after a later-started one can be missed (ordering by instant time). Batch reads and writes through
+``cdc``). As in Hudi without CDC, deletes are not emitted (a deleted record simply stops appearing), and with
+concurrent writers on a version 6 table a commit that completes after a later-started one can be missed
+(ordering by instant time). Batch reads and writes through
 this source are refused: ``spark.read`` / ``df.write`` with ``format("hoodpy")`` take the native route
 (:mod:`sql_ext.datasource`).
 """

@@ -13,11 +13,7 @@ from sql_ext import table_for_name
 
 SOURCES_YML = """
 version: 2
-sources:
-  - name: raw
-    schema: "{{ target.schema }}"
-    tables:
-      - name: a_src
+sources: [{name: raw, schema: "{{ target.schema }}", tables: [{name: a_src}]}]
 """
 
 SELECT = """
