@@ -138,9 +138,10 @@ def create_options_sql(partition_by: Sequence[str], properties: Mapping[str, Any
 
 def hoodpy_table_properties(record_key: Sequence[str], precombine_field: str | None,
                             options: Mapping[str, str], table_type: str = "cow") -> dict[str, str]:
-    """The TBLPROPERTIES of a hoodpy table: record key, type (``cow`` or ``mor``), ordering field (when set),
-    then ``options``."""
-    props = {PRIMARY_KEY_PROPERTY: ",".join(record_key), TYPE_PROPERTY: table_type}
+    """The TBLPROPERTIES of a hoodpy table: record key (none for generated keys, as Hudi leaves it out), type
+    (``cow`` or ``mor``), ordering field (when set), then ``options``."""
+    props = {PRIMARY_KEY_PROPERTY: ",".join(record_key)} if record_key else {}
+    props[TYPE_PROPERTY] = table_type
     if precombine_field:
         props[PRECOMBINE_PROPERTY] = precombine_field
     props.update(options)

@@ -5,8 +5,10 @@
 [COMMENT '...'] [OPTIONS (...)] [TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'cow',
 hoodie.* = ...)] [AS SELECT ...]``:
 
-* ``primaryKey`` is required; ``type`` is ``cow`` (the default) or ``mor`` (merge-on-read, as
-  ``hoodie.table.type = 'MERGE_ON_READ'``). OPTIONS and TBLPROPERTIES are merged.
+* ``primaryKey`` names the record key columns; without it the table's record keys are generated (as Hudi
+  0.14+ Spark SQL creates a table without a primary key: inserts get keys ``<instant>_<task>_<row>``, UPDATE
+  and DELETE locate rows by their stored ``_hoodie_record_key``). ``type`` is ``cow`` (the default) or ``mor``
+  (merge-on-read, as ``hoodie.table.type = 'MERGE_ON_READ'``). OPTIONS and TBLPROPERTIES are merged.
 * Partition columns go to the end of the schema (as Spark and Hudi order a partitioned table's columns),
   and partitions are hive-style (``city=sf``) unless ``hoodie.datasource.write.hive_style_partitioning``
   says otherwise, as in Hudi's Spark SQL.
@@ -209,10 +211,7 @@ def create_table(layer: SqlLayer, tree: exp.Create, text: str) -> DataFrame:
         if not data_schema.fields:
             raise InvalidStatementError(f"CREATE TABLE {name} USING hoodpy needs column definitions or AS SELECT "
                                         f"(no Hudi table exists at {base_path} to take them from)")
-        if not keys:
-            raise InvalidStatementError(
-                f"CREATE TABLE {name} USING hoodpy needs TBLPROPERTIES (primaryKey = '<column>[,...]'): "
-                "hoodpy tables are keyed")
+        # Without primaryKey: a table whose record keys are generated (as Hudi 0.14+ Spark SQL creates one).
         # A bad bucket index layout in TBLPROPERTIES fails here, not at the first write.
         BucketSpec.for_new_table(options, keys)
         hive_style = options.get(TableConfig.HIVE_STYLE_PARTITIONING.key)

@@ -11,6 +11,9 @@
   just the partitions in the batch (``insert_overwrite``); otherwise (STATIC, Spark's default, or a
   non-partitioned table) the whole table is replaced (``insert_overwrite_table``).
 * ``DELETE FROM t [WHERE c]``: the matching rows' keys, deleted (no commit when nothing matches).
+* A table created without ``primaryKey`` has generated record keys: INSERT INTO inserts (an upsert operation
+  becomes insert: new rows have no key to match), UPDATE and DELETE locate the rows by their stored
+  ``_hoodie_record_key``, as Hudi 0.14+ does; MERGE INTO is refused (it matches by record key columns).
 * ``UPDATE t SET a = e, ... [WHERE c]``: the matching rows with the assignments, upserted with
   COMMIT_TIME_ORDERING (an explicit UPDATE wins even if it lowers the ordering field). Record key and
   partition columns cannot be updated.
@@ -34,7 +37,7 @@ from sqlglot import exp
 from hoodpy.config import HoodieConfig
 from hoodpy.config.sql import SqlConfig
 from hoodpy.config.write import COMMIT_TIME_ORDERING, WriteConfig
-from hoodpy.meta_fields import META_COLUMNS
+from hoodpy.meta_fields import META_COLUMNS, RECORD_KEY
 from hoodpy.schema import IS_DELETED_COLUMN
 from sql_ext.call import NotALiteral, constant
 from sql_ext.catalog import CatalogTable, quote_identifier
@@ -128,6 +131,10 @@ def insert(layer: SqlLayer, tree: exp.Insert, entry: CatalogTable, text: str) ->
         operation = WriteOperation.INSERT_OVERWRITE if dynamic else WriteOperation.INSERT_OVERWRITE_TABLE
     else:
         operation = insert_operation(config)
+        if operation == WriteOperation.UPSERT and table.keygen.auto_keys:
+            # Generated keys: every inserted row is a new record, there is no key to upsert by (as Hudi
+            # inserts into a table without a primary key).
+            operation = WriteOperation.INSERT
     write(layer, entry, batch, operation)
     return empty_result(layer.spark)
 
@@ -205,6 +212,12 @@ def _target_frame(layer: SqlLayer, entry: CatalogTable) -> tuple[HoodieTable, Da
     return table, table.read()
 
 
+def _stored_key(table: HoodieTable) -> list[str]:
+    """The meta key column UPDATE and DELETE carry to the write on a table with generated keys (the key
+    locates the stored row, as Hudi's Spark SQL does on a table without a primary key); none otherwise."""
+    return [RECORD_KEY] if table.keygen.auto_keys else []
+
+
 def _where(tree: exp.Expr, layer: SqlLayer) -> tuple[str, dict[str, DataFrame]]:
     where = tree.args.get("where")
     if where is None:
@@ -219,7 +232,7 @@ def delete(layer: SqlLayer, tree: exp.Delete, entry: CatalogTable, text: str) ->
     table, snapshot = _target_frame(layer, entry)
     alias = tree.this.alias_or_name
     where, frames = _where(tree, layer)
-    keys = [*table.keygen.record_key_fields, *table.keygen.partition_fields]
+    keys = [*table.keygen.record_key_fields, *_stored_key(table), *table.keygen.partition_fields]
     rows = layer.passthrough_sql(
         f"SELECT {', '.join(_qualified(alias, k) for k in keys)} FROM {{{TARGET_KEY}}} AS "
         f"{quote_identifier(alias)}{where}", **{TARGET_KEY: snapshot, **frames})
@@ -255,14 +268,15 @@ def update(layer: SqlLayer, tree: exp.Update, entry: CatalogTable, text: str) ->
     assigned = _assignments(tree.expressions, fields, table, entry, f"UPDATE {entry.name}")
     refs = [r for node in assigned.values() for r in layer.reads.find(node)]
     frames = layer.reads.frames(refs)
-    projection = ", ".join(
+    projection = ", ".join([*(_qualified(alias, k) for k in _stored_key(table)), *(
         (f"{_sql(assigned[f.name])} AS {quote_identifier(f.name)}" if f.name in assigned
-         else _qualified(alias, f.name)) for f in fields)
+         else _qualified(alias, f.name)) for f in fields)])
     where, where_frames = _where(tree, layer)
     rows = layer.passthrough_sql(
         f"SELECT {projection} FROM {{{TARGET_KEY}}} AS {quote_identifier(alias)}{where}",
         **{TARGET_KEY: snapshot, **frames, **where_frames})
-    rows = rows.select(*[F.col(quote_identifier(f.name)).cast(f.dataType).alias(f.name) for f in fields])
+    rows = rows.select(*_stored_key(table),
+                       *[F.col(quote_identifier(f.name)).cast(f.dataType).alias(f.name) for f in fields])
     if not rows.isEmpty():
         write(layer, entry, rows, WriteOperation.UPSERT,
               {WriteConfig.RECORD_MERGE_MODE.key: COMMIT_TIME_ORDERING})
@@ -314,6 +328,9 @@ def merge(layer: SqlLayer, tree: exp.Merge, entry: CatalogTable, text: str) -> D
     if t_alias.lower() == s_alias.lower():
         raise InvalidStatementError(f"MERGE INTO {entry.name}: give the target and the source different aliases")
     source_columns = {c.lower(): c for c in source.columns}
+    if table.keygen.auto_keys:
+        raise UnsupportedStatementError(text, f"MERGE INTO {entry.name}, whose record keys are generated (no "
+                                        "primaryKey); use UPDATE, DELETE and INSERT INTO")
     _check_on_keys(tree.args["on"], t_alias, table.keygen.record_key_fields, entry)
 
     matched = _matched(t_alias)

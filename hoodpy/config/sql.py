@@ -32,7 +32,8 @@ class SqlConfig:
 class TableOptions:
     """Hudi's Spark SQL table options (TBLPROPERTIES / OPTIONS of CREATE TABLE ... USING hoodpy)."""
 
-    PRIMARY_KEY = ConfigKey("primaryKey", None, doc="Record key field(s), comma-separated. Required.",
+    PRIMARY_KEY = ConfigKey("primaryKey", None, doc="Record key field(s), comma-separated. Without it, record keys are "
+                            "generated (Hudi 0.14+): INSERT INTO inserts, UPDATE / DELETE go by _hoodie_record_key.",
                             aliases=("primarykey", "hoodie.table.recordkey.fields",
                                      "hoodie.datasource.write.recordkey.field"))
     PRECOMBINE_FIELD = ConfigKey("preCombineField", None, parse_ordering_field, doc="Ordering field (one).",

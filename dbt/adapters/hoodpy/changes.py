@@ -23,6 +23,11 @@ seen: upstreams that must propagate deletes keep them as rows with a delete flag
 run, or an incremental run without a checkpoint (a model that just started using the macro), reads the
 upstream as of E (``TIMESTAMP AS OF``). A model that is not incremental reads the upstream itself.
 
+With ``format='cdc'`` (an upstream with ``hoodie.table.cdc.enabled``) the call reads change data capture rows
+(``op``, ``ts_ms``, ``before``, ``after``: one per change, deletes included) with the same checkpoint:
+``hudi_table_changes(upstream, 'cdc', S, E)`` on an incremental run, every change up to E (from ``earliest``) on
+a first or full-refresh run, and every change up to now in a model that is not incremental.
+
 The registry. Rendering happens before the materialization writes, so the adapter keeps, per model, the
 windows its last rendering chose; the write takes those whose rendered text is in the model's compiled SQL
 (a stale entry of an earlier rendering never reaches a commit).
@@ -35,6 +40,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hoodpy.config import HoodieConfig
+from hoodpy.config.read import CDC, EARLIEST, LATEST_STATE
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import HoodieError, InvalidConfigError
 from hoodpy.services.clustering.plan import clustering_instants
@@ -60,15 +66,19 @@ class Window:
     start: str | None
     end: str | None  # None: the upstream has no completed write yet
     sql: str  # what the call rendered
+    format: str = LATEST_STATE  # or CDC: change data capture rows
 
     @property
     def full(self) -> bool:
         return self.start is None
 
     def describe(self) -> str:
+        what = f"{self.upstream} changes (cdc)" if self.format == CDC else self.upstream
         if self.end is None:
-            return f"{self.upstream} (no commit yet)"
-        return f"{self.upstream} as of {self.end}" if self.full else f"{self.upstream} ({self.start}, {self.end}]"
+            return f"{what} (no commit yet)"
+        if self.full:
+            return f"{what} up to {self.end}" if self.format == CDC else f"{what} as of {self.end}"
+        return f"{what} ({self.start}, {self.end}]"
 
 
 def checkpoint_key(prefix: str, upstream: str) -> str:
@@ -112,8 +122,12 @@ def check_checkpoint(table: HoodieTable, upstream: str, start: str, end: str | N
                       "the model with --full-refresh")
 
 
-def changes_sql(upstream: str, end: str | None, start: str | None) -> str:
-    """The relation a call renders: the changes in (start, end], or the upstream as of end."""
+def changes_sql(upstream: str, end: str | None, start: str | None, fmt: str = LATEST_STATE) -> str:
+    """The relation a call renders: the changes in (start, end], or the upstream as of end (with ``cdc``:
+    every change up to end)."""
+    if fmt == CDC:
+        bounds = (start or EARLIEST,) + ((end,) if end is not None else ())
+        return f"{FUNCTION}({sql_string(upstream)}, '{CDC}', {', '.join(sql_string(b) for b in bounds)})"
     if end is None:
         return f"(SELECT * FROM {upstream})"
     if start is None:

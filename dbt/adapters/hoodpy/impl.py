@@ -195,17 +195,25 @@ class HoodpyAdapter(SparkAdapter):
     # -- reading upstream changes (dbt/adapters/hoodpy/changes.py) -----------------------------------------
     @available.parse(lambda *args, **kwargs: "")
     def hoodpy_changes(self, model: Dict[str, Any], this: BaseRelation, upstream: BaseRelation,
-                       incremental: bool) -> str:
-        """The relation ``hoodpy_changes(ref(...))`` renders for ``model``: the upstream's changes since the
-        model's checkpoint on an incremental run, the upstream as of the chosen end otherwise; the window is
-        remembered until the model's write stores its end in the same commit."""
+                       incremental: bool, fmt: str = "latest_state") -> str:
+        """The relation ``hoodpy_changes(ref(...)[, format])`` renders for ``model``: the upstream's changes
+        since the model's checkpoint on an incremental run, the upstream as of the chosen end otherwise (with
+        ``format='cdc'``: change data capture rows, all of them up to the end); the window is remembered until
+        the model's write stores its end in the same commit."""
         from dbt.adapters.hoodpy import changes as ch
+        from hoodpy.config.read import CDC, LATEST_STATE
+        from hoodpy.read.cdc import check_cdc_table
         from sql_ext import table_for_name
 
+        name = f"{upstream.schema}.{upstream.identifier}".lower()
+        fmt = str(fmt).lower()
+        if fmt not in (LATEST_STATE, CDC):
+            raise DbtRuntimeError(f"hoodpy_changes({name}) in model '{_node_name(model)}': format {fmt!r} is "
+                                  f"not one of '{LATEST_STATE}', '{CDC}'")
         config = model.get("config") or {}
         if config.get("materialized") != "incremental":
-            return str(upstream)  # a table or view model reads the upstream itself: nothing to checkpoint
-        name = f"{upstream.schema}.{upstream.identifier}".lower()
+            # A table or view model reads the upstream itself (or all its changes): nothing to checkpoint.
+            return ch.changes_sql(name, None, None, fmt) if fmt == CDC else str(upstream)
         spec = self._spec(model)
         if not spec.is_hoodpy:
             raise DbtRuntimeError(f"hoodpy_changes({name}) in model '{_node_name(model)}': the model keeps the "
@@ -214,6 +222,8 @@ class HoodpyAdapter(SparkAdapter):
         spark = self._spark()
         try:
             table = table_for_name(spark, name)
+            if fmt == CDC:
+                check_cdc_table(table)  # a clear error when rendering, before anything runs
             key = ch.checkpoint_key(ch.key_prefix(spec.options), name)
             end, start = ch.consumable_end(table), None
             if incremental:
@@ -225,7 +235,7 @@ class HoodpyAdapter(SparkAdapter):
                     end = max(end or start, start)  # nothing newer consumable yet: an empty window
         except HoodieError as e:
             raise DbtRuntimeError(f"hoodpy_changes({name}) in model '{_node_name(model)}': {e}") from e
-        window = ch.Window(name, key, start, end, ch.changes_sql(name, end, start))
+        window = ch.Window(name, key, start, end, ch.changes_sql(name, end, start, fmt), fmt)
         self._changes.put(str(model.get("unique_id")), window)
         return window.sql
 
