@@ -1,0 +1,197 @@
+"""The metadata table's own table services: its compaction merges every file group of files, column_stats and
+record_index into new base HFiles (laid out as the compaction of the Java v9 fixture v9_txns_simple_meta), its
+cleaner deletes the slices no retained instant reads (hoodie.metadata.cleaner.commits.retained), and a rollback
+of a data instant already compacted into the base files leaves column_stats and record_index equal to a rebuild.
+Through all of it record_index lookups and column stats equal what the data files hold, and hudi-rs reads the
+data table with and without hoodie.metadata.enable to the rows of a model."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from hoodpy_spark_helpers import SMALL_BLOOM, rows
+from test_metadata_column_stats_writes import DDL, index_of as column_stats_of
+from test_metadata_column_stats_writes import assert_index_matches as assert_column_stats_match
+from test_metadata_table_sync import assert_in_step
+from test_record_index_writes import assert_index_matches_files as assert_record_index_matches
+from test_record_index_writes import index_of as record_index_of
+from tests.compat import hudi_rs
+
+from hoodpy.config import HoodieConfig
+from hoodpy.hfile import HFileReader, decode_record, parsed_schema
+from hoodpy.metadata_table import cleaner
+from hoodpy.metadata_table.layout import parse_base_file, parse_log_file
+from hoodpy.metadata_table.reader import MetadataTable
+from hoodpy.metadata_table.writer import create_metadata_table, delete_metadata_table
+from hoodpy.storage import Storage
+from hoodpy.table import HoodieTable
+from hoodpy.timeline.avro_models import AvroModel, deserialize
+from hoodpy.timeline.instant import LAYOUT_2, Action, State
+
+pytestmark = pytest.mark.spark
+
+PARTITIONS = ("files", "column_stats", "record_index")
+ALL = {**SMALL_BLOOM, "hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": "2",
+       "hoodie.metadata.cleaner.commits.retained": "2", "hoodie.clean.automatic": "false",
+       "hoodie.metadata.index.column.stats.enable": "true", "hoodie.metadata.record.index.enable": "true",
+       "hoodie.metadata.record.index.min.filegroup.count": "2"}
+
+
+def make_table(spark, path: str, options: dict) -> HoodieTable:
+    return HoodieTable.create(spark, path, table_name="mdt_services", record_key_fields=["id"],
+                              partition_fields=["p"], precombine_field="ts", options=options)
+
+
+class Model:
+    def __init__(self, spark, table: HoodieTable):
+        self.spark, self.table, self.rows = spark, table, {}
+
+    def upsert(self, batch):
+        result = self.table.upsert(self.spark.createDataFrame(batch, DDL))
+        self.rows.update({i: (p, ts, v) for i, p, ts, v in batch})
+        return result
+
+    def delete(self, ids):
+        self.table.delete(self.spark.createDataFrame([(i, *self.rows[i][:2], None) for i in ids], DDL))
+        for i in ids:
+            del self.rows[i]
+
+    def expected(self):
+        return sorted((i, *v) for i, v in self.rows.items())
+
+    def check(self):
+        """Indexes equal to the data files, the listing to storage's, rows to the model (hoodpy and hudi-rs, with
+        and without the metadata table)."""
+        path = self.table.base_path
+        assert_column_stats_match(path)
+        assert_record_index_matches(path)
+        assert set(record_index_of(path)) == {str(i) for i in self.rows}
+        assert_in_step(self.table)
+        assert rows(self.table.read(), "id", "p", "ts", "v") == self.expected()
+        for enable in ("true", "false"):
+            theirs = hudi_rs.rows_of(hudi_rs._to_table(hudi_rs.table(path, {"hoodie.metadata.enable": enable}).read(
+                hudi_rs.HudiReadOptions())))
+            assert sorted((r["id"], r["p"], r["ts"], r["v"]) for r in theirs) == self.expected()
+
+
+def metadata_files(path: str) -> dict[str, list[str]]:
+    meta = Path(path, ".hoodie", "metadata")
+    return {part: sorted(f.name for f in (meta / part).iterdir()) for part in PARTITIONS}
+
+
+def assert_compacted_and_cleaned(path: str, retained: int) -> str:
+    """The latest compaction wrote a base file for every file group of every partition (named and filled as
+    Java's), listed in its plan and commit; no slice older than the retained instants need is left. Returns the
+    compaction's instant."""
+    storage = Storage(path)
+    mdt = MetadataTable(storage)
+    compactions = sorted(i.timestamp for i in mdt.timeline.filter(actions=[Action.COMMIT], states=[State.COMPLETED]))
+    assert len(compactions) >= 2
+    latest = compactions[-1]
+    files = metadata_files(path)
+    groups = {part: sorted({(parse_base_file(n) or parse_log_file(n)).file_id for n in names
+                            if parse_base_file(n) or parse_log_file(n)}) for part, names in files.items()}
+    assert groups["files"] == ["files-0000-0"] and groups["column_stats"] == ["col-stats-0000-0", "col-stats-0001-0"]
+    assert groups["record_index"] == ["record-index-0000-0", "record-index-0001-0"]
+
+    plan = deserialize(AvroModel.COMPACTION_PLAN, storage.read_bytes(
+        f".hoodie/metadata/.hoodie/{latest}.compaction.requested" if mdt.layout != LAYOUT_2
+        else f".hoodie/metadata/.hoodie/timeline/{latest}.compaction.requested"))
+    assert sorted((op["partitionPath"], op["fileId"]) for op in plan["operations"]) == sorted(
+        (part, fid) for part in PARTITIONS for fid in groups[part])
+    commit = mdt.timeline.commit_metadata(mdt.timeline.find(latest, Action.COMMIT))
+    assert commit.operation_type == "COMPACT" and commit.compacted
+    written = {(part, s.file_id): s.path for part, stats in commit.partition_to_write_stats.items() for s in stats}
+    for part in PARTITIONS:
+        for fid in groups[part]:
+            name = f"{fid}_0-1-0_{latest}.hfile"  # <file id>_<write token>_<compaction instant>.hfile, as Java's
+            assert name in files[part] and written[(part, fid)] == f"{part}/{name}"
+            reader = HFileReader(Path(path, ".hoodie", "metadata", part, name).read_bytes(), name)
+            schema = parsed_schema(reader.schema or "")
+            # Every record names the base file it is in (the fixture's compacted base files do too).
+            assert {decode_record(k, v, schema, name)["_hoodie_file_name"] for k, v in reader} <= {name}
+
+    # Cleaning: per group, no committed slice older than the one holding the earliest retained instant.
+    earliest = cleaner.earliest_retained(mdt, retained)
+    assert earliest is not None
+    done = {i.timestamp: i.completed_at for i in mdt.timeline.instants if i.is_completed}
+    for part, names in files.items():
+        for fid in groups[part]:
+            bases = sorted(b.instant_time for b in map(parse_base_file, names)
+                           if b is not None and b.file_id == fid and b.instant_time in done)
+            oldest = max(t for t in bases if t <= earliest)
+            assert bases[0] == oldest, (part, fid, bases, earliest)
+            for lf in filter(None, map(parse_log_file, names)):
+                if lf.file_id == fid:
+                    assert (done.get(lf.instant_time, "9") if mdt.layout == LAYOUT_2 else lf.instant_time) >= oldest
+    return latest
+
+
+@pytest.mark.parametrize("version", ["6", "9"])
+def test_compaction_of_every_partition_and_cleaning_of_old_slices(spark, tmp_path, version):
+    path = str(tmp_path / "t")
+    options = {**ALL, "hoodie.write.table.version": version}
+    model = Model(spark, make_table(spark, path, options))
+    model.upsert([(i, "ab"[i % 2], 1, f"x{i}") for i in range(8)])
+    init = {n for names in metadata_files(path).values() for n in names if n.endswith(".hfile")}
+    model.check()
+    model.upsert([(1, "b", 2, "y"), (2, "a", 2, "y"), (20, "b", 2, "new")])
+    model.delete([3, 20])
+    model.check()
+    for round_ in range(4):
+        model.upsert([(30 + round_, "a", 3 + round_, "z"), (4, "a", 3 + round_, f"z{round_}")])
+    model.delete([30])
+    model.check()
+    assert_compacted_and_cleaned(path, 2)
+    # The partitions' build (their first base files) is long cleaned.
+    left = {n for names in metadata_files(path).values() for n in names}
+    assert not init & left
+    # Lookups through the compacted record index: every key at its file group.
+    index = record_index_of(path)
+    live = {str(r["_hoodie_record_key"]): r["_hoodie_file_name"].split("_")[0]
+            for r in hudi_rs.snapshot(path)}
+    assert {k: fid for k, (_, fid) in index.items()} == live
+    # One more write goes to a log file of a compacted slice (version 6 names it after the slice's base).
+    model.upsert([(50, "b", 9, "late")])
+    latest = MetadataTable(Storage(path)).latest_compaction_time()
+    names = metadata_files(path)["record_index"]
+    if version == "6":
+        assert any(n.startswith(".record-index-") and f"_{latest}.log." in n for n in names)
+    model.check()
+    assert_compacted_and_cleaned(path, 2)
+
+
+def test_rollback_of_a_compacted_instant_leaves_the_indexes_equal_to_a_rebuild(spark, tmp_path):
+    path = str(tmp_path / "t")
+    options = {**ALL, "hoodie.metadata.compact.max.delta.commits": "1"}
+    model = Model(spark, make_table(spark, path, options))
+    model.upsert([(i, "ab"[i % 2], 1, f"x{i}") for i in range(6)])
+    model.upsert([(1, "b", 2, "y"), (2, "a", 2, "y")])
+    before = dict(model.rows)
+    # A new partition only: the clean below deletes nothing of what the rolled-back instant needs.
+    target = model.upsert([(100, "c", 5, "gone"), (101, "c", 5, "gone")]).instant_time
+    table = model.table
+    clean = table.cleaning.run({"hoodie.cleaner.commits.retained": "1"})
+    assert clean is not None
+    # The clean's metadata deltacommit compacted first: the target's stats and keys are in base files now.
+    mdt = MetadataTable(table.storage)
+    assert mdt.latest_compaction_time() > target
+    new_files = {f.name for f in Path(path, "c").iterdir() if f.name.endswith(".parquet")}
+    assert new_files and new_files <= {name for name, _ in column_stats_of(path)}
+    assert {"100", "101"} <= set(record_index_of(path))
+
+    table.rollback_to_instant(target)
+    model.rows = before
+    model.check()
+    # A rebuild of the metadata table from the files gives the same column stats.
+    copy = str(tmp_path / "copy")
+    shutil.copytree(path, copy)
+    copy_storage = Storage(copy)
+    assert delete_metadata_table(copy_storage)
+    create_metadata_table(copy_storage, HoodieConfig.of(options))
+    rebuilt = column_stats_of(copy)
+    assert rebuilt and column_stats_of(path) == rebuilt
+    assert new_files.isdisjoint(name for name, _ in column_stats_of(path))
+    assert {"100", "101"}.isdisjoint(record_index_of(path))
