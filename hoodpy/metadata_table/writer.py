@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import logging
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from datetime import datetime, timedelta, timezone
 
 from hoodpy.config import HoodieConfig
@@ -365,7 +365,8 @@ class MetadataTableWriter:
         layout = table.layout
         stats_blocks = []
         if not change.is_empty() and column_stats.has_column_stats(load_table_properties(self.storage)):
-            stats_blocks = self._column_stats_blocks(table, change, data_timeline or Timeline.load(self.storage))
+            stats_blocks = self._column_stats_blocks(table, change, data_timeline or Timeline.load(self.storage),
+                                                     instant_time)
         inflight = transitions.transition_to_inflight(
             self.meta, transitions.create_requested(self.meta, instant_time, Action.DELTACOMMIT, layout=layout))
         stats = []
@@ -530,7 +531,8 @@ class MetadataTableWriter:
         layout = data_timeline.layout
         listing = listing if listing is not None else MetadataTable(self.storage).read(data_timeline)
         count = self.config.get(MetadataConfig.COLUMN_STATS_FILE_GROUPS)
-        shards = self._column_stats_records(listing.all_files(), {}, data_timeline, layout, count)
+        shards = self._column_stats_records(listing.all_files(), {}, data_timeline, layout, count,
+                                            data_timeline.committed())
         self.build_partition(COLUMN_STATS_PARTITION, init, layout,
                              [(column_stats.file_group_id(i), shards.get(i, [])) for i in range(count)])
         _log.info("Built column_stats of %s at %s: %d records", self.storage.base_uri, init,
@@ -538,20 +540,25 @@ class MetadataTableWriter:
         return True
 
     def _column_stats_records(self, added: dict[str, dict[str, int]], deleted: dict[str, set[str]],
-                              data_timeline: Timeline, layout: int, count: int,
+                              data_timeline: Timeline, layout: int, count: int, log_instants: Container[str],
                               ) -> dict[int, list[tuple[str, dict]]]:
-        """(key, record) by col-stats file group index: footer statistics of the ``added`` base files,
-        tombstones of the ``deleted`` ones (per partition path)."""
+        """(key, record) by col-stats file group index: footer statistics of the ``added`` base files, ranges of
+        the records the ``added`` log files hold of ``log_instants``, tombstones of the ``deleted`` files (per
+        partition path)."""
         wanted = self.config.get(MetadataConfig.COLUMN_STATS_COLUMNS)
         versioned = layout == LAYOUT_2
         by_key: dict[str, tuple[int, tuple[str, dict]]] = {}
         removed = {p: sorted(n for n in names if column_stats.is_indexed_file(n)) for p, names in deleted.items()}
-        columns = column_stats.indexed_columns(data_timeline.latest_schema(), wanted) if any(
-            removed.values()) else []
+        avro_schema = data_timeline.latest_schema()
+        columns = column_stats.indexed_columns(avro_schema, wanted) if any(removed.values()) else []
         batches = [(p, [column_stats.tombstone(n, c) for n in names for c in columns]) for p, names in removed.items()]
-        batches += [(p, column_stats.base_file_stats(self.storage, p, [n for n in files
-                                                                       if column_stats.is_indexed_file(n)],
-                                                     wanted, versioned)) for p, files in added.items()]
+        logs = {p: [n for n in files if column_stats.is_log_file(n)] for p, files in added.items()}
+        batches += [(p, column_stats.base_file_stats(self.storage, p, [n for n in files if column_stats.is_indexed_file(
+            n) and n not in logs[p]], wanted, versioned)) for p, files in added.items()]
+        if any(logs.values()):
+            schema = column_stats.table_arrow_schema(avro_schema)
+            batches += [(p, column_stats.log_file_stats(self.storage, p, names, wanted, versioned, schema,
+                                                        log_instants)) for p, names in logs.items() if names]
         for partition, stats in batches:
             for index, records in column_stats.shard_records(stats, partition, count).items():
                 for key, record in records:
@@ -562,15 +569,15 @@ class MetadataTableWriter:
         return out
 
     def _column_stats_blocks(self, table: MetadataTable, change: FilesChange, data_timeline: Timeline,
-                             ) -> list[tuple[tuple[str, str, list[int]], list[tuple[str, dict]]]]:
-        """What a deltacommit appends to column_stats: per touched file group, (file id, slice base instant,
-        log versions) and its records."""
+                             instant_time: str) -> list[tuple[tuple[str, str, list[int]], list[tuple[str, dict]]]]:
+        """What the deltacommit of data instant ``instant_time`` appends to column_stats: per touched file group,
+        (file id, slice base instant, log versions) and its records."""
         part = column_stats.ColumnStatsPartition(table)
         slices = {s.file_id: s for s in part.latest_slices()}
         count = len(part.file_ids) or self.config.get(MetadataConfig.COLUMN_STATS_FILE_GROUPS)
         out = []
         for index, records in sorted(self._column_stats_records(change.added, change.deleted, data_timeline,
-                                                                table.layout, count).items()):
+                                                                table.layout, count, {instant_time}).items()):
             file_id = column_stats.file_group_id(index)
             base = slices[file_id].base_instant if file_id in slices else ""
             versions = [lf.version for lf in part.log_files if lf.file_id == file_id and lf.instant_time == base]
