@@ -158,6 +158,7 @@ def columns_to_index(fields: Iterable[tuple[str, bool]], wanted: Sequence[str] =
 
 
 # ValueType ordinals (Hudi 1.x org.apache.hudi.stats.ValueType)
+_NONE = 1  # a column without values (the v9 MOR fixture's record of a log file of delete blocks only)
 _BOOLEAN, _INT, _LONG, _FLOAT, _DOUBLE, _STRING, _BYTES, _DECIMAL, _DATE = 2, 3, 4, 5, 6, 7, 8, 10, 12
 _TIMESTAMP_MILLIS, _TIMESTAMP_MICROS = 15, 16
 _NS = "org.apache.hudi.avro.model."
@@ -348,16 +349,21 @@ def log_file_stats(storage: Storage, partition_path: str, names: Sequence[str], 
                    versioned: bool, schema: pa.Schema, instants: Container[str]) -> list[dict[str, Any]]:
     """HoodieMetadataColumnStats of data log files ``names`` of a data partition over the records of their data
     blocks of ``instants`` (a deltacommit's own; all committed ones when building), as Java's log-file column
-    ranges: min / max / counts of the records written, sizes 0 (as the v9 fixture's log-file records). A log
-    file without such records (rollback command blocks only) gets none."""
+    ranges: min / max / counts of the records written, sizes 0 (as the v9 fixture's log-file records). Delete
+    blocks only: every column with no values and no range (valueType NONE in versions 8 and 9), as the fixture's
+    record of a log file holding one delete block. A log file without blocks of ``instants`` gets none."""
     columns = columns_to_index(((f.name, indexable(f.type)) for f in schema), wanted)
 
     def one(name: str) -> list[dict[str, Any]]:
         rel = f"{partition_path}/{name}" if partition_path else name
         blocks = effective_blocks([(storage.full_path(rel), storage.read_bytes(rel))], instants).blocks
-        tables = [data_rows(b, schema) for b in blocks if b.block_type != log_format.DELETE_BLOCK]
-        if not tables or not any(t.num_rows for t in tables):
+        if not blocks:
             return []
+        tables = [data_rows(b, schema) for b in blocks if b.block_type != log_format.DELETE_BLOCK]
+        if not any(t.num_rows for t in tables):
+            none = {"typeOrdinal": _NONE, "additionalInfo": None} if versioned else None
+            return [{**_stats_datum(name, c, pa.null(), None, None, 0, 0, 0, 0, False), "valueType": none}
+                    for c in columns]
         rows = pa.concat_tables(tables, promote_options="default")
         out = []
         for column in columns:

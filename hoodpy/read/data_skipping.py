@@ -281,7 +281,9 @@ def prune_slices_by_column_stats(storage: Storage, slices: Sequence[FileSlice], 
     ranges = dict(zip(files, indexed, strict=True))
 
     def logs_ruled_out(s: FileSlice) -> bool:
-        return all(ranges[lf] is not None and not file_may_match(ranges[lf], filters) for lf in s.log_files)
+        # A log file of delete blocks only (no values in any column) adds no row.
+        return all(ranges[lf] is not None and (not file_may_match(ranges[lf], filters) or all(
+            r.num_values == 0 for r in ranges[lf].values())) for lf in s.log_files)
 
     # Footers only of the base files whose logs are all ruled out (the rest keep their slice anyway).
     unindexed = [s.base_file for s in slices if s.base_file is not None and ranges[s.base_file] is None

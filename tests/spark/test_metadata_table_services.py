@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from hoodpy_spark_helpers import SMALL_BLOOM, rows
+from java_samples import unzip_sample
 from test_metadata_column_stats_writes import DDL, index_of as column_stats_of
 from test_metadata_column_stats_writes import assert_index_matches as assert_column_stats_match
 from test_metadata_table_sync import assert_in_step
@@ -22,6 +23,7 @@ from tests.compat import hudi_rs
 from hoodpy.config import HoodieConfig
 from hoodpy.hfile import HFileReader, decode_record, parsed_schema
 from hoodpy.metadata_table import cleaner
+from hoodpy.metadata_table import column_stats as cs
 from hoodpy.metadata_table.column_stats import read_column_stats
 from hoodpy.metadata_table.layout import parse_base_file, parse_log_file
 from hoodpy.metadata_table.reader import MetadataTable
@@ -219,8 +221,11 @@ def test_merge_on_read_log_files_get_column_stats_and_skipping_prunes_only_whole
     assert logs
     stats = column_stats_of(path)
     # Every log file with records has stats over them (sizes 0, as the Java fixture's log-file records).
-    log_ts = {name: stats[(name, "ts")][:2] for name, column in stats if column == "ts" and name.startswith(".")}
-    assert {lo for lo, _ in log_ts.values()} <= {100, 200} and {hi for _, hi in log_ts.values()} >= {100, 200}
+    log_ts = {name: stats[(name, "ts")] for name, column in stats if column == "ts" and name.startswith(".")}
+    assert {lo for lo, _, _, n in log_ts.values() if n} <= {100, 200} and {
+        hi for _, hi, _, n in log_ts.values() if n} >= {100, 200}
+    # The delete block's log file: no values, no range (as Java's record of such a file).
+    assert (None, None, 0, 0) in log_ts.values()
     raw = {k: v for k, v in read_column_stats(Storage(path), Timeline.load(Storage(path))).items()
            if v["fileName"].startswith(".")}
     assert raw and all(v["totalSize"] == 0 and v["totalUncompressedSize"] == 0 for v in raw.values())
@@ -257,3 +262,47 @@ def test_merge_on_read_log_files_get_column_stats_and_skipping_prunes_only_whole
     theirs = hudi_rs.rows_of(hudi_rs._to_table(hudi_rs.table(path, {"hoodie.metadata.enable": "true"}).read(
         hudi_rs.HudiReadOptions())))
     assert sorted((r["id"], r["p"], r["ts"], r["v"]) for r in theirs) == all_rows == model.expected()
+
+
+def test_java_log_file_column_stats_are_what_hoodpy_computes_and_prune_java_slices(spark, tmp_path, monkeypatch):
+    """The Java v9 merge-on-read fixture's column_stats records of its log files (data blocks, and one of a
+    delete block only) equal what hoodpy computes from those files, field for field (wrapper types included);
+    filtered reads of the fixture prune its slices from them and return the rows of the unfiltered read,
+    filtered."""
+    from hoodpy.read import query
+
+    path = str(unzip_sample("hudi-rs/sample_table/mor/avro/v9_txns_simple_meta", tmp_path))
+    storage = Storage(path)
+    timeline = Timeline.load(storage)
+    java = read_column_stats(storage, timeline)
+    by_log: dict[str, dict[str, dict]] = {}
+    for s in java.values():
+        if s["fileName"].startswith("."):
+            by_log.setdefault(s["fileName"], {})[s["columnName"]] = s
+    assert len(by_log) == 5
+    schema = cs.table_arrow_schema(timeline.latest_schema())
+    for name, java_stats in by_log.items():
+        partition = next(p.parent.name for p in Path(path).rglob(name))
+        ours = cs.log_file_stats(storage, partition, [name], (), True, schema, timeline.committed())
+        assert {s["columnName"]: s for s in ours} == java_stats, name
+    assert any(s["valueCount"] == 0 for stats in by_log.values() for s in stats.values())  # the delete block
+
+    # Its latest slices were compacted and clustered; as of 20260307162612542 five slices had log files.
+    table = HoodieTable.for_path(spark, path)
+    as_of = "20260307162612542"
+    read_slices = []
+    original = query._read_slices
+    monkeypatch.setattr(query, "_read_slices",
+                        lambda t, tl, slices, *a: read_slices.append(len(slices)) or original(t, tl, slices, *a))
+    columns = ["txn_id", "region", "txn_ts", "currency", "amount"]
+    everything = rows(table.read(as_of=as_of), *columns)
+    with_logs = read_slices[-1]
+    assert with_logs >= 3 and everything
+    for column, op, value in (("currency", "=", "JPY"), ("txn_ts", ">=", 1700000000010), ("txn_id", "=", "TXN-002"),
+                              ("currency", "=", "USD"), ("currency", "=", "NONE")):
+        read_slices.clear()
+        got = rows(table.read(as_of=as_of, filters=[(column, op, value)]), *columns)
+        at = columns.index(column)
+        assert got == [r for r in everything if (r[at] == value if op == "=" else r[at] >= value)]
+    # No file holds that currency: every slice is pruned.
+    assert not read_slices
