@@ -143,7 +143,6 @@ def deltacommit_logs(writer: Any, table: MetadataTable, inflight: Instant, data:
     return out
 
 
-
 def compaction_slices(storage: Storage, table: MetadataTable, data_timeline: Timeline,
                       ) -> list[tuple[str, FileSlice, dict[str, ri.Location]]]:
     """Per record_index file group: its file id, the latest slice a compaction merges and the merged locations

@@ -227,7 +227,8 @@ class MetadataTableWriter:
         if not change.is_empty() or others:
             self.write_deltacommit(table, inflight.timestamp, change, data_timeline, others)
         if cleaner.due(table):
-            cleaner.clean(self.meta, MetadataTable(self.storage), self.config.get(MetadataConfig.CLEANER_COMMITS_RETAINED))
+            retained = self.config.get(MetadataConfig.CLEANER_COMMITS_RETAINED)
+            cleaner.clean(self.meta, MetadataTable(self.storage), retained)
 
     # -- building ---------------------------------------------------------------------------------------
     def bootstrap(self, data_timeline: Timeline, exclude: str | None = None) -> bool:
