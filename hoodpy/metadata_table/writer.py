@@ -67,7 +67,7 @@ from hoodpy.timeline.avro_models import AvroModel, serialize
 from hoodpy.timeline.instant import (
     LAYOUT_2, METAFOLDER, Action, Instant, State, instant_time_of, parse_instant_time, timeline_folder,
 )
-from hoodpy.timeline.metadata import CommitMetadata, WriteStat
+from hoodpy.timeline.metadata import NULL_COMMIT, CommitMetadata, WriteStat
 from hoodpy.timeline.metadata_table import listed_partitions, remove_stale_metadata_table
 from hoodpy.timeline.timeline import Timeline
 
@@ -476,8 +476,8 @@ class MetadataTableWriter:
         properties = load_table_properties(self.storage)
         operations = [_compaction_operation(FILES_PARTITION, table.file_id, file_slice.base_file.instant_time,
                                             file_slice.base_file.name, file_slice.log_files)]
-        # (partition, file id, records of a base file named as given)
-        groups: list[tuple[str, str, Callable[[str], list[tuple[str, dict]]]]] = []
+        # (partition, file id, base instant of the slice merged or "null", records of a base file named as given)
+        groups: list[tuple[str, str, str, Callable[[str], list[tuple[str, dict]]]]] = []
         if column_stats.has_column_stats(properties):
             part = column_stats.ColumnStatsPartition(table)
             slices = part.latest_slices()
@@ -488,7 +488,9 @@ class MetadataTableWriter:
             operations += [_compaction_operation(COLUMN_STATS_PARTITION, s.file_id, s.base_instant,
                                                  s.base_file.name if s.base_file else None, s.log_files)
                            for s in slices]
+            prev = {s.file_id: s.base_file.instant_time if s.base_file else NULL_COMMIT for s in slices}
             groups += [(COLUMN_STATS_PARTITION, column_stats.file_group_id(i),
+                        prev.get(column_stats.file_group_id(i), NULL_COMMIT),
                         lambda name, pairs=pairs: [(k, column_stats.stats_record(k, v, name)) for k, v in pairs])
                        for i, pairs in by_group.items()]
         if has_record_index(properties):
@@ -498,19 +500,22 @@ class MetadataTableWriter:
                 operations.append(_compaction_operation(RECORD_INDEX_PARTITION, file_id, base_instant,
                                                         s.base_file.name if s.base_file else None, s.log_files))
                 groups.append((RECORD_INDEX_PARTITION, file_id,
+                               s.base_file.instant_time if s.base_file else NULL_COMMIT,
                                lambda name, locs=locations: record_index_writer.base_records(self.storage, locs, name)))
         plan = {"operations": operations, "extraMetadata": {}, "version": COMPACTION_PLAN_VERSION}
         requested = transitions.create_requested(self.meta, instant_time, Action.COMPACTION,
                                                  serialize(AvroModel.COMPACTION_PLAN, plan), layout=layout)
         inflight = transitions.transition_to_inflight(self.meta, requested)
         base = self._write_base_file(listing, instant_time, layout, first=False, file_id=table.file_id)
-        stats = [WriteStat(table.file_id, base.path, FILES_PARTITION, num_writes=len(listing.entries),
-                           num_inserts=len(listing.entries), total_write_bytes=base.size, file_size_in_bytes=base.size)]
-        for partition, file_id, records_named in groups:
+        # prevCommit: the base instant of the slice merged ("null" for a group without a base file), as Java's.
+        stats = [WriteStat(table.file_id, base.path, FILES_PARTITION, prev_commit=file_slice.base_file.instant_time,
+                           num_writes=len(listing.entries), num_inserts=len(listing.entries),
+                           total_write_bytes=base.size, file_size_in_bytes=base.size)]
+        for partition, file_id, prev_commit, records_named in groups:
             name = base_file_name(instant_time, file_id)
             records = records_named(name)
             written = self.write_base_hfile(partition, name, records, layout)
-            stats.append(WriteStat(file_id, written.path, partition, num_writes=len(records),
+            stats.append(WriteStat(file_id, written.path, partition, prev_commit=prev_commit, num_writes=len(records),
                                    num_inserts=len(records), total_write_bytes=written.size,
                                    file_size_in_bytes=written.size))
         return self.complete_metadata_instant(inflight, "COMPACT", stats, compacted=True)

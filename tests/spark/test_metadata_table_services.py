@@ -108,6 +108,9 @@ def assert_compacted_and_cleaned(path: str, retained: int) -> str:
     commit = mdt.timeline.commit_metadata(mdt.timeline.find(latest, Action.COMMIT))
     assert commit.operation_type == "COMPACT" and commit.compacted
     written = {(part, s.file_id): s.path for part, stats in commit.partition_to_write_stats.items() for s in stats}
+    # prevCommit: the base instant of the slice merged, as Java's compaction commit says (its groups had one).
+    done = {i.timestamp: i.completed_at for i in mdt.timeline.instants if i.is_completed}
+    assert all(s.prev_commit in done and s.prev_commit < latest for s in commit.write_stats)
     for part in PARTITIONS:
         for fid in groups[part]:
             name = f"{fid}_0-1-0_{latest}.hfile"  # <file id>_<write token>_<compaction instant>.hfile, as Java's
@@ -120,7 +123,6 @@ def assert_compacted_and_cleaned(path: str, retained: int) -> str:
     # Cleaning: per group, no committed slice older than the one holding the earliest retained instant.
     earliest = cleaner.earliest_retained(mdt, retained)
     assert earliest is not None
-    done = {i.timestamp: i.completed_at for i in mdt.timeline.instants if i.is_completed}
     for part, names in files.items():
         for fid in groups[part]:
             bases = sorted(b.instant_time for b in map(parse_base_file, names)
