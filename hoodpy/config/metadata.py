@@ -58,6 +58,12 @@ class MetadataConfig:
         doc="Compact the metadata table (its log blocks into a new HFile base file) once this many "
         "deltacommits follow its latest base file.",
     )
+    CLEANER_COMMITS_RETAINED = ConfigKey(
+        "hoodie.metadata.cleaner.commits.retained", 3, lambda v: _at_least_one(parse_int(v)),
+        doc="Metadata-table file slices kept for its latest this many commits (Hudi's KEEP_LATEST_COMMITS on the "
+        "metadata table): after a compaction, the older slices of every file group are deleted once no retained "
+        "commit reads them.",
+    )
     TABLE_PARTITIONS = ConfigKey(
         "hoodie.table.metadata.partitions", (), parse_csv,
         doc="hoodie.properties: the metadata table's built partitions (hoodpy writes files, column_stats, "

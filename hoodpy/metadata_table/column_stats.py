@@ -19,8 +19,10 @@ Layout (Java's HoodieTableMetadataUtil, checked on the Hudi 1.1 sample v9_txns_s
   tombstone on either side gives the newer record, else min of mins, max of maxes and sums of the counts.
 
 The partition is initialised at ``00000000000000001`` (versions 8 and 9, as the sample) or
-``<latest data instant>011`` (version 6: Java's createIndexInitTimestamp, offset 1 after files). hoodpy indexes
-base files (parquet); log files of merge-on-read tables are not indexed (their slices are never pruned).
+``<latest data instant>011`` (version 6: Java's createIndexInitTimestamp, offset 1 after files). Base files
+(parquet) are indexed from their footers; log files of merge-on-read tables from the records of their data blocks
+(each deltacommit adds the ranges of what it appended; merging folds them), so that data skipping can prune a
+merge-on-read slice when its base file and every log file are ruled out.
 """
 
 from __future__ import annotations
@@ -31,24 +33,27 @@ import hashlib
 import io
 import struct
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 import fastavro
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hoodpy.config.metadata import COLUMN_STATS_PARTITION, MetadataConfig
 from hoodpy.errors import HFileFormatError, HoodieError, InvalidInstantError, MetadataTableError
-from hoodpy.file_group.log_file import effective_blocks
+from hoodpy.file_group.log_file import data_rows, effective_blocks
+from hoodpy.file_group.naming import parse_log_file_name
 from hoodpy.hfile import HFileReader, parsed_schema
 from hoodpy.metadata_table.layout import MetadataBaseFile, MetadataLogFile, parse_base_file, parse_log_file
 from hoodpy.metadata_table.reader import MetadataTable, ValidInstants, block_records
 from hoodpy.metadata_table.records import NON_PARTITIONED_NAME
 from hoodpy.schema.avro import arrow_schema_from_avro
 from hoodpy.storage import Storage
+from hoodpy.timeline import log_format
 from hoodpy.timeline.instant import LAYOUT_2, State
 from hoodpy.timeline.timeline import Timeline
 
@@ -153,6 +158,7 @@ def columns_to_index(fields: Iterable[tuple[str, bool]], wanted: Sequence[str] =
 
 
 # ValueType ordinals (Hudi 1.x org.apache.hudi.stats.ValueType)
+_NONE = 1  # a column without values (the v9 MOR fixture's record of a log file of delete blocks only)
 _BOOLEAN, _INT, _LONG, _FLOAT, _DOUBLE, _STRING, _BYTES, _DECIMAL, _DATE = 2, 3, 4, 5, 6, 7, 8, 10, 12
 _TIMESTAMP_MILLIS, _TIMESTAMP_MICROS = 15, 16
 _NS = "org.apache.hudi.avro.model."
@@ -287,28 +293,34 @@ def footer_stats(metadata: pq.FileMetaData, file_name: str, columns: Sequence[st
                 hi = stats.max if hi is None or stats.max > hi else hi
         if not complete:
             lo = hi = None
-        wrapped_lo, value_type = wrap_value(lo, arrow_type, versioned)
-        wrapped_hi, _ = wrap_value(hi, arrow_type, versioned)
-        if value_type is None and versioned:
-            value_type = wrap_value(_sample(arrow_type), arrow_type, versioned)[1]
-        out.append({"fileName": file_name, "columnName": name, "minValue": wrapped_lo, "maxValue": wrapped_hi,
-                    "valueCount": values, "nullCount": nulls, "totalSize": size, "totalUncompressedSize": raw,
-                    "isDeleted": False, "isTightBound": False, "valueType": value_type})
+        out.append(_stats_datum(file_name, name, arrow_type, lo, hi, values, nulls, size, raw, versioned))
     return out
 
 
+def _stats_datum(file_name: str, column: str, arrow_type: pa.DataType, lo: Any, hi: Any, values: int, nulls: int,
+                 size: int, raw: int, versioned: bool) -> dict[str, Any]:
+    """A HoodieMetadataColumnStats of one file's column."""
+    wrapped_lo, value_type = wrap_value(lo, arrow_type, versioned)
+    wrapped_hi, _ = wrap_value(hi, arrow_type, versioned)
+    if value_type is None and versioned:
+        value_type = wrap_value(_sample(arrow_type), arrow_type, versioned)[1]
+    return {"fileName": file_name, "columnName": column, "minValue": wrapped_lo, "maxValue": wrapped_hi,
+            "valueCount": values, "nullCount": nulls, "totalSize": size, "totalUncompressedSize": raw,
+            "isDeleted": False, "isTightBound": False, "valueType": value_type}
+
+
 def is_indexed_file(name: str) -> bool:
-    """Whether column_stats indexes a data file: parquet base files (log files start with a dot)."""
-    return name.endswith(".parquet") and not name.startswith(".")
+    """Whether column_stats indexes a data file: parquet base files and data log files (not CDC logs)."""
+    return (name.endswith(".parquet") and not name.startswith(".")) or is_log_file(name)
+
+
+def is_log_file(name: str) -> bool:
+    return parse_log_file_name(name) is not None
 
 
 def indexed_columns(avro_schema: str | None, wanted: Sequence[str] = ()) -> list[str]:
     """The columns indexed for a table of this (Avro) schema: what tombstones of a removed file name."""
-    fields = [(c, True) for c in META_COLUMNS]
-    if avro_schema:
-        fields += [(f.name, indexable(f.type)) for f in arrow_schema_from_avro(avro_schema)
-                   if not f.name.startswith("_hoodie_")]
-    return columns_to_index(fields, wanted)
+    return columns_to_index(((f.name, indexable(f.type)) for f in table_arrow_schema(avro_schema)), wanted)
 
 
 def base_file_stats(storage: Storage, partition_path: str, names: Sequence[str], wanted: Sequence[str],
@@ -321,6 +333,47 @@ def base_file_stats(storage: Storage, partition_path: str, names: Sequence[str],
         schema = metadata.schema.to_arrow_schema()
         columns = columns_to_index(((f.name, indexable(f.type)) for f in schema), wanted)
         return footer_stats(metadata, name, columns, versioned)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return [s for stats in pool.map(one, names) for s in stats]
+
+
+def table_arrow_schema(avro_schema: str | None) -> pa.Schema:
+    """The columns a table's records carry: the indexed meta columns, then the data columns of its schema."""
+    fields = [pa.field(c, pa.string()) for c in META_COLUMNS]
+    if avro_schema:
+        fields += [f for f in arrow_schema_from_avro(avro_schema) if not f.name.startswith("_hoodie_")]
+    return pa.schema(fields)
+
+
+def log_file_stats(storage: Storage, partition_path: str, names: Sequence[str], wanted: Sequence[str],
+                   versioned: bool, schema: pa.Schema, instants: Container[str]) -> list[dict[str, Any]]:
+    """HoodieMetadataColumnStats of data log files ``names`` of a data partition over the records of their data
+    blocks of ``instants`` (a deltacommit's own; all committed ones when building), as Java's log-file column
+    ranges: min / max / counts of the records written, sizes 0 (as the v9 fixture's log-file records). Delete
+    blocks only: every column with no values and no range (valueType NONE in versions 8 and 9), as the fixture's
+    record of a log file holding one delete block. A log file without blocks of ``instants`` gets none."""
+    columns = columns_to_index(((f.name, indexable(f.type)) for f in schema), wanted)
+
+    def one(name: str) -> list[dict[str, Any]]:
+        rel = f"{partition_path}/{name}" if partition_path else name
+        blocks = effective_blocks([(storage.full_path(rel), storage.read_bytes(rel))], instants).blocks
+        if not blocks:
+            return []
+        tables = [data_rows(b, schema) for b in blocks if b.block_type != log_format.DELETE_BLOCK]
+        if not any(t.num_rows for t in tables):
+            none = {"typeOrdinal": _NONE, "additionalInfo": None} if versioned else None
+            return [{**_stats_datum(name, c, pa.null(), None, None, 0, 0, 0, 0, False), "valueType": none}
+                    for c in columns]
+        rows = pa.concat_tables(tables, promote_options="default")
+        out = []
+        for column in columns:
+            if column not in rows.column_names:
+                continue
+            data = rows.column(column)
+            bounds = pc.min_max(data) if data.null_count < len(data) else None
+            lo, hi = (bounds["min"].as_py(), bounds["max"].as_py()) if bounds is not None else (None, None)
+            out.append(_stats_datum(name, column, data.type, lo, hi, len(data), data.null_count, 0, 0, versioned))
+        return out
     with ThreadPoolExecutor(max_workers=8) as pool:
         return [s for stats in pool.map(one, names) for s in stats]
 

@@ -8,10 +8,12 @@ metadata table's commit protocol (:mod:`hoodpy.metadata_table.writer` calls thes
   group count; not while other data instants are pending (as the files partition);
 * :func:`deltacommit_logs`: per data instant, one log file per file group it touches, written in the same
   metadata deltacommit as the files partition's log file;
+* :func:`compaction_slices`: what the metadata table's compaction merges into a new base HFile per file group
+  (every group, an empty one too, as the v9 fixture's compaction shows);
 * a rollback or restore of instants recorded in log blocks needs nothing of its own: the metadata
-  deltacommits of the instants it takes away are removed with their log files (the writer's step 3; hoodpy
-  never compacts the record_index). One that takes away an instant a base file holds (the build's, or a Java
-  compaction's) rebuilds the partition after it (:func:`covered_by_base`).
+  deltacommits of the instants it takes away are removed with their log files (the writer's step 3). One that
+  takes away an instant a base file holds (the build's or a compaction's) rebuilds the partition after it
+  (:func:`covered_by_base`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from hoodpy.config.properties import load_table_properties
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.metadata_table import record_index as ri
 from hoodpy.metadata_table.layout import MetadataLogFile, log_file_name, parse_log_file
-from hoodpy.metadata_table.reader import MetadataTable
+from hoodpy.metadata_table.reader import FileSlice, MetadataTable, ValidInstants
 from hoodpy.metadata_table.records import FileListing
 from hoodpy.storage import Storage
 from hoodpy.timeline.instant import LAYOUT_2, Instant
@@ -140,3 +142,23 @@ def deltacommit_logs(writer: Any, table: MetadataTable, inflight: Instant, data:
             file_size_in_bytes=len(content))))
     return out
 
+
+def compaction_slices(storage: Storage, table: MetadataTable, data_timeline: Timeline,
+                      ) -> list[tuple[str, FileSlice, dict[str, ri.Location]]]:
+    """Per record_index file group: its file id, the latest slice a compaction merges and the merged locations
+    of that slice (``storage``: the data table's)."""
+    index = ri.RecordIndex(storage, table)
+    valid = ValidInstants.of(table.timeline, data_timeline)
+    out = []
+    for group in index.groups:
+        file_slice = index.latest_slice(group)
+        out.append((group.file_id, file_slice, ri.read_slice(index.storage, index.paths(file_slice), None, valid,
+                                                             index.utc)))
+    return out
+
+
+def base_records(storage: Storage, locations: dict[str, ri.Location], file_name: str) -> list[tuple[str, dict]]:
+    """(key, record) of a record_index base HFile named ``file_name`` holding ``locations`` (``storage``: the
+    data table's; its timeline time zone encodes the instants)."""
+    utc = ri.utc_instants(load_table_properties(storage))
+    return [(k, ri.index_record(k, locations[k], file_name=file_name, utc=utc)) for k in sorted(locations)]

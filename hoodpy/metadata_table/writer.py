@@ -17,14 +17,17 @@ published, with the writer's lock held when there is one:
 3. Deltacommits of the metadata table whose data instant did not complete (a crash between the two, or the
    instants a rollback or restore takes away) are removed with their log files; so is a compaction a crash
    interrupted. Readers ignore them anyway; this keeps them from counting later.
-4. After ``hoodie.metadata.compact.max.delta.commits`` deltacommits the log blocks are compacted into a new base
-   HFile, at ``<latest deltacommit>001`` (version 6) or 1 ms before the data instant being recorded (versions
-   8 and 9); not while an older data instant is pending: the base file must hold every instant before it.
+4. After ``hoodie.metadata.compact.max.delta.commits`` deltacommits the log blocks of every file group (files,
+   column_stats, record_index) are compacted into new base HFiles, at ``<latest deltacommit>001`` (version 6) or
+   1 ms before the data instant being recorded (versions 8 and 9); not while an older data instant is pending:
+   the base file must hold every instant before it.
 5. The instant's change (:mod:`hoodpy.metadata_table.changes`) is written as a deltacommit of the metadata
    table at the same instant time, completed before the data instant: one log file with one HFile data block
    in the files partition, and in the same deltacommit one log file per column_stats file group it touches
    (the new base files' footer statistics, tombstones for the files removed) and one per record_index file
    group it touches (the keys written and deleted).
+6. Slices older than ``hoodie.metadata.cleaner.commits.retained`` instants need are deleted
+   (:mod:`hoodpy.metadata_table.cleaner`).
 
 A crash after step 5 leaves a completed metadata deltacommit whose data instant is pending: readers skip it
 (:mod:`hoodpy.metadata_table.reader`), and the next instant completed (the rollback of the failed write, or the
@@ -35,7 +38,7 @@ from __future__ import annotations
 
 import logging
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from datetime import datetime, timedelta, timezone
 
 from hoodpy.config import HoodieConfig
@@ -49,7 +52,7 @@ from hoodpy.file_group.naming import PARTITION_METAFILE, parse_base_file_name, p
 from hoodpy.hfile import file_info, write_records
 from hoodpy.index.bloom_filter import BloomFilter
 from hoodpy.metadata_table import changes as change_log
-from hoodpy.metadata_table import column_stats, record_index_writer
+from hoodpy.metadata_table import cleaner, column_stats, record_index_writer
 from hoodpy.metadata_table.layout import (
     COMPACTION_SUFFIX, FILES_FILE_ID, INIT_WRITE_TOKEN, MetadataBaseFile, MetadataLogFile, base_file_name,
     log_file_name, metadata_storage, metadata_table_properties, parse_base_file, partition_init_instant,
@@ -64,7 +67,7 @@ from hoodpy.timeline.avro_models import AvroModel, serialize
 from hoodpy.timeline.instant import (
     LAYOUT_2, METAFOLDER, Action, Instant, State, instant_time_of, parse_instant_time, timeline_folder,
 )
-from hoodpy.timeline.metadata import CommitMetadata, WriteStat
+from hoodpy.timeline.metadata import NULL_COMMIT, CommitMetadata, WriteStat
 from hoodpy.timeline.metadata_table import listed_partitions, remove_stale_metadata_table
 from hoodpy.timeline.timeline import Timeline
 
@@ -223,6 +226,9 @@ class MetadataTableWriter:
             others = record_index_writer.deltacommit_logs(self, table, inflight, data, data_timeline, current)
         if not change.is_empty() or others:
             self.write_deltacommit(table, inflight.timestamp, change, data_timeline, others)
+        if cleaner.due(table):
+            retained = self.config.get(MetadataConfig.CLEANER_COMMITS_RETAINED)
+            cleaner.clean(self.meta, MetadataTable(self.storage), retained)
 
     # -- building ---------------------------------------------------------------------------------------
     def bootstrap(self, data_timeline: Timeline, exclude: str | None = None) -> bool:
@@ -360,7 +366,8 @@ class MetadataTableWriter:
         layout = table.layout
         stats_blocks = []
         if not change.is_empty() and column_stats.has_column_stats(load_table_properties(self.storage)):
-            stats_blocks = self._column_stats_blocks(table, change, data_timeline or Timeline.load(self.storage))
+            stats_blocks = self._column_stats_blocks(table, change, data_timeline or Timeline.load(self.storage),
+                                                     instant_time)
         inflight = transitions.transition_to_inflight(
             self.meta, transitions.create_requested(self.meta, instant_time, Action.DELTACOMMIT, layout=layout))
         stats = []
@@ -460,61 +467,58 @@ class MetadataTableWriter:
         return True
 
     def compact(self, table: MetadataTable, data_timeline: Timeline, instant_time: str) -> Instant:
-        """Merge the latest slice into a new base HFile at ``instant_time``: a ``compaction`` instant
-        (HoodieCompactionPlan) that completes as a commit (``compacted``, operation COMPACT)."""
+        """Merge the latest slice of every file group (files, column_stats, record_index) into a new base HFile at
+        ``instant_time``: a ``compaction`` instant (HoodieCompactionPlan) that completes as a commit
+        (``compacted``, operation COMPACT), as the v9 fixture's metadata compaction."""
         file_slice = table.latest_slice()
         listing = table.read(data_timeline, file_slice=file_slice)
         layout = table.layout
+        properties = load_table_properties(self.storage)
         operations = [_compaction_operation(FILES_PARTITION, table.file_id, file_slice.base_file.instant_time,
                                             file_slice.base_file.name, file_slice.log_files)]
-        stats_groups: dict[int, list[tuple[str, dict]]] = {}
-        if column_stats.has_column_stats(load_table_properties(self.storage)):
+        # (partition, file id, base instant of the slice merged or "null", records of a base file named as given)
+        groups: list[tuple[str, str, str, Callable[[str], list[tuple[str, dict]]]]] = []
+        if column_stats.has_column_stats(properties):
             part = column_stats.ColumnStatsPartition(table)
             slices = part.latest_slices()
             merged = column_stats.live_stats(part.read(data_timeline, slices))
-            stats_groups = {i: [] for i in range(len(part.file_ids))}
+            by_group: dict[int, list[tuple[str, dict]]] = {i: [] for i in range(len(part.file_ids))}
             for key in sorted(merged):
-                stats_groups[column_stats.shard_of(key, len(part.file_ids))].append((key, merged[key]))
+                by_group[column_stats.shard_of(key, len(part.file_ids))].append((key, merged[key]))
             operations += [_compaction_operation(COLUMN_STATS_PARTITION, s.file_id, s.base_instant,
                                                  s.base_file.name if s.base_file else None, s.log_files)
                            for s in slices]
+            prev = {s.file_id: s.base_file.instant_time if s.base_file else NULL_COMMIT for s in slices}
+            groups += [(COLUMN_STATS_PARTITION, column_stats.file_group_id(i),
+                        prev.get(column_stats.file_group_id(i), NULL_COMMIT),
+                        lambda name, pairs=pairs: [(k, column_stats.stats_record(k, v, name)) for k, v in pairs])
+                       for i, pairs in by_group.items()]
+        if has_record_index(properties):
+            for file_id, s, locations in record_index_writer.compaction_slices(self.storage, table, data_timeline):
+                base_instant = s.base_file.instant_time if s.base_file else min(
+                    (lf.instant_time for lf in s.log_files), default="")
+                operations.append(_compaction_operation(RECORD_INDEX_PARTITION, file_id, base_instant,
+                                                        s.base_file.name if s.base_file else None, s.log_files))
+                groups.append((RECORD_INDEX_PARTITION, file_id,
+                               s.base_file.instant_time if s.base_file else NULL_COMMIT,
+                               lambda name, locs=locations: record_index_writer.base_records(self.storage, locs, name)))
         plan = {"operations": operations, "extraMetadata": {}, "version": COMPACTION_PLAN_VERSION}
         requested = transitions.create_requested(self.meta, instant_time, Action.COMPACTION,
                                                  serialize(AvroModel.COMPACTION_PLAN, plan), layout=layout)
         inflight = transitions.transition_to_inflight(self.meta, requested)
         base = self._write_base_file(listing, instant_time, layout, first=False, file_id=table.file_id)
-        stats = [WriteStat(table.file_id, base.path, FILES_PARTITION, num_writes=len(listing.entries),
-                           num_inserts=len(listing.entries), total_write_bytes=base.size, file_size_in_bytes=base.size)]
-        for index, pairs in stats_groups.items():
-            file_id = column_stats.file_group_id(index)
+        # prevCommit: the base instant of the slice merged ("null" for a group without a base file), as Java's.
+        stats = [WriteStat(table.file_id, base.path, FILES_PARTITION, prev_commit=file_slice.base_file.instant_time,
+                           num_writes=len(listing.entries), num_inserts=len(listing.entries),
+                           total_write_bytes=base.size, file_size_in_bytes=base.size)]
+        for partition, file_id, prev_commit, records_named in groups:
             name = base_file_name(instant_time, file_id)
-            records = [(key, column_stats.stats_record(key, value, name)) for key, value in pairs]
-            written = self.write_base_hfile(COLUMN_STATS_PARTITION, name, records, layout)
-            stats.append(WriteStat(file_id, written.path, COLUMN_STATS_PARTITION, num_writes=len(records),
+            records = records_named(name)
+            written = self.write_base_hfile(partition, name, records, layout)
+            stats.append(WriteStat(file_id, written.path, partition, prev_commit=prev_commit, num_writes=len(records),
                                    num_inserts=len(records), total_write_bytes=written.size,
                                    file_size_in_bytes=written.size))
-        completed = self.complete_metadata_instant(inflight, "COMPACT", stats, compacted=True)
-        self.clean_old_slices(MetadataTable(self.storage))
-        return completed
-
-    def clean_old_slices(self, table: MetadataTable) -> int:
-        """Delete the files of slices older than the one before the latest: a reader that loaded the previous
-        slice just before the compaction can still read it (Java's metadata cleaner keeps recent slices too)."""
-        completed = table.completed_times()
-        bases = [b for b in table.base_files if b.instant_time in completed]
-        if len(bases) < 3:
-            return 0
-        keep = {b.instant_time for b in bases[-2:]}
-        kept_logs = {lf.name for b in bases[-2:] for lf in table.slice_of(b, bases).log_files}
-        removed = 0
-        for b in bases[:-2]:
-            if b.instant_time not in keep:
-                removed += self.meta.delete(b.path)
-        oldest_kept = min(keep)
-        for lf in table.log_files:
-            if lf.name not in kept_logs and lf.instant_time < oldest_kept:
-                removed += self.meta.delete(lf.path)
-        return removed
+        return self.complete_metadata_instant(inflight, "COMPACT", stats, compacted=True)
 
     # -- column_stats ------------------------------------------------------------------------------------------
     def column_stats_enabled(self, properties: dict[str, str]) -> bool:
@@ -533,7 +537,8 @@ class MetadataTableWriter:
         layout = data_timeline.layout
         listing = listing if listing is not None else MetadataTable(self.storage).read(data_timeline)
         count = self.config.get(MetadataConfig.COLUMN_STATS_FILE_GROUPS)
-        shards = self._column_stats_records(listing.all_files(), {}, data_timeline, layout, count)
+        shards = self._column_stats_records(listing.all_files(), {}, data_timeline, layout, count,
+                                            data_timeline.committed())
         self.build_partition(COLUMN_STATS_PARTITION, init, layout,
                              [(column_stats.file_group_id(i), shards.get(i, [])) for i in range(count)])
         _log.info("Built column_stats of %s at %s: %d records", self.storage.base_uri, init,
@@ -541,20 +546,25 @@ class MetadataTableWriter:
         return True
 
     def _column_stats_records(self, added: dict[str, dict[str, int]], deleted: dict[str, set[str]],
-                              data_timeline: Timeline, layout: int, count: int,
+                              data_timeline: Timeline, layout: int, count: int, log_instants: Container[str],
                               ) -> dict[int, list[tuple[str, dict]]]:
-        """(key, record) by col-stats file group index: footer statistics of the ``added`` base files,
-        tombstones of the ``deleted`` ones (per partition path)."""
+        """(key, record) by col-stats file group index: footer statistics of the ``added`` base files, ranges of
+        the records the ``added`` log files hold of ``log_instants``, tombstones of the ``deleted`` files (per
+        partition path)."""
         wanted = self.config.get(MetadataConfig.COLUMN_STATS_COLUMNS)
         versioned = layout == LAYOUT_2
         by_key: dict[str, tuple[int, tuple[str, dict]]] = {}
         removed = {p: sorted(n for n in names if column_stats.is_indexed_file(n)) for p, names in deleted.items()}
-        columns = column_stats.indexed_columns(data_timeline.latest_schema(), wanted) if any(
-            removed.values()) else []
+        avro_schema = data_timeline.latest_schema()
+        columns = column_stats.indexed_columns(avro_schema, wanted) if any(removed.values()) else []
         batches = [(p, [column_stats.tombstone(n, c) for n in names for c in columns]) for p, names in removed.items()]
-        batches += [(p, column_stats.base_file_stats(self.storage, p, [n for n in files
-                                                                       if column_stats.is_indexed_file(n)],
-                                                     wanted, versioned)) for p, files in added.items()]
+        logs = {p: [n for n in files if column_stats.is_log_file(n)] for p, files in added.items()}
+        batches += [(p, column_stats.base_file_stats(self.storage, p, [n for n in files if column_stats.is_indexed_file(
+            n) and n not in logs[p]], wanted, versioned)) for p, files in added.items()]
+        if any(logs.values()):
+            schema = column_stats.table_arrow_schema(avro_schema)
+            batches += [(p, column_stats.log_file_stats(self.storage, p, names, wanted, versioned, schema,
+                                                        log_instants)) for p, names in logs.items() if names]
         for partition, stats in batches:
             for index, records in column_stats.shard_records(stats, partition, count).items():
                 for key, record in records:
@@ -565,15 +575,15 @@ class MetadataTableWriter:
         return out
 
     def _column_stats_blocks(self, table: MetadataTable, change: FilesChange, data_timeline: Timeline,
-                             ) -> list[tuple[tuple[str, str, list[int]], list[tuple[str, dict]]]]:
-        """What a deltacommit appends to column_stats: per touched file group, (file id, slice base instant,
-        log versions) and its records."""
+                             instant_time: str) -> list[tuple[tuple[str, str, list[int]], list[tuple[str, dict]]]]:
+        """What the deltacommit of data instant ``instant_time`` appends to column_stats: per touched file group,
+        (file id, slice base instant, log versions) and its records."""
         part = column_stats.ColumnStatsPartition(table)
         slices = {s.file_id: s for s in part.latest_slices()}
         count = len(part.file_ids) or self.config.get(MetadataConfig.COLUMN_STATS_FILE_GROUPS)
         out = []
         for index, records in sorted(self._column_stats_records(change.added, change.deleted, data_timeline,
-                                                                table.layout, count).items()):
+                                                                table.layout, count, {instant_time}).items()):
             file_id = column_stats.file_group_id(index)
             base = slices[file_id].base_instant if file_id in slices else ""
             versions = [lf.version for lf in part.log_files if lf.file_id == file_id and lf.instant_time == base]

@@ -11,7 +11,9 @@ footers leave NaN out of min/max while Spark orders NaN above every number.
 
 When the table's metadata table has a ``column_stats`` partition (:mod:`hoodpy.metadata_table.column_stats`)
 and ``timeline`` is given, a file's ranges come from it instead, so no footer is opened; a file the index
-lacks a record for (or a column it does not index) is judged from its footer as before.
+lacks a record for (or a column it does not index) is judged from its footer as before. Merge-on-read slices
+with log files are pruned from it too (:func:`prune_slices_by_column_stats`): only when every file of the slice
+is ruled out.
 
 Example:
     >>> kept = prune_by_column_stats(storage, base_files, [("x", ">=", 10), ("x", "<", 20)])
@@ -33,7 +35,7 @@ import pyarrow.parquet as pq
 
 from hoodpy.config.properties import load_table_properties
 from hoodpy.errors import MetadataTableError
-from hoodpy.file_group.file_group import BaseFile
+from hoodpy.file_group.file_group import BaseFile, FileSlice
 from hoodpy.metadata_table.column_stats import column_stats_key, has_column_stats, read_column_stats, unwrap_value
 from hoodpy.storage import Storage
 from hoodpy.timeline.timeline import Timeline
@@ -241,9 +243,7 @@ def prune_by_column_stats(storage: Storage, base_files: Sequence[BaseFile], filt
     """The base files that may hold rows matching all ``filters`` (a conjunction), in input order. With the
     table's ``schema``, filters statistics can never decide are dropped first, so footers are only read
     when one can prune; with its ``timeline``, the metadata table's column_stats answer first."""
-    filters = [(f[0], str(f[1]).lower(), f[2]) for f in filters]
-    if schema is not None:
-        filters = [f for f in filters if _decidable(f, schema)]
+    filters = _normalized(filters, schema)
     if not filters or not base_files:
         return list(base_files)
     indexed = None
@@ -255,6 +255,42 @@ def prune_by_column_stats(storage: Storage, base_files: Sequence[BaseFile], filt
     from_footers = dict(zip(missing, column_ranges(storage, missing), strict=True))
     return [bf for bf, ranges in zip(base_files, indexed, strict=True)
             if file_may_match(ranges if ranges is not None else from_footers[bf], filters)]
+
+
+def _normalized(filters: Sequence[Filter], schema: pa.Schema | None) -> list[Filter]:
+    """Filters with lower-case operators; with the table's ``schema``, those statistics can decide only."""
+    out = [(f[0], str(f[1]).lower(), f[2]) for f in filters]
+    return out if schema is None else [f for f in out if _decidable(f, schema)]
+
+
+def prune_slices_by_column_stats(storage: Storage, slices: Sequence[FileSlice], filters: Sequence[Filter],
+                                 schema: pa.Schema | None = None, timeline: Timeline | None = None,
+                                 ) -> list[FileSlice]:
+    """The merge-on-read slices (with log files) that may hold rows matching all ``filters``, in input order. A
+    merged row takes its values from one of the slice's files, so a slice goes only when its base file and every
+    log file are ruled out: log files by their column_stats records (a log file the index lacks keeps its
+    slice), the base file by the index or its footer. Without the table's column_stats every slice stays."""
+    filters = _normalized(filters, schema)
+    if not filters or not slices or timeline is None:
+        return list(slices)
+    columns = sorted({f[0] for f in filters})
+    files = [f for s in slices for f in (s.base_file, *s.log_files) if f is not None]
+    indexed = index_ranges(storage, timeline, files, columns, schema)
+    if indexed is None:
+        return list(slices)
+    ranges = dict(zip(files, indexed, strict=True))
+
+    def logs_ruled_out(s: FileSlice) -> bool:
+        # A log file of delete blocks only (no values in any column) adds no row.
+        return all(ranges[lf] is not None and (not file_may_match(ranges[lf], filters) or all(
+            r.num_values == 0 for r in ranges[lf].values())) for lf in s.log_files)
+
+    # Footers only of the base files whose logs are all ruled out (the rest keep their slice anyway).
+    unindexed = [s.base_file for s in slices if s.base_file is not None and ranges[s.base_file] is None
+                 and logs_ruled_out(s)]
+    ranges.update(zip(unindexed, column_ranges(storage, unindexed), strict=True))
+    return [s for s in slices if not logs_ruled_out(s) or (s.base_file is not None and file_may_match(
+        ranges[s.base_file], filters))]
 
 
 def clear_cache() -> None:

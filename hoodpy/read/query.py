@@ -4,7 +4,8 @@ read-optimized (base files only) for merge-on-read tables.
 The file-system view picks the files; partition values, footer key ranges and column statistics prune them
 (filters as :mod:`hoodpy.read.filters` binds them); Spark's own parquet reader does the rest (vectorized
 reads, column pruning, row-group statistics). A merge-on-read slice with log files is merged in Spark tasks
-(:mod:`hoodpy.read.slice_scan`); only partition values prune it, since its logs may add or change any key.
+(:mod:`hoodpy.read.slice_scan`); partition values prune it, and column_stats when the metadata table indexes
+its base and log files (not key ranges: its logs may add or change any key).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.bloom import key_ranges
 from hoodpy.keygen import KeyGenerator
 from hoodpy.meta_fields import COMMIT_TIME
-from hoodpy.read.data_skipping import prune_by_column_stats
+from hoodpy.read.data_skipping import prune_by_column_stats, prune_slices_by_column_stats
 from hoodpy.read.file_scan import read_parquet_files
 from hoodpy.read.filters import Filter, bind_filters, check_filters, filter_column
 from hoodpy.read.slice_scan import read_file_slices
@@ -224,8 +225,11 @@ def snapshot(table: ReadableTable, *, as_of: str | None = None, filters: Sequenc
     bound = bind_filters(filters, schema)  # before any listing of footers: bad values fail first
     slices = view.latest_file_slices()
     plain = [s.base_file for s in slices if s.base_file is not None and (read_optimized or not s.log_files)]
-    files = select_files(table, plain, bound, table.arrow_schema(view.timeline, as_of), view.timeline)
-    with_logs = [] if read_optimized else prune_partitions(table, [s for s in slices if s.log_files], bound)
+    arrow_schema = table.arrow_schema(view.timeline, as_of)
+    files = select_files(table, plain, bound, arrow_schema, view.timeline)
+    with_logs = [] if read_optimized else prune_slices_by_column_stats(
+        table.storage, prune_partitions(table, [s for s in slices if s.log_files], bound), bound, arrow_schema,
+        view.timeline)
     if with_logs:
         chosen = set(files)
         plain_slices = [s for s in slices if not s.log_files and s.base_file in chosen]

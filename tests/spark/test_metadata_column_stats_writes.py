@@ -23,8 +23,10 @@ from hoodpy.timeline.timeline import Timeline
 pytestmark = pytest.mark.spark
 
 DDL = "id int, p string, ts long, v string"
+# The metadata cleaner keeps every slice here, so that the partition's build stays to be checked.
 ON = {**SMALL_BLOOM, "hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": "3",
-      "hoodie.clean.automatic": "false", "hoodie.metadata.index.column.stats.enable": "true"}
+      "hoodie.clean.automatic": "false", "hoodie.metadata.index.column.stats.enable": "true",
+      "hoodie.metadata.cleaner.commits.retained": "100"}
 INDEXED = ["_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key", "id", "p", "ts", "v"]
 
 

@@ -51,7 +51,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # Keeping the metadata table in step: building it, a deltacommit per data instant completed, compaction.
     # Above the index (its base files carry bloom filters), below the transaction (rollback completes through it).
     ("metadata table writes", ("hoodpy.metadata_table.writer", "hoodpy.metadata_table.changes",
-                               "hoodpy.metadata_table.record_index_writer")),
+                               "hoodpy.metadata_table.record_index_writer", "hoodpy.metadata_table.cleaner")),
     # Locks, heartbeats, conflict detection and the write transaction; rollback sits here because the write
     # transaction rolls back failed writes before each write (its procedures and table API are above), and
     # with it the table-service contract (ServiceContext, TableService) that rollback and every service share.
