@@ -37,9 +37,9 @@ class TableConfig:
     DATABASE_NAME = ConfigKey("hoodie.database.name", "default", doc="Database the table belongs to.")
     TYPE = ConfigKey(
         "hoodie.table.type", COPY_ON_WRITE, parse_enum(COPY_ON_WRITE, MERGE_ON_READ),
-        doc="Table type, fixed at creation: COPY_ON_WRITE, or MERGE_ON_READ (table versions 6, 8 and 9: updates and deletes "
-            "go to log files, writes are deltacommits). A DataFrame write (df.write.format('hoodpy')) that creates "
-            "a table takes its type from here.",
+        doc="Table type, fixed at creation: COPY_ON_WRITE, or MERGE_ON_READ (table versions 6, 8 and 9: updates "
+            "and deletes go to log files, writes are deltacommits). A DataFrame write (df.write.format('hoodpy')) "
+            "that creates a table takes its type from here.",
         aliases=("hoodie.datasource.write.table.type",),
     )
     VERSION = ConfigKey("hoodie.table.version", 6, parse_int, doc="On-disk table version.")
