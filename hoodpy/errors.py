@@ -78,7 +78,7 @@ class UnsupportedTableTypeError(HoodieError):
         self.base_path, self.table_type, self.operation = base_path, table_type, operation
         super().__init__(
             f"Table at {base_path!r} is a {table_type} table: hoodpy reads it but cannot {operation} it yet "
-            f"(MERGE_ON_READ tables of table version 6 take writes, rollbacks, compaction, clean, clustering, "
+            f"(MERGE_ON_READ tables of table versions 6, 8 and 9 take writes, rollbacks, compaction, clean, clustering, "
             f"archival, savepoints and restores); the table is unchanged")
 
 

@@ -155,7 +155,8 @@ class HoodieTable:
         if props[TableConfig.TYPE.key] == MERGE_ON_READ:
             check_merge_on_read_writable(storage.base_uri, HoodieConfig.of(requested.options, {
                 TableConfig.VERSION.key: requested.get(TableConfig.WRITE_TABLE_VERSION)}))
-            props.update(merge_on_read_properties(requested, precombine_field))
+            if requested.get(TableConfig.WRITE_TABLE_VERSION) == 6:  # 1.x records the merge mode instead
+                props.update(merge_on_read_properties(requested, precombine_field))
         BucketSpec.of(requested)  # a bad bucket index layout fails before the table exists
         props.update(cdc_properties(storage.base_uri, requested))
         props = versioned_properties(props, requested.get(TableConfig.WRITE_TABLE_VERSION),

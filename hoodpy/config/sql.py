@@ -42,4 +42,4 @@ class TableOptions:
     BASE_PATH = ConfigKey("hoodie.base.path", None, doc="The table's base path: in a catalog table's "
                           "TBLPROPERTIES it marks a hoodpy table and says where it lives.")
     TYPE = ConfigKey("type", "cow", parse_enum("cow", "copy_on_write", "mor", "merge_on_read"),
-                     doc="Table type: cow (copy-on-write) or mor (merge-on-read, table version 6).")
+                     doc="Table type: cow (copy-on-write) or mor (merge-on-read, table versions 6, 8 and 9).")

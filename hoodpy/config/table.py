@@ -37,9 +37,9 @@ class TableConfig:
     DATABASE_NAME = ConfigKey("hoodie.database.name", "default", doc="Database the table belongs to.")
     TYPE = ConfigKey(
         "hoodie.table.type", COPY_ON_WRITE, parse_enum(COPY_ON_WRITE, MERGE_ON_READ),
-        doc="Table type, fixed at creation: COPY_ON_WRITE, or MERGE_ON_READ (table version 6: updates and deletes "
-            "go to log files, writes are deltacommits). A DataFrame write (df.write.format('hoodpy')) that creates "
-            "a table takes its type from here.",
+        doc="Table type, fixed at creation: COPY_ON_WRITE, or MERGE_ON_READ (table versions 6, 8 and 9: updates "
+            "and deletes go to log files, writes are deltacommits). A DataFrame write (df.write.format('hoodpy')) "
+            "that creates a table takes its type from here.",
         aliases=("hoodie.datasource.write.table.type",),
     )
     VERSION = ConfigKey("hoodie.table.version", 6, parse_int, doc="On-disk table version.")
@@ -168,12 +168,13 @@ def check_writable(base_uri: str, table_type: str, operation: str = "write to", 
 
 
 def check_merge_on_read_writable(base_uri: str, config: HoodieConfig) -> None:
-    """Raise UnsupportedTableTypeError unless hoodpy writes a merge-on-read table so configured: table version 6
-    (versions 8 and 9 name log files after the deltacommit) with meta fields (virtual keys are not written)."""
+    """Raise UnsupportedTableTypeError unless hoodpy writes a merge-on-read table so configured: table versions
+    6, 8 and 9 (8 and 9 name each log file after the deltacommit that wrote it) with meta fields (virtual keys
+    are not written)."""
     version = config.get(TableConfig.VERSION)
-    if version != 6:
+    if version not in (6, 8, 9):
         raise UnsupportedTableTypeError(base_uri, MERGE_ON_READ, f"write to it at table version {version} (hoodpy "
-                                        "writes merge-on-read tables of table version 6)")
+                                        "writes merge-on-read tables of table versions 6, 8 and 9)")
     if not config.get(TableConfig.POPULATE_META_FIELDS):
         raise UnsupportedTableTypeError(base_uri, MERGE_ON_READ, f"write to it with "
                                         f"{TableConfig.POPULATE_META_FIELDS.key}=false (log records keep their keys)")

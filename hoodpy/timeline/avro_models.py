@@ -352,16 +352,17 @@ def table_version_8_schema(name: str) -> dict[str, Any]:
     return fastavro.parse_schema(json.loads(text))
 
 
-def serialize_for_layout(model: AvroModel | str, record: Mapping[str, Any], layout: int) -> bytes:
+def serialize_for_layout(model: AvroModel | str, record: Mapping[str, Any], layout: int,
+                         added: Mapping[str, Any] | None = None) -> bytes:
     """:func:`serialize` for a table of timeline ``layout``: in layout 2 with the Hudi 1.x writer schema
-    where hoodpy has it (fields 1.x added take their defaults), else with the 0.14 one (which Java 1.x reads
-    by schema resolution)."""
+    where hoodpy has it (fields 1.x added take their defaults, or their value in ``added``), else with the
+    0.14 one (which Java 1.x reads by schema resolution)."""
     model = AvroModel(model)
     if layout < 2 or not resources.files(__package__).joinpath(
             "avro", "table_version_8", f"{model.short_name}.avsc").is_file():
         return serialize(model, record)
     full_schema, names = _resolved(model)
-    complete = _complete(full_schema, record, names, model.short_name)
+    complete = {**_complete(full_schema, record, names, model.short_name), **(added or {})}
     buf = io.BytesIO()
     try:
         fastavro.writer(buf, table_version_8_schema(model.short_name), [complete], codec="null", validator=True)

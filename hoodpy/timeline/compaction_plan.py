@@ -1,5 +1,6 @@
-"""The compaction plan: Hudi's HoodieCompactionPlan as Java 0.14 writes it into ``<t>.compaction.requested``,
-and which file groups the pending plans hold.
+"""The compaction plan: Hudi's HoodieCompactionPlan as Java 0.14 writes it into ``<t>.compaction.requested``
+(Java 1.x, table versions 8 and 9: under ``.hoodie/timeline``, with 1.x's writer schema), and which file groups
+the pending plans hold.
 
 A plan lists one operation per file slice to compact: the slice's base file and log files (plan version 2:
 names inside the partition), its file id, partition and base instant, and the metrics the compaction strategy
@@ -24,7 +25,7 @@ from typing import Any
 from hoodpy.errors import PlanNotFoundError
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
-from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
+from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize, serialize_for_layout
 from hoodpy.timeline.instant import LAYOUT_1, METAFOLDER, Action, Instant, State, validate_instant_time
 from hoodpy.timeline.timeline import Timeline, read_layout
 
@@ -124,8 +125,13 @@ class CompactionPlan:
                 "version": self.version, "strategy": None,
                 "preserveHoodieMetadata": self.preserve_hoodie_metadata}
 
-    def to_bytes(self) -> bytes:
-        return serialize(AvroModel.COMPACTION_PLAN, self.to_avro())
+    def to_bytes(self, layout: int = LAYOUT_1) -> bytes:
+        """The plan file's bytes; timeline layout 2 (table versions 8 and 9): with Hudi 1.x's writer schema,
+        which adds ``missingSchedulePartitions`` (an empty list, as the Hudi 1.1 samples hold it)."""
+        if layout == LAYOUT_1:
+            return serialize(AvroModel.COMPACTION_PLAN, self.to_avro())
+        return serialize_for_layout(AvroModel.COMPACTION_PLAN, self.to_avro(), layout,
+                                    {"missingSchedulePartitions": []})
 
     @classmethod
     def from_avro(cls, d: Mapping[str, Any], instant_time: str | None = None) -> CompactionPlan:
@@ -144,8 +150,8 @@ def save_compaction_plan(storage: Storage, plan: CompactionPlan) -> Instant:
     """Write ``<t>.compaction.requested`` (and, as Java 0.14 does, its copy in ``.hoodie/.aux``)."""
     if plan.instant_time is None:
         raise ValueError("a compaction plan needs its instant time to be saved")
-    data = plan.to_bytes()
     layout = read_layout(storage)
+    data = plan.to_bytes(layout)
     if layout == LAYOUT_1:
         storage.write_atomic(f"{AUX_FOLDER}/{requested_instant(storage, plan.instant_time).file_name}", data)
     return transitions.create_requested(storage, plan.instant_time, Action.COMPACTION, data, layout=layout)

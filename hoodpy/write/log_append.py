@@ -12,6 +12,11 @@ As Hudi's append handle (HoodieAppendHandle) writes them:
 * the blocks go into a new log file ``.<fileId>_<baseInstant>.log.<version>_<writeToken>`` (hoodpy never
   appends to an existing file, as Hudi on storage without appends), version one past every log file of the
   slice; a block that would take a non-empty file past ``hoodie.logfile.max.size`` starts the next version;
+* table versions 8 and 9 (Hudi 1.x) name the new log file after the deltacommit instead
+  (``.<fileId>_<deltacommit>.log.1_<writeToken>``): readers put it in a slice by the deltacommit's completion
+  time, so a write during a pending compaction needs nothing special. Its write stat names the deltacommit as
+  ``prevCommit``, an empty ``baseFile`` and only the log files it wrote (the Hudi 1.1 samples'
+  ``hudi-rs/sample_table/mor/avro/v9_txns_*`` deltacommits);
 * each log file is marked (:mod:`hoodpy.file_group.markers`) before it is created, and reports one
   HoodieDeltaWriteStat.
 """
@@ -30,6 +35,7 @@ import pyarrow.compute as pc
 from hoodpy.arrow_rows import add_meta_columns, align, finalize, task_ids, write_stats, write_stats_row
 from hoodpy.config import HoodieConfig
 from hoodpy.config.storage import StorageConfig
+from hoodpy.config.table import TableConfig
 from hoodpy.file_group import log_writer
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.file_group.markers import create_marker
@@ -48,10 +54,11 @@ class LogSlice:
     """The latest file slice of a file group that takes log blocks: its base instant, base file name ("" for a
     slice of logs only) and log file names, and the version the write's first new log file gets."""
 
-    base_instant: str
+    base_instant: str  # the instant the new log files are named after (versions 8 and 9: the write's)
     base_file: str = ""
     log_files: tuple[str, ...] = ()
     next_version: int = 1
+    new_group: bool = False  # a group this write creates: its records are inserts
 
 
 @dataclass
@@ -68,14 +75,16 @@ class AppendContext:
 
 def log_slices(view: FileSystemView, *, instant_time: str, base_file_groups: set[tuple[str, str]],
                new_groups: set[tuple[str, str]] = frozenset(),
-               compacting: Mapping[tuple[str, str], str] | None = None) -> dict[tuple[str, str], LogSlice]:
+               compacting: Mapping[tuple[str, str], str] | None = None,
+               named_by_write: bool = False) -> dict[tuple[str, str], LogSlice]:
     """The file groups a deltacommit appends logs to: the latest slice of every group of ``view`` but those in
     ``base_file_groups`` (small base-file-only slices taking inserts: they are merged into a new base file, as
     Hudi does for small files), plus ``new_groups`` that start as logs only (base instant: this write). Each new
     log version is one past every listed log file of its slice, committed or not (a failed write's file keeps
     its name until rolled back). A group a pending compaction holds (``compacting``: group -> compaction instant)
     takes its logs in the slice the compaction starts (base instant: the compaction's), as Hudi writes them, so
-    the compaction, which reads the slice before it, leaves them for the next one."""
+    the compaction, which reads the slice before it, leaves them for the next one. ``named_by_write`` (table
+    versions 8 and 9): every group's new logs are named after ``instant_time`` and report no earlier file."""
     latest_version: dict[tuple[str, str, str], int] = {}
     for lf in view.listed_log_files:
         key = (lf.partition_path, lf.file_id, lf.base_instant_time)
@@ -83,6 +92,10 @@ def log_slices(view: FileSystemView, *, instant_time: str, base_file_groups: set
     out: dict[tuple[str, str], LogSlice] = {}
     for s in view.latest_file_slices():
         if (s.partition_path, s.file_id) in base_file_groups:
+            continue
+        if named_by_write:
+            key = (s.partition_path, s.file_id)
+            out[key] = LogSlice(instant_time, next_version=latest_version.get((*key, instant_time), 0) + 1)
             continue
         compaction = (compacting or {}).get((s.partition_path, s.file_id))
         if compaction is not None:
@@ -98,7 +111,7 @@ def log_slices(view: FileSystemView, *, instant_time: str, base_file_groups: set
             latest_version.get((s.partition_path, s.file_id, s.base_instant_time), 0) + 1)
     for partition, file_id in new_groups:
         version = latest_version.get((partition, file_id, instant_time), 0) + 1
-        out[(partition, file_id)] = LogSlice(instant_time, next_version=version)
+        out[(partition, file_id)] = LogSlice(instant_time, next_version=version, new_group=True)
     return out
 
 
@@ -110,7 +123,8 @@ def append_context(config: HoodieConfig, merge: MergeContext, view: FileSystemVi
     return AppendContext(
         merge=merge,
         slices=log_slices(view, instant_time=merge.instant_time, base_file_groups=base_file_groups,
-                          new_groups=new_groups, compacting=compacting),
+                          new_groups=new_groups, compacting=compacting,
+                          named_by_write=config.get(TableConfig.VERSION) >= 8),
         schema_json=avro_schema_to_json(log_writer.log_schema(json.loads(schema_json))),
         block_format=config.get(StorageConfig.LOGFILE_DATA_BLOCK_FORMAT),
         max_file_size=config.get(StorageConfig.LOGFILE_MAX_SIZE),
@@ -142,7 +156,7 @@ def append_file_group(ctx: AppendContext, partition_path: str, file_id: str, tar
                     task_partition=task_partition)
     # A group this write creates (a new bucket of an index that indexes logs) takes inserts; the records for
     # an existing group were located in it: updates.
-    inserts = target.base_instant == instant and not target.base_file and not target.log_files
+    inserts = target.new_group
 
     files = _LogFiles(Storage(ctx.merge.base_uri), instant, partition_path, file_id, target,
                       write_token(task_partition, stage_id, attempt_id), ctx.max_file_size)

@@ -3,7 +3,7 @@ blocks) as hudi-rs does: snapshot, read-optimized, time travel as of every commi
 incremental windows between completion times. In these tables every deltacommit writes a new log file named
 after its own instant, which joins a file slice by its completion time (see FileSystemView). The tables were
 written by one writer, so hudi-rs (which compares ``as_of`` with instant times) and hoodpy (completion times,
-as Hudi 1.x) select the same commits. Writes into them stay refused and leave every file as it was.
+as Hudi 1.x) select the same commits. Writes into them: tests/spark/test_mor_table_versions.py.
 """
 
 from __future__ import annotations
@@ -13,11 +13,9 @@ from pathlib import Path
 import pytest
 
 import hudi_rs
-from java_samples import MOR_V9, file_digests, unzip_sample
+from java_samples import MOR_V9, unzip_sample
 from hoodpy.config.table import TableConfig
-from hoodpy.errors import UnsupportedTableTypeError
 from hoodpy.file_group.fs_view import FileSystemView
-from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.table import HoodieTable
 from hoodpy.timeline.instant import Action
 
@@ -98,15 +96,3 @@ def test_logs_join_the_compacted_slice_by_completion_time(spark, samples_dir):
         old, new = g.slices
         assert new.base_instant_time == compaction[0].timestamp and new.log_files == ()
         assert old.log_files and {lf.name.base_instant_time for lf in old.log_files} <= deltacommits
-
-
-
-def test_writes_are_refused_and_leave_the_table_unchanged(spark, samples_dir):
-    path = str(unzip_sample(f"{MOR_V9}/v9_txns_simple_meta", samples_dir / "w"))
-    before = file_digests(path)
-    table = HoodieTable.for_path(spark, path)
-    batch = table.read().drop(*META_COLUMNS)
-    for write in (table.upsert, table.insert, table.delete):
-        with pytest.raises(UnsupportedTableTypeError, match="MERGE_ON_READ"):
-            write(batch)
-    assert file_digests(path) == before

@@ -131,7 +131,6 @@ def test_bad_options_leave_the_table_unchanged(spark, table_path, options, key):
 
 def test_merge_on_read_tables_hoodpy_does_not_write_are_refused(spark, tmp_path):
     for name, options, match in [
-        ("v8", {"hoodie.write.table.version": "8"}, "table version 8"),
         ("virtual", {"hoodie.populate.meta.fields": "false"}, "hoodie.populate.meta.fields=false"),
     ]:
         with pytest.raises(UnsupportedTableTypeError, match=match):

@@ -74,6 +74,7 @@ class CompactionService(TableService[CompactionPlan, CompactionCommitResult]):
     """
 
     action = Action.COMPACTION
+    supports_table_version_8 = True  # 1.x plans; logs join slices by completion time, see FileGroup
 
     def __init__(self, context: ServiceContext):
         require_merge_on_read(context.storage, context.config, "compact or list the compactions of")

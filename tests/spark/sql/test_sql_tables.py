@@ -79,8 +79,8 @@ def test_create_if_not_exists_and_duplicates(hoodpy_spark, events):
 
 @pytest.mark.parametrize(("ddl", "error", "fragment"), [
     ("(id INT) USING hoodpy TBLPROPERTIES (primaryKey = 'id', type = 'mox')", InvalidConfigError, "cow"),
-    ("(id INT) USING hoodpy TBLPROPERTIES (primaryKey = 'id', type = 'mor', 'hoodie.write.table.version' = '8')",
-     UnsupportedTableTypeError, "table version 8"),
+    ("(id INT) USING hoodpy TBLPROPERTIES (primaryKey = 'id', type = 'mor', 'hoodie.populate.meta.fields' = 'false')",
+     UnsupportedTableTypeError, "hoodie.populate.meta.fields=false"),
     ("(id INT) USING hoodpy PARTITIONED BY (nope) TBLPROPERTIES (primaryKey = 'id')", InvalidStatementError,
      "PARTITIONED BY column(s) nope"),
     ("(id INT) USING hoodpy TBLPROPERTIES (primaryKey = 'key')", InvalidConfigError, "lacks configured field"),
