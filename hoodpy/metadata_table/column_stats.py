@@ -385,22 +385,26 @@ class StatsSlice:
 
 
 class ColumnStatsPartition:
-    """The column_stats partition of a loaded metadata table: its file groups and their latest slices."""
+    """The column_stats partition of a loaded metadata table: its file groups and their latest slices (a
+    subclass naming another ``PARTITION`` and ``PREFIX`` reads another partition of per-file records)."""
+
+    PARTITION = COLUMN_STATS_PARTITION
+    PREFIX = FILE_ID_PREFIX
 
     def __init__(self, table: MetadataTable):
         self.table = table
         self.storage = table.storage
-        names = [(f.path.rsplit("/", 1)[-1], f.size) for f in self.storage.list_files(COLUMN_STATS_PARTITION)]
-        self.base_files = sorted((b for b in (parse_base_file(n, s, COLUMN_STATS_PARTITION) for n, s in names)
-                                  if b is not None and b.file_id.startswith(FILE_ID_PREFIX)),
+        names = [(f.path.rsplit("/", 1)[-1], f.size) for f in self.storage.list_files(self.PARTITION)]
+        self.base_files = sorted((b for b in (parse_base_file(n, s, self.PARTITION) for n, s in names)
+                                  if b is not None and b.file_id.startswith(self.PREFIX)),
                                  key=lambda b: b.instant_time)
-        self.log_files = [lf for lf in (parse_log_file(n, s, COLUMN_STATS_PARTITION) for n, s in names)
-                          if lf is not None and lf.file_id.startswith(FILE_ID_PREFIX)]
+        self.log_files = [lf for lf in (parse_log_file(n, s, self.PARTITION) for n, s in names)
+                          if lf is not None and lf.file_id.startswith(self.PREFIX)]
         self.file_ids = sorted({b.file_id for b in self.base_files} | {lf.file_id for lf in self.log_files})
 
-    @staticmethod
-    def path(name: str) -> str:
-        return f"{COLUMN_STATS_PARTITION}/{name}"
+    @classmethod
+    def path(cls, name: str) -> str:
+        return f"{cls.PARTITION}/{name}"
 
     def latest_slices(self) -> list[StatsSlice]:
         completed = self.table.completed_times()

@@ -40,7 +40,8 @@ from datetime import datetime, timedelta, timezone
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.metadata import (
-    COLUMN_STATS_PARTITION, FILES_PARTITION, METADATA_TABLE_FOLDER, RECORD_INDEX_PARTITION, MetadataConfig,
+    BLOOM_FILTERS_PARTITION, COLUMN_STATS_PARTITION, FILES_PARTITION, METADATA_TABLE_FOLDER, RECORD_INDEX_PARTITION,
+    MetadataConfig,
 )
 from hoodpy.config.properties import load_table_properties, save_table_properties
 from hoodpy.config.table import TableConfig
@@ -49,7 +50,7 @@ from hoodpy.file_group.naming import PARTITION_METAFILE, parse_base_file_name, p
 from hoodpy.hfile import file_info, write_records
 from hoodpy.index.bloom_filter import BloomFilter
 from hoodpy.metadata_table import changes as change_log
-from hoodpy.metadata_table import column_stats, record_index_writer
+from hoodpy.metadata_table import bloom_filters, column_stats, record_index_writer
 from hoodpy.metadata_table.layout import (
     COMPACTION_SUFFIX, FILES_FILE_ID, INIT_WRITE_TOKEN, MetadataBaseFile, MetadataLogFile, base_file_name,
     log_file_name, metadata_storage, metadata_table_properties, parse_base_file, partition_init_instant,
@@ -158,14 +159,15 @@ class MetadataTableWriter:
         wanted = self.config.get(MetadataConfig.ENABLE)
         if wanted is None:
             return (has_files_partition(properties) or record_index_writer.wanted(self.config, properties)
-                    or self.config.get(MetadataConfig.COLUMN_STATS_ENABLE) is True)
+                    or self.config.get(MetadataConfig.COLUMN_STATS_ENABLE) is True
+                    or self.config.get(MetadataConfig.BLOOM_FILTER_ENABLE) is True)
         return wanted
 
     def warn_ignored_indexes(self) -> list[str]:
         """The index keys set to true that hoodie.metadata.enable=false overrides, logged as a warning: the
         metadata table is removed, so those indexes are not built (no option ignored silently)."""
-        ignored = [k.key for k in (MetadataConfig.RECORD_INDEX_ENABLE, MetadataConfig.COLUMN_STATS_ENABLE)
-                   if self.config.get(k) is True]
+        ignored = [k.key for k in (MetadataConfig.RECORD_INDEX_ENABLE, MetadataConfig.COLUMN_STATS_ENABLE,
+                                   MetadataConfig.BLOOM_FILTER_ENABLE) if self.config.get(k) is True]
         if ignored and self.config.get(MetadataConfig.ENABLE) is False:
             _log.warning("%s=true ignored for %s: %s=false turns the metadata table off, so the index is not built",
                          "=true and ".join(ignored), self.storage.base_uri, MetadataConfig.ENABLE.key)
@@ -184,9 +186,14 @@ class MetadataTableWriter:
                 return
             properties = load_table_properties(self.storage) or {}
         keep_index = record_index_writer.wanted(self.config, properties)
-        self.drop_unmaintained_partitions(properties, keep={RECORD_INDEX_PARTITION} if keep_index else set())
+        keep_bloom = bloom_filters.wanted(self.config, properties)
+        keep = {p for p, kept in ((RECORD_INDEX_PARTITION, keep_index), (BLOOM_FILTERS_PARTITION, keep_bloom))
+                if kept}
+        self.drop_unmaintained_partitions(properties, keep=keep)
         if self.column_stats_enabled(properties) and not column_stats.has_column_stats(properties):
             self.bootstrap_column_stats(data_timeline, exclude=inflight.timestamp)
+        if keep_bloom and not bloom_filters.has_partition(properties):
+            bloom_filters.build(self, data_timeline, exclude=inflight.timestamp)
         if keep_index and not has_record_index(properties):
             record_index_writer.build(self, data_timeline, exclude=inflight.timestamp)
         # Before step 3 removes the deltacommits of the instants a rollback or restore takes away.
@@ -219,8 +226,11 @@ class MetadataTableWriter:
         if change_log.rolled_back_instants(inflight, data, source):
             change = change_log.only_listed(change, {p: current.files(p) for p in change.deleted})
         others = []
-        if has_record_index(load_table_properties(self.storage)):
+        properties = load_table_properties(self.storage)
+        if has_record_index(properties):
             others = record_index_writer.deltacommit_logs(self, table, inflight, data, data_timeline, current)
+        if bloom_filters.has_partition(properties):
+            others += bloom_filters.deltacommit_logs(self, table, inflight.timestamp, change.added, change.deleted)
         if not change.is_empty() or others:
             self.write_deltacommit(table, inflight.timestamp, change, data_timeline, others)
 
@@ -404,7 +414,8 @@ class MetadataTableWriter:
             return False
         stats_part = column_stats.ColumnStatsPartition(table)
         # Their log files first: a crash in between leaves deltacommits that count not.
-        logs = [*table.log_files, *stats_part.log_files, *record_index_writer.log_files(self.meta)]
+        logs = [*table.log_files, *stats_part.log_files, *record_index_writer.log_files(self.meta),
+                *bloom_filters.log_files(table)]
         for lf in logs:
             if self._written_only_by(lf.path, lf.instant_time, set(orphans), table.layout):
                 self.meta.delete(lf.path)
