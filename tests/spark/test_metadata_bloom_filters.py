@@ -17,6 +17,7 @@ from hoodpy_spark_helpers import SMALL_BLOOM, rows
 from hoodpy.config.properties import load_table_properties
 from hoodpy.index import bloom
 from hoodpy.index.bloom_filter import FOOTER_BLOOM_FILTER_KEY
+from hoodpy.inspect import metadata_table as inspect_mdt
 from hoodpy.metadata_table import bloom_filters as bf
 from hoodpy.metadata_table.reader import MetadataTable
 from hoodpy.storage import Storage
@@ -162,6 +163,8 @@ def test_enabling_builds_it_on_an_existing_table_and_disabling_drops_it(spark, t
     folder = Path(path, ".hoodie", "metadata", "bloom_filters")
     assert {p.name.split("_")[0] for p in folder.iterdir() if p.name.endswith(".hfile")} == {
         "bloom-filters-0000-0", "bloom-filters-0001-0"}
+    stats = dict(inspect_mdt.stats(table.storage).rows)
+    assert stats["bloom_filters.baseFileCount"] == "2" and int(stats["bloom_filters.logFileCount"]) >= 2
     # The build stamps the filters of the files before it with the latest completed instant (Java's
     # dataInstantTime); the write that enabled it, its own.
     assert latest in {v["timestamp"] for v in merged(path).values()}
@@ -188,3 +191,24 @@ def test_a_version_9_table_lays_it_out_at_its_own_instant_and_hudi_rs_reads_thro
     assert sorted((r["id"], r["p"], r["ts"], r["v"]) for r in hudi_rs.snapshot(path)) == expected
     table.upsert(spark.createDataFrame([(1, "a", 50, "u")], DDL), options={"hoodie.bloom.index.use.metadata": "true"})
     assert (1, "a", 50, "u") in rows(table.read(), "id", "p", "ts", "v")
+
+
+def test_a_rollback_and_a_restore_leave_the_filters_of_the_files_that_stay(spark, tmp_path):
+    path = str(tmp_path / "t")
+    table = make_table(spark, path)
+    table.upsert(spark.createDataFrame([(1, "a", 1, "one"), (2, "b", 1, "two")], DDL))
+    saved = table.upsert(spark.createDataFrame([(3, "a", 1, "three")], DDL)).instant_time
+    table.savepoints.create(saved)
+    kept = set(merged(path))
+    later = [table.upsert(spark.createDataFrame([(i, "c", 1, "later"), (1, "a", i, "x")], DDL)).instant_time
+             for i in (4, 5, 6)]
+    table.rollback_to_instant(later[-1])
+    assert_filters_match(path)
+    table.savepoints.rollback_to(saved)
+    assert_filters_match(path)
+    # The files the restore deleted have tombstones; the rest are the records from before the savepoint.
+    assert {k for k, v in merged(path).items() if not v["isDeleted"]} == kept
+    assert rows(table.read(), "id") == [(1,), (2,), (3,)]
+    table.upsert(spark.createDataFrame([(1, "a", 9, "nine")], DDL), options={"hoodie.bloom.index.use.metadata": "true"})
+    assert rows(table.read(), "id", "v") == [(1, "nine"), (2, "two"), (3, "three")]
+    assert_filters_match(path)
