@@ -212,3 +212,21 @@ def test_a_rollback_and_a_restore_leave_the_filters_of_the_files_that_stay(spark
     table.upsert(spark.createDataFrame([(1, "a", 9, "nine")], DDL), options={"hoodie.bloom.index.use.metadata": "true"})
     assert rows(table.read(), "id", "v") == [(1, "nine"), (2, "two"), (3, "three")]
     assert_filters_match(path)
+
+
+def test_merge_on_read_log_writes_add_no_filters_and_a_compaction_adds_its_base_files(spark, tmp_path):
+    path = str(tmp_path / "mor")
+    table = make_table(spark, path, {**ON, "hoodie.bloom.index.use.metadata": "true"}, table_type="MERGE_ON_READ")
+    table.bulk_insert(spark.createDataFrame([(i, "ab"[i % 2], 1, "x") for i in range(8)], DDL))
+    before = dict(merged(path))
+    assert len(before) == 2
+    table.upsert(spark.createDataFrame([(0, "a", 2, "u"), (1, "b", 2, "u")], DDL))
+    assert list(Path(path).rglob(".*.log.*"))
+    assert merged(path) == before  # a delta write stat's log files get no record (as Java)
+    table.compaction.run()
+    assert_filters_match(path)
+    assert len(merged(path)) == 4  # the compacted base files beside the (not yet cleaned) first ones
+    table.upsert(spark.createDataFrame([(3, "b", 3, "after"), (0, "a", 3, "again")], DDL))
+    assert_filters_match(path)
+    assert rows(table.read(), "id", "v") == [(0, "again"), (1, "u"), (2, "x"), (3, "after"), (4, "x"), (5, "x"),
+                                             (6, "x"), (7, "x")]
