@@ -33,7 +33,7 @@ import base64
 import hashlib
 import io
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -42,12 +42,10 @@ import pyarrow.parquet as pq
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.metadata import BLOOM_FILTERS_PARTITION, MetadataConfig
-from hoodpy.errors import HFileFormatError, HoodieError, InvalidInstantError, MetadataTableError
-from hoodpy.file_group.log_file import effective_blocks
-from hoodpy.hfile import HFileReader, parsed_schema
+from hoodpy.errors import MetadataTableError
 from hoodpy.metadata_table.column_stats import ColumnStatsPartition, is_indexed_file, shard_of, xxh64
 from hoodpy.metadata_table.layout import SOLO_COMMIT_TIMESTAMP_V6, MetadataLogFile, log_file_name
-from hoodpy.metadata_table.reader import MetadataTable, ValidInstants, block_records
+from hoodpy.metadata_table.reader import MetadataTable
 from hoodpy.metadata_table.records import NON_PARTITIONED_NAME, SCHEMA
 from hoodpy.meta_fields import FOOTER_BLOOM_FILTER_KEY, FOOTER_BLOOM_TYPE_KEY
 from hoodpy.storage import Storage
@@ -153,47 +151,15 @@ def shard(records: Mapping[str, dict[str, Any]], count: int) -> dict[int, list[t
 
 # -- reading ---------------------------------------------------------------------------------------------------
 class BloomFiltersPartition(ColumnStatsPartition):
-    """The bloom_filters partition of a loaded metadata table: its file groups, latest slices and records."""
+    """The bloom_filters partition of a loaded metadata table: its file groups, latest slices and records (read
+    as column_stats', merged by the newer record winning)."""
 
     PARTITION = PARTITION
     PREFIX = FILE_ID_PREFIX
 
-    def read(self, data_timeline: Timeline, slices: Sequence[Any] | None = None,
-             keys: Iterable[str] | None = None) -> dict[str, Mapping[str, Any]]:
-        """key -> newest HoodieMetadataBloomFilter of every record (of ``keys`` only, when given; tombstones
-        kept: callers skip them)."""
-        valid = ValidInstants.of(self.table.timeline, data_timeline)
-        wanted_keys = None if keys is None else set(keys)
-        shards = None if wanted_keys is None else {shard_of(k, len(self.file_ids)) for k in wanted_keys}
-        merged: dict[str, Mapping[str, Any]] = {}
-        try:
-            for s in self.latest_slices() if slices is None else slices:
-                if shards is not None and self.file_ids.index(s.file_id) not in shards:
-                    continue  # none of the keys is in this file group
-                if s.base_file is not None:
-                    reader = HFileReader(self.storage.read_bytes(self.path(s.base_file.name)),
-                                         source=self.storage.full_path(self.path(s.base_file.name)))
-                    schema = parsed_schema(reader.schema or "")
-                    pairs = reader if wanted_keys is None else sorted(reader.get_many(wanted_keys).items())
-                    for key, value in pairs:
-                        self._keep(merged, key, value, schema)
-                files = [(self.storage.full_path(self.path(lf.name)), self.storage.read_bytes(self.path(lf.name)))
-                         for lf in s.log_files]
-                for block in effective_blocks(files, valid).blocks:
-                    for key, value, schema, _ in block_records(block, wanted_keys):
-                        if value is None:
-                            merged.pop(key, None)
-                        else:
-                            self._keep(merged, key, value, schema)
-        except (HFileFormatError, InvalidInstantError, OSError, HoodieError, EOFError, ValueError) as e:
-            if isinstance(e, MetadataTableError):
-                raise
-            raise MetadataTableError(self.table.data_storage.base_uri,
-                                     f"cannot read the bloom_filters partition: {e}") from e
-        return merged
-
+    # ``read(data_timeline, keys=...)``: key -> newest HoodieMetadataBloomFilter (tombstones kept).
     @staticmethod
-    def _keep(merged: dict[str, Mapping[str, Any]], key: str, value: bytes, schema: dict[str, Any]) -> None:
+    def _merge(merged: dict[str, Mapping[str, Any]], key: str, value: bytes, schema: dict[str, Any]) -> None:
         metadata = decode_filter(value, schema)
         if metadata is not None:
             merged[key] = metadata  # the newer record wins, a tombstone too

@@ -12,8 +12,9 @@ published, with the writer's lock held when there is one:
    :mod:`hoodpy.metadata_table.record_index_writer`; column_stats when
    ``hoodie.metadata.index.column.stats.enable`` is false; any other) are dropped: they would be stale after
    this instant (Java's deleteMetadataIndexIfNecessary for indexes a writer disables). An enabled column_stats
-   the table lacks is built from the listed base files' footers (:mod:`hoodpy.metadata_table.column_stats`); a
-   wanted record_index the table lacks is built from the keys of the latest file slices.
+   the table lacks is built from the listed base files' footers (:mod:`hoodpy.metadata_table.column_stats`), so
+   is a wanted bloom_filters (:mod:`hoodpy.metadata_table.bloom_filters`, which also writes its log files in
+   step 5); a wanted record_index the table lacks is built from the keys of the latest file slices.
 3. Deltacommits of the metadata table whose data instant did not complete (a crash between the two, or the
    instants a rollback or restore takes away) are removed with their log files; so is a compaction a crash
    interrupted. Readers ignore them anyway; this keeps them from counting later.

@@ -54,7 +54,7 @@ def test_footer_filter_round_trips_through_a_data_block(tmp_path):
     assert BloomFilter.deserialize(decoded[key1]["bloomFilter"].decode()).might_contain("k2")
     merged: dict = {}
     for key, value in [(key1, block_value(decoded[key1])), (key1, block_value(bf.tombstone("003")))]:
-        bf.BloomFiltersPartition._keep(merged, key, value, parsed_schema(SCHEMA))
+        bf.BloomFiltersPartition._merge(merged, key, value, parsed_schema(SCHEMA))
     assert merged[key1]["isDeleted"] and bf.live_filters(merged) == {}
 
 
