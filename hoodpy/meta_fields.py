@@ -10,4 +10,10 @@ FILE_NAME = "_hoodie_file_name"
 
 META_COLUMNS: tuple[str, ...] = (COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME)
 
-__all__ = ["COMMIT_SEQNO", "COMMIT_TIME", "FILE_NAME", "META_COLUMNS", "PARTITION_PATH", "RECORD_KEY"]
+# The parquet footer (key-value metadata) entries of a base file's key bloom filter: its text serialization and
+# its type code. Here so that the metadata table, below the index, reads them too.
+FOOTER_BLOOM_FILTER_KEY = "org.apache.hudi.bloomfilter"
+FOOTER_BLOOM_TYPE_KEY = "hoodie_bloom_filter_type_code"
+
+__all__ = ["COMMIT_SEQNO", "COMMIT_TIME", "FILE_NAME", "FOOTER_BLOOM_FILTER_KEY", "FOOTER_BLOOM_TYPE_KEY",
+           "META_COLUMNS", "PARTITION_PATH", "RECORD_KEY"]

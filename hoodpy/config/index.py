@@ -48,6 +48,12 @@ class IndexConfig:
         "hoodie.bloom.index.prune.by.ranges", True, parse_bool,
         doc="Skip files whose footer key range excludes a key (turn off for random keys).",
     )
+    BLOOM_USE_METADATA = ConfigKey(
+        "hoodie.bloom.index.use.metadata", False, parse_bool,
+        doc="BLOOM / GLOBAL_BLOOM: read the candidate files' bloom filters from the metadata table's bloom_filters "
+        "partition (when the table has it) instead of their parquet footers; a file whose filter rules out every "
+        "candidate key is then never opened.",
+    )
     BLOOM_UPDATE_PARTITION_PATH = ConfigKey(
         "hoodie.bloom.index.update.partition.path", True, parse_bool,
         doc="GLOBAL_BLOOM: a key whose partition changed moves (delete old, insert new).",

@@ -1,7 +1,7 @@
 """Metadata-table keys (Hudi's HoodieMetadataConfig and the metadata entries of hoodie.properties).
 
-hoodpy maintains the metadata table's ``files`` partition, and its ``column_stats`` and ``record_index``
-partitions on request (:mod:`hoodpy.metadata_table`): a write with
+hoodpy maintains the metadata table's ``files`` partition, and its ``column_stats``, ``bloom_filters`` and
+``record_index`` partitions on request (:mod:`hoodpy.metadata_table`): a write with
 ``hoodie.metadata.enable=true`` builds it, every instant hoodpy completes updates it, and readers and writers
 list files through it. A write with ``hoodie.metadata.enable=false`` removes it (Java Hudi's
 ``HoodieTable.maybeDeleteMetadataTable``); without the key a table keeps what it has.
@@ -15,6 +15,7 @@ METADATA_TABLE_FOLDER = ".hoodie/metadata"
 FILES_PARTITION = "files"  # the metadata partition hoodpy always maintains
 COLUMN_STATS_PARTITION = "column_stats"  # maintained when hoodie.metadata.index.column.stats.enable is true
 RECORD_INDEX_PARTITION = "record_index"  # maintained when hoodie.metadata.record.index.enable is on
+BLOOM_FILTERS_PARTITION = "bloom_filters"  # maintained when hoodie.metadata.index.bloom.filter.enable is on
 
 
 def _at_least_one(value: int) -> int:
@@ -32,8 +33,9 @@ class MetadataConfig:
         "Unset: as the table has it (hoodie.properties lists files or not; a wanted record index or "
         "hoodie.metadata.index.column.stats.enable=true turns it on). column_stats is kept while "
         "hoodie.metadata.index.column.stats.enable is not false, record_index while "
-        "hoodie.metadata.record.index.enable (or hoodie.index.type=RECORD_INDEX) wants it; other metadata "
-        "partitions (bloom_filters, ...) are not maintained: hoodpy drops them when it updates the table. With "
+        "hoodie.metadata.record.index.enable (or hoodie.index.type=RECORD_INDEX) wants it, bloom_filters while "
+        "hoodie.metadata.index.bloom.filter.enable is not false; other metadata partitions (partition_stats, "
+        "...) are not maintained: hoodpy drops them when it updates the table. With "
         "false, the column_stats and record_index options are ignored (a warning says so).",
     )
     COLUMN_STATS_ENABLE = ConfigKey(
@@ -72,6 +74,18 @@ class MetadataConfig:
     TABLE_PARTITIONS_INFLIGHT = ConfigKey(
         "hoodie.table.metadata.partitions.inflight", (), parse_csv,
         doc="hoodie.properties: metadata partitions being built; emptied when the metadata table is removed.",
+    )
+    BLOOM_FILTER_ENABLE = ConfigKey(
+        "hoodie.metadata.index.bloom.filter.enable", None, parse_bool,
+        doc="true: keep the metadata table's bloom_filters partition: the footer bloom filter of every base file, "
+        "built from the footers when enabled on a table that has none and updated by every instant (a cleaned or "
+        "rolled-back file gets a tombstone); the bloom index reads filters from it with "
+        "hoodie.bloom.index.use.metadata=true. false: the partition is dropped with the next instant hoodpy "
+        "completes. Unset: as the table has it (Hudi's default, false, for a table without one).",
+    )
+    BLOOM_FILTER_FILE_GROUPS = ConfigKey(
+        "hoodie.metadata.index.bloom.filter.file.group.count", 4, lambda v: _at_least_one(parse_int(v)),
+        doc="File groups of the bloom_filters partition when it is built (an existing partition keeps its count).",
     )
     RECORD_INDEX_ENABLE = ConfigKey(
         "hoodie.metadata.record.index.enable", None, parse_bool,

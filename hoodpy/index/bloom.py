@@ -1,5 +1,10 @@
 """BLOOM index: prune candidate files by footer key ranges, then check footer bloom filters and confirm
-against the file's keys (Hudi's HoodieBloomIndex with range pruning and key lookup)."""
+against the file's keys (Hudi's HoodieBloomIndex with range pruning and key lookup).
+
+With ``hoodie.bloom.index.use.metadata=true`` and a metadata table that has the ``bloom_filters`` partition,
+the filters come from it (:mod:`hoodpy.metadata_table.bloom_filters`) rather than the footers, and a file whose
+filter rules out every candidate key is not opened at all (Hudi's metadata-table bloom index, RFC-37). A file
+the partition lacks falls back to its footer."""
 
 from __future__ import annotations
 
@@ -10,17 +15,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from pyspark import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.index import IndexConfig
+from hoodpy.config.properties import load_table_properties
 from hoodpy.file_group.file_group import BaseFile
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, LOCATED_DDL
 from hoodpy.index.bloom_filter import FOOTER_BLOOM_FILTER_KEY, FOOTER_MAX_RECORD_KEY, FOOTER_MIN_RECORD_KEY, BloomFilter
 from hoodpy.keygen import KeyGenerator, virtual_keys
 from hoodpy.keygen.stored import stored_record_keys
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
+from hoodpy.metadata_table import bloom_filters as mdt_bloom
 from hoodpy.storage import Storage
 
 _FILES_DDL = "f_partition string, f_file_id string, f_path string, f_min string, f_max string"
@@ -41,19 +49,35 @@ def key_ranges(storage: Storage, base_files: list[BaseFile]) -> list[tuple[str |
         return list(pool.map(lambda bf: _key_range(storage.base_uri, bf.path), base_files))
 
 
-def _check_file(base_uri: str, virtual: KeyGenerator | None):
+def metadata_filters(storage: Storage, base_files: list[BaseFile], use_metadata: bool,
+                     ) -> dict[str, bytes]:
+    """path -> serialized bloom filter of those ``base_files`` the metadata table's bloom_filters partition
+    holds; empty unless ``use_metadata`` (hoodie.bloom.index.use.metadata) and the table has the partition."""
+    if not use_metadata or not base_files or not mdt_bloom.has_partition(load_table_properties(storage)):
+        return {}
+    found = mdt_bloom.read_filters(storage, [(bf.partition_path, bf.file_name) for bf in base_files])
+    return {bf.path: bytes(found[(bf.partition_path, bf.file_name)]["bloomFilter"]) for bf in base_files
+            if (bf.partition_path, bf.file_name) in found}
+
+
+def _check_file(base_uri: str, virtual: KeyGenerator | None, shipped: Broadcast | None):
     def check(candidates: pa.Table) -> pa.Table:
         storage = Storage(base_uri)
+        filters: dict[str, bytes] = shipped.value if shipped is not None else {}
         path = candidates.column("f_path")[0].as_py()
         keys = pc.unique(candidates.column(RECORD_KEY).combine_chunks())
-        with storage.fs.open_input_file(storage.full_path(path)) as f:
-            pf = pq.ParquetFile(f)
-            text = (pf.metadata.metadata or {}).get(FOOTER_BLOOM_FILTER_KEY.encode())
-            if text is not None:
-                bloom = BloomFilter.deserialize(text.decode())
-                keys = keys.filter(pa.array(bloom.might_contain_many(keys.to_pylist()), pa.bool_()))
-            if len(keys):
-                keys = keys.filter(pc.is_in(keys, value_set=stored_record_keys(pf, virtual)))
+        if path in filters:  # from the metadata table: the footer is opened only for keys that may be there
+            bloom = BloomFilter.deserialize(filters[path].decode())
+            keys = keys.filter(pa.array(bloom.might_contain_many(keys.to_pylist()), pa.bool_()))
+        if len(keys):
+            with storage.fs.open_input_file(storage.full_path(path)) as f:
+                pf = pq.ParquetFile(f)
+                text = None if path in filters else (pf.metadata.metadata or {}).get(FOOTER_BLOOM_FILTER_KEY.encode())
+                if text is not None:
+                    bloom = BloomFilter.deserialize(text.decode())
+                    keys = keys.filter(pa.array(bloom.might_contain_many(keys.to_pylist()), pa.bool_()))
+                if len(keys):
+                    keys = keys.filter(pc.is_in(keys, value_set=stored_record_keys(pf, virtual)))
         n = len(keys)
         return pa.table({
             RECORD_KEY: keys.cast(pa.string()),
@@ -68,6 +92,7 @@ class BloomIndex:
         self.is_global = is_global
         self.prune_by_ranges = config.get(IndexConfig.BLOOM_PRUNE_BY_RANGES)
         self.virtual_keys = virtual_keys(config)
+        self.use_metadata = config.get(IndexConfig.BLOOM_USE_METADATA)
 
     def locate(self, spark: SparkSession, records: DataFrame, storage: Storage,
                base_files: list[BaseFile]) -> DataFrame:
@@ -88,8 +113,11 @@ class BloomIndex:
             cond = cond & (F.col("f_min").isNull() | in_range)
         candidates = keys.join(F.broadcast(files), cond, "inner").select(
             RECORD_KEY, "f_partition", "f_file_id", "f_path")
-        return candidates.groupBy("f_path").applyInArrow(_check_file(storage.base_uri, self.virtual_keys),
-                                                          LOCATED_DDL)
+        # A broadcast variable: the filters reach each executor once, not with every task's function.
+        filters = metadata_filters(storage, base_files, self.use_metadata)
+        shipped = spark.sparkContext.broadcast(filters) if filters else None
+        return candidates.groupBy("f_path").applyInArrow(
+            _check_file(storage.base_uri, self.virtual_keys, shipped), LOCATED_DDL)
 
 
 # A bloom probe hashes a key 30 times (~1.2 us); reading and matching a file's key column costs ~0.2 us per
@@ -99,17 +127,24 @@ _BLOOM_WORTHWHILE_FRACTION = 6
 
 
 def _check_candidates(storage: Storage, bf: BaseFile, candidates: pa.Array, virtual: KeyGenerator | None,
-                      ) -> pa.Table:
-    """The ``candidates`` (unique keys) that ``bf`` holds: footer bloom filter first (unless the candidates are
-    dense), then its key column."""
-    with storage.fs.open_input_file(storage.full_path(bf.path)) as f:
-        pf = pq.ParquetFile(f)
-        text = (pf.metadata.metadata or {}).get(FOOTER_BLOOM_FILTER_KEY.encode())
-        if text is not None and len(candidates) * _BLOOM_WORTHWHILE_FRACTION <= pf.metadata.num_rows:
-            bloom = BloomFilter.deserialize(text.decode())
-            candidates = candidates.filter(pa.array(bloom.might_contain_many(candidates), pa.bool_()))
-        if len(candidates):
-            candidates = candidates.filter(pc.is_in(candidates, value_set=stored_record_keys(pf, virtual)))
+                      metadata_filter: bytes | None = None) -> pa.Table:
+    """The ``candidates`` (unique keys) that ``bf`` holds: bloom filter first, then its key column.
+    ``metadata_filter``: the file's filter from the metadata table, always checked (probing it costs less than
+    opening the file); when it rules out every candidate the file is not opened. A footer's filter is checked
+    unless the candidates are dense."""
+    if metadata_filter is not None:
+        bloom = BloomFilter.deserialize(metadata_filter.decode())
+        candidates = candidates.filter(pa.array(bloom.might_contain_many(candidates), pa.bool_()))
+    if len(candidates):
+        with storage.fs.open_input_file(storage.full_path(bf.path)) as f:
+            pf = pq.ParquetFile(f)
+            text = None if metadata_filter is not None else (pf.metadata.metadata or {}).get(
+                FOOTER_BLOOM_FILTER_KEY.encode())
+            if text is not None and len(candidates) * _BLOOM_WORTHWHILE_FRACTION <= pf.metadata.num_rows:
+                bloom = BloomFilter.deserialize(text.decode())
+                candidates = candidates.filter(pa.array(bloom.might_contain_many(candidates), pa.bool_()))
+            if len(candidates):
+                candidates = candidates.filter(pc.is_in(candidates, value_set=stored_record_keys(pf, virtual)))
     n = len(candidates)
     return pa.table({
         RECORD_KEY: candidates.cast(pa.string()),
@@ -119,7 +154,8 @@ def _check_candidates(storage: Storage, bf: BaseFile, candidates: pa.Array, virt
 
 
 def locate_on_driver(storage: Storage, keys: pa.Table, base_files: list[BaseFile], *, is_global: bool,
-                     prune_by_ranges: bool = True, virtual: KeyGenerator | None = None) -> pa.Table:
+                     prune_by_ranges: bool = True, virtual: KeyGenerator | None = None,
+                     use_metadata: bool = False) -> pa.Table:
     """:meth:`BloomIndex.locate` for a batch whose keys the driver holds (``RECORD_KEY``, ``PARTITION_PATH``).
 
     Same answer, no Spark job: footer key ranges pick each file's candidate keys by binary search over the
@@ -154,6 +190,8 @@ def locate_on_driver(storage: Storage, keys: pa.Table, base_files: list[BaseFile
             work.append((bf, arrow_keys.slice(start, stop - start)))
     if not work:
         return empty
+    filters = metadata_filters(storage, [bf for bf, _ in work], use_metadata)
     with ThreadPoolExecutor(max_workers=min(8, len(work))) as pool:
-        found = list(pool.map(lambda item: _check_candidates(storage, *item, virtual), work))
+        found = list(pool.map(lambda item: _check_candidates(storage, *item, virtual, filters.get(item[0].path)),
+                              work))
     return pa.concat_tables([empty, *found])

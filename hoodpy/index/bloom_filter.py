@@ -46,9 +46,8 @@ import pyarrow.compute as pc
 from hoodpy.config.index import IndexConfig
 from hoodpy.errors import InvalidConfigError, InvalidRecordError
 from hoodpy.index.murmur_hash import MurmurBatch, hash32
-
-FOOTER_BLOOM_FILTER_KEY = "org.apache.hudi.bloomfilter"
-FOOTER_BLOOM_TYPE_KEY = "hoodie_bloom_filter_type_code"
+from hoodpy.meta_fields import FOOTER_BLOOM_FILTER_KEY as FOOTER_BLOOM_FILTER_KEY  # re-exported
+from hoodpy.meta_fields import FOOTER_BLOOM_TYPE_KEY as FOOTER_BLOOM_TYPE_KEY  # re-exported
 BLOOM_TYPE_DYNAMIC_V0 = "DYNAMIC_V0"
 FOOTER_MIN_RECORD_KEY = "hoodie_min_record_key"
 FOOTER_MAX_RECORD_KEY = "hoodie_max_record_key"

@@ -1,7 +1,7 @@
 """The metadata table as rows: its partitions (``show_metadata_table_partitions``), a partition's files
 (``show_metadata_table_files``), its listing checked against storage (``validate_metadata_table_files``), the
-sizes of its partitions' latest slices (``show_metadata_table_stats``) and its column_stats records
-(``show_metadata_table_column_stats``).
+sizes of its partitions' latest slices (``show_metadata_table_stats``, bloom_filters included) and its
+column_stats records (``show_metadata_table_column_stats``).
 
 The listing is the metadata table's as of the data table's current timeline. The storage side of the check is
 Hudi's FileSystemBackedTableMetadata: partitions are folders holding a partition metadata file, files are the
@@ -15,10 +15,11 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from hoodpy.config.metadata import COLUMN_STATS_PARTITION, FILES_PARTITION
+from hoodpy.config.metadata import BLOOM_FILTERS_PARTITION, COLUMN_STATS_PARTITION, FILES_PARTITION
 from hoodpy.config.properties import load_table_properties
 from hoodpy.errors import MetadataTableError
 from hoodpy.inspect.rows import Rows, columns, make_rows
+from hoodpy.metadata_table import bloom_filters
 from hoodpy.metadata_table import column_stats as cs
 from hoodpy.metadata_table.reader import MetadataTable, has_files_partition
 from hoodpy.metadata_table.records import FileListing
@@ -75,8 +76,9 @@ def validate_files(storage: Storage, *, verbose: bool = False) -> Rows:
 
 
 def stats(storage: Storage) -> Rows:
-    """Per metadata partition hoodpy reads (files, column_stats), the base / log file counts and sizes of its
-    latest slices, and the data table's partition count (Hudi's HoodieMetadataMetrics.getStats keys), sorted."""
+    """Per metadata partition hoodpy reads (files, column_stats, bloom_filters), the base / log file counts and
+    sizes of its latest slices, and the data table's partition count (Hudi's HoodieMetadataMetrics.getStats keys),
+    sorted."""
     listing = read_listing(storage)
     table = MetadataTable(storage)
     slices: dict[str, list[tuple[Any, Sequence[Any]]]] = {}
@@ -85,6 +87,9 @@ def stats(storage: Storage) -> Rows:
     if cs.has_column_stats(load_table_properties(storage)):
         slices[COLUMN_STATS_PARTITION] = [(s.base_file, s.log_files)
                                           for s in cs.ColumnStatsPartition(table).latest_slices()]
+    if bloom_filters.has_partition(load_table_properties(storage)):
+        slices[BLOOM_FILTERS_PARTITION] = [(s.base_file, s.log_files)
+                                           for s in bloom_filters.BloomFiltersPartition(table).latest_slices()]
     out = {"partitionCount": str(len(listing.partitions()))}
     for partition, pairs in slices.items():
         bases = [b for b, _ in pairs if b is not None]

@@ -438,22 +438,26 @@ class StatsSlice:
 
 
 class ColumnStatsPartition:
-    """The column_stats partition of a loaded metadata table: its file groups and their latest slices."""
+    """The column_stats partition of a loaded metadata table: its file groups and their latest slices (a
+    subclass naming another ``PARTITION`` and ``PREFIX`` reads another partition of per-file records)."""
+
+    PARTITION = COLUMN_STATS_PARTITION
+    PREFIX = FILE_ID_PREFIX
 
     def __init__(self, table: MetadataTable):
         self.table = table
         self.storage = table.storage
-        names = [(f.path.rsplit("/", 1)[-1], f.size) for f in self.storage.list_files(COLUMN_STATS_PARTITION)]
-        self.base_files = sorted((b for b in (parse_base_file(n, s, COLUMN_STATS_PARTITION) for n, s in names)
-                                  if b is not None and b.file_id.startswith(FILE_ID_PREFIX)),
+        names = [(f.path.rsplit("/", 1)[-1], f.size) for f in self.storage.list_files(self.PARTITION)]
+        self.base_files = sorted((b for b in (parse_base_file(n, s, self.PARTITION) for n, s in names)
+                                  if b is not None and b.file_id.startswith(self.PREFIX)),
                                  key=lambda b: b.instant_time)
-        self.log_files = [lf for lf in (parse_log_file(n, s, COLUMN_STATS_PARTITION) for n, s in names)
-                          if lf is not None and lf.file_id.startswith(FILE_ID_PREFIX)]
+        self.log_files = [lf for lf in (parse_log_file(n, s, self.PARTITION) for n, s in names)
+                          if lf is not None and lf.file_id.startswith(self.PREFIX)]
         self.file_ids = sorted({b.file_id for b in self.base_files} | {lf.file_id for lf in self.log_files})
 
-    @staticmethod
-    def path(name: str) -> str:
-        return f"{COLUMN_STATS_PARTITION}/{name}"
+    @classmethod
+    def path(cls, name: str) -> str:
+        return f"{cls.PARTITION}/{name}"
 
     def latest_slices(self) -> list[StatsSlice]:
         completed = self.table.completed_times()
@@ -475,22 +479,27 @@ class ColumnStatsPartition:
         return out
 
     def read(self, data_timeline: Timeline, slices: Sequence[StatsSlice] | None = None,
-             ) -> dict[str, Mapping[str, Any]]:
-        """key -> merged HoodieMetadataColumnStats of every record (tombstones kept: callers skip them)."""
+             keys: Iterable[str] | None = None) -> dict[str, Mapping[str, Any]]:
+        """key -> merged HoodieMetadataColumnStats of every record (of ``keys`` only, when given: the file groups
+        they shard to, looked up in the base files; tombstones kept: callers skip them)."""
         valid = ValidInstants.of(self.table.timeline, data_timeline)
+        wanted = None if keys is None else set(keys)
+        shards = None if wanted is None else {shard_of(k, len(self.file_ids)) for k in wanted}
         merged: dict[str, Mapping[str, Any]] = {}
         try:
             for s in self.latest_slices() if slices is None else slices:
+                if shards is not None and self.file_ids.index(s.file_id) not in shards:
+                    continue
                 if s.base_file is not None:
                     reader = HFileReader(self.storage.read_bytes(self.path(s.base_file.name)),
                                          source=self.storage.full_path(self.path(s.base_file.name)))
                     schema = parsed_schema(reader.schema or "")
-                    for key, value in reader:
+                    for key, value in reader if wanted is None else sorted(reader.get_many(wanted).items()):
                         self._merge(merged, key, value, schema)
                 files = [(self.storage.full_path(self.path(lf.name)), self.storage.read_bytes(self.path(lf.name)))
                          for lf in s.log_files]
                 for block in effective_blocks(files, valid).blocks:
-                    for key, value, schema, _ in block_records(block):
+                    for key, value, schema, _ in block_records(block, wanted):
                         if value is None:
                             merged.pop(key, None)
                         else:
@@ -499,7 +508,7 @@ class ColumnStatsPartition:
             if isinstance(e, MetadataTableError):
                 raise
             raise MetadataTableError(self.table.data_storage.base_uri,
-                                     f"cannot read the column_stats partition: {e}") from e
+                                     f"cannot read the {self.PARTITION} partition: {e}") from e
         return merged
 
     @staticmethod

@@ -12,8 +12,9 @@ published, with the writer's lock held when there is one:
    :mod:`hoodpy.metadata_table.record_index_writer`; column_stats when
    ``hoodie.metadata.index.column.stats.enable`` is false; any other) are dropped: they would be stale after
    this instant (Java's deleteMetadataIndexIfNecessary for indexes a writer disables). An enabled column_stats
-   the table lacks is built from the listed base files' footers (:mod:`hoodpy.metadata_table.column_stats`); a
-   wanted record_index the table lacks is built from the keys of the latest file slices.
+   the table lacks is built from the listed base files' footers (:mod:`hoodpy.metadata_table.column_stats`), so
+   is a wanted bloom_filters (:mod:`hoodpy.metadata_table.bloom_filters`, which also writes its log files in
+   step 5); a wanted record_index the table lacks is built from the keys of the latest file slices.
 3. Deltacommits of the metadata table whose data instant did not complete (a crash between the two, or the
    instants a rollback or restore takes away) are removed with their log files; so is a compaction a crash
    interrupted. Readers ignore them anyway; this keeps them from counting later.
@@ -43,7 +44,8 @@ from datetime import datetime, timedelta, timezone
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.metadata import (
-    COLUMN_STATS_PARTITION, FILES_PARTITION, METADATA_TABLE_FOLDER, RECORD_INDEX_PARTITION, MetadataConfig,
+    BLOOM_FILTERS_PARTITION, COLUMN_STATS_PARTITION, FILES_PARTITION, METADATA_TABLE_FOLDER, RECORD_INDEX_PARTITION,
+    MetadataConfig,
 )
 from hoodpy.config.properties import load_table_properties, save_table_properties
 from hoodpy.config.table import TableConfig
@@ -52,7 +54,7 @@ from hoodpy.file_group.naming import PARTITION_METAFILE, parse_base_file_name, p
 from hoodpy.hfile import file_info, write_records
 from hoodpy.index.bloom_filter import BloomFilter
 from hoodpy.metadata_table import changes as change_log
-from hoodpy.metadata_table import cleaner, column_stats, record_index_writer
+from hoodpy.metadata_table import bloom_filters, cleaner, column_stats, record_index_writer
 from hoodpy.metadata_table.layout import (
     COMPACTION_SUFFIX, FILES_FILE_ID, INIT_WRITE_TOKEN, MetadataBaseFile, MetadataLogFile, base_file_name,
     log_file_name, metadata_storage, metadata_table_properties, parse_base_file, partition_init_instant,
@@ -161,14 +163,15 @@ class MetadataTableWriter:
         wanted = self.config.get(MetadataConfig.ENABLE)
         if wanted is None:
             return (has_files_partition(properties) or record_index_writer.wanted(self.config, properties)
-                    or self.config.get(MetadataConfig.COLUMN_STATS_ENABLE) is True)
+                    or self.config.get(MetadataConfig.COLUMN_STATS_ENABLE) is True
+                    or self.config.get(MetadataConfig.BLOOM_FILTER_ENABLE) is True)
         return wanted
 
     def warn_ignored_indexes(self) -> list[str]:
         """The index keys set to true that hoodie.metadata.enable=false overrides, logged as a warning: the
         metadata table is removed, so those indexes are not built (no option ignored silently)."""
-        ignored = [k.key for k in (MetadataConfig.RECORD_INDEX_ENABLE, MetadataConfig.COLUMN_STATS_ENABLE)
-                   if self.config.get(k) is True]
+        ignored = [k.key for k in (MetadataConfig.RECORD_INDEX_ENABLE, MetadataConfig.COLUMN_STATS_ENABLE,
+                                   MetadataConfig.BLOOM_FILTER_ENABLE) if self.config.get(k) is True]
         if ignored and self.config.get(MetadataConfig.ENABLE) is False:
             _log.warning("%s=true ignored for %s: %s=false turns the metadata table off, so the index is not built",
                          "=true and ".join(ignored), self.storage.base_uri, MetadataConfig.ENABLE.key)
@@ -187,9 +190,14 @@ class MetadataTableWriter:
                 return
             properties = load_table_properties(self.storage) or {}
         keep_index = record_index_writer.wanted(self.config, properties)
-        self.drop_unmaintained_partitions(properties, keep={RECORD_INDEX_PARTITION} if keep_index else set())
+        keep_bloom = bloom_filters.wanted(self.config, properties)
+        keep = {p for p, kept in ((RECORD_INDEX_PARTITION, keep_index), (BLOOM_FILTERS_PARTITION, keep_bloom))
+                if kept}
+        self.drop_unmaintained_partitions(properties, keep=keep)
         if self.column_stats_enabled(properties) and not column_stats.has_column_stats(properties):
             self.bootstrap_column_stats(data_timeline, exclude=inflight.timestamp)
+        if keep_bloom and not bloom_filters.has_partition(properties):
+            bloom_filters.build(self, data_timeline, exclude=inflight.timestamp)
         if keep_index and not has_record_index(properties):
             record_index_writer.build(self, data_timeline, exclude=inflight.timestamp)
         # Before step 3 removes the deltacommits of the instants a rollback or restore takes away.
@@ -222,8 +230,11 @@ class MetadataTableWriter:
         if change_log.rolled_back_instants(inflight, data, source):
             change = change_log.only_listed(change, {p: current.files(p) for p in change.deleted})
         others = []
-        if has_record_index(load_table_properties(self.storage)):
+        properties = load_table_properties(self.storage)
+        if has_record_index(properties):
             others = record_index_writer.deltacommit_logs(self, table, inflight, data, data_timeline, current)
+        if bloom_filters.has_partition(properties):
+            others += bloom_filters.deltacommit_logs(self, table, inflight.timestamp, change.added, change.deleted)
         if not change.is_empty() or others:
             self.write_deltacommit(table, inflight.timestamp, change, data_timeline, others)
         if cleaner.due(table):
@@ -411,7 +422,8 @@ class MetadataTableWriter:
             return False
         stats_part = column_stats.ColumnStatsPartition(table)
         # Their log files first: a crash in between leaves deltacommits that count not.
-        logs = [*table.log_files, *stats_part.log_files, *record_index_writer.log_files(self.meta)]
+        logs = [*table.log_files, *stats_part.log_files, *record_index_writer.log_files(self.meta),
+                *bloom_filters.log_files(table)]
         for lf in logs:
             if self._written_only_by(lf.path, lf.instant_time, set(orphans), table.layout):
                 self.meta.delete(lf.path)
@@ -467,9 +479,9 @@ class MetadataTableWriter:
         return True
 
     def compact(self, table: MetadataTable, data_timeline: Timeline, instant_time: str) -> Instant:
-        """Merge the latest slice of every file group (files, column_stats, record_index) into a new base HFile at
-        ``instant_time``: a ``compaction`` instant (HoodieCompactionPlan) that completes as a commit
-        (``compacted``, operation COMPACT), as the v9 fixture's metadata compaction."""
+        """Merge the latest slice of every file group (files, column_stats, bloom_filters, record_index) into a
+        new base HFile at ``instant_time``: a ``compaction`` instant (HoodieCompactionPlan) that completes as a
+        commit (``compacted``, operation COMPACT), as the v9 fixture's metadata compaction."""
         file_slice = table.latest_slice()
         listing = table.read(data_timeline, file_slice=file_slice)
         layout = table.layout
@@ -478,20 +490,26 @@ class MetadataTableWriter:
                                             file_slice.base_file.name, file_slice.log_files)]
         # (partition, file id, base instant of the slice merged or "null", records of a base file named as given)
         groups: list[tuple[str, str, str, Callable[[str], list[tuple[str, dict]]]]] = []
-        if column_stats.has_column_stats(properties):
-            part = column_stats.ColumnStatsPartition(table)
+        # Per-file partitions (a record per data file, sharded by key hash): their live records, re-sharded.
+        per_file = [(column_stats.has_column_stats, column_stats.ColumnStatsPartition, column_stats.live_stats,
+                     column_stats.stats_record, column_stats.file_group_id),
+                    (bloom_filters.has_partition, bloom_filters.BloomFiltersPartition, bloom_filters.live_filters,
+                     bloom_filters.filter_record, bloom_filters.file_group_id)]
+        for present, partition_class, live, record, group_id in per_file:
+            if not present(properties):
+                continue
+            part = partition_class(table)
             slices = part.latest_slices()
-            merged = column_stats.live_stats(part.read(data_timeline, slices))
+            merged = live(part.read(data_timeline, slices))
             by_group: dict[int, list[tuple[str, dict]]] = {i: [] for i in range(len(part.file_ids))}
             for key in sorted(merged):
                 by_group[column_stats.shard_of(key, len(part.file_ids))].append((key, merged[key]))
-            operations += [_compaction_operation(COLUMN_STATS_PARTITION, s.file_id, s.base_instant,
+            operations += [_compaction_operation(part.PARTITION, s.file_id, s.base_instant,
                                                  s.base_file.name if s.base_file else None, s.log_files)
                            for s in slices]
             prev = {s.file_id: s.base_file.instant_time if s.base_file else NULL_COMMIT for s in slices}
-            groups += [(COLUMN_STATS_PARTITION, column_stats.file_group_id(i),
-                        prev.get(column_stats.file_group_id(i), NULL_COMMIT),
-                        lambda name, pairs=pairs: [(k, column_stats.stats_record(k, v, name)) for k, v in pairs])
+            groups += [(part.PARTITION, group_id(i), prev.get(group_id(i), NULL_COMMIT),
+                        lambda name, pairs=pairs, record=record: [(k, record(k, v, name)) for k, v in pairs])
                        for i, pairs in by_group.items()]
         if has_record_index(properties):
             for file_id, s, locations in record_index_writer.compaction_slices(self.storage, table, data_timeline):

@@ -567,7 +567,8 @@ class Writer:
         located = locate_on_driver(self.storage, keys.select([RECORD_KEY, PARTITION_PATH]), latest,
                                    is_global=False,
                                    prune_by_ranges=self.config.get(IndexConfig.BLOOM_PRUNE_BY_RANGES),
-                                   virtual=virtual_keys(self.config))
+                                   virtual=virtual_keys(self.config),
+                                   use_metadata=self.config.get(IndexConfig.BLOOM_USE_METADATA))
         joined = keys.join(located, keys=[RECORD_KEY, PARTITION_PATH], right_keys=[RECORD_KEY, LOC_PARTITION],
                            join_type="left outer")
         found = pc.is_valid(joined.column(LOC_FILE_ID))

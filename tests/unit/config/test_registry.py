@@ -58,8 +58,8 @@ def test_a_honoured_key_does_not_warn(key, value):
 
 
 def test_metadata_partitions_hoodpy_does_not_maintain_warn():
-    messages = config_warnings(check_options, {"hoodie.metadata.index.bloom.filter.enable": "true"})
-    assert len(messages) == 1 and "hoodie.metadata.index.bloom.filter.enable" in messages[0]
+    messages = config_warnings(check_options, {"hoodie.metadata.index.partition.stats.enable": "true"})
+    assert len(messages) == 1 and "hoodie.metadata.index.partition.stats.enable" in messages[0]
 
 
 def test_an_unknown_table_property_warns_naming_key_and_table():
