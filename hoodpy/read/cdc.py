@@ -20,11 +20,9 @@ the changes are read from (Hudi's HoodieCDCInferenceCase):
 * REPLACE_COMMIT: every row of a file group a replacecommit replaced (insert_overwrite) is a ``d`` (its latest
   slice before the commit, log files merged).
 
-JSON as Hudi writes it: images from CDC log records (and the OP_KEY_ONLY before image) as Avro's
-``GenericData.toString`` prints a record (``{"id": 1, "name": "a"}``, table columns only for logged images);
-images read from base and log files as its InternalRowToJsonStringConverter prints a row (compact, meta
-columns included). Plain column types print as Hudi does, timestamps and dates as their microseconds and days
-since the epoch; other types (decimals, binary, maps) print their values as Python's JSON encoder does.
+Images are printed as Hudi prints them (:mod:`hoodpy.read.cdc_images`): logged images (table columns only)
+as Avro's ``GenericData.toString``, rows read from base and log files (meta columns included) as its
+InternalRowToJsonStringConverter.
 
 The changes are planned on the driver (commit metadata and file listings) and read in Spark tasks, one per
 (commit, file group).
@@ -32,9 +30,7 @@ The changes are planned on the driver (commit metadata and file listings) and re
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import math
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -44,16 +40,17 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hoodpy.config.table import DATA_BEFORE, DATA_BEFORE_AFTER, TableConfig, cdc_mode
+from hoodpy.config.write import event_time_ordering_field
 from hoodpy.errors import ChangesNotReadableError, HoodieIOError, InvalidConfigError
 from hoodpy.file_group.cdc_log import AFTER, BEFORE, OP, OP_DELETE, OP_INSERT, OP_UPDATE, RECORD_KEY
 from hoodpy.file_group.file_group import BaseFile
-from hoodpy.config.write import event_time_ordering_field
 from hoodpy.file_group.fs_view import FileSystemView, list_base_files
 from hoodpy.file_group.log_file import cdc_records, effective_blocks
 from hoodpy.file_group.log_writer import avro_records
 from hoodpy.file_group.naming import join_partition, parse_base_file_name
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.meta_fields import RECORD_KEY as KEY_COLUMN
+from hoodpy.read.cdc_images import avro_text, row_text
 from hoodpy.read.query import window_commits
 from hoodpy.read.slice_merge import decode_blocks, merge_decoded
 from hoodpy.read.slice_scan import slice_rows
@@ -92,12 +89,17 @@ class CdcSplit:
 
 @dataclass(frozen=True)
 class CdcReadContext:
-    """What the tasks reading merge-on-read splits need: the rows' schema (meta columns first), the merge's
-    ordering field and the log blocks that count."""
+    """What the tasks reading splits need: the rows' schema (meta columns first), the merge's ordering field
+    and the log blocks that count (merge-on-read slices)."""
 
     schema: pa.Schema
     ordering_field: str | None
     committed: CommittedInstants
+
+    @property
+    def image_type(self) -> pa.DataType:
+        """The type of logged images: the table columns."""
+        return pa.struct([f for f in self.schema if f.name not in META_COLUMNS])
 
 
 def check_cdc_table(table: ReadableTable) -> str:
@@ -219,70 +221,6 @@ def plan_cdc(table: ReadableTable, start: str, end: str | None = None) -> list[C
 
 
 # -- executors ---------------------------------------------------------------------------------------------
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-
-
-def _spark_value(value: Any) -> Any:
-    """Timestamps and dates as Hudi's images hold them: microseconds / days since the epoch (Spark's internal
-    values, and the Avro longs and ints of timestamp-micros and date)."""
-    if isinstance(value, dt.datetime):
-        moment = value if value.tzinfo is not None else value.replace(tzinfo=dt.timezone.utc)
-        delta = moment - _EPOCH
-        return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
-    if isinstance(value, dt.date):
-        return (value - _EPOCH.date()).days
-    return value
-
-
-def _avro_text(value: Any) -> str:
-    """A value as Avro's GenericData.toString prints it."""
-    value = _spark_value(value)
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {_avro_text(v)}"
-                               for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_avro_text(v) for v in value) + "]"
-    if isinstance(value, float):
-        return _java_double(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, (bytes, bytearray)):
-        return '{"bytes": ' + json.dumps(bytes(value).decode("latin-1"), ensure_ascii=False) + "}"
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    return json.dumps(str(value), ensure_ascii=False)
-
-
-def _java_double(value: float) -> str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return repr(value)
-
-
-def _json_value(value: Any) -> Any:
-    value = _spark_value(value)
-    if isinstance(value, dict):
-        return {str(k): _json_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_value(v) for v in value]
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value).decode("latin-1")
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
-
-
-def _row_text(row: dict[str, Any]) -> str:
-    """A row as Hudi's InternalRowToJsonStringConverter prints it (Jackson, compact, the columns in order)."""
-    return json.dumps({k: _json_value(v) for k, v in row.items()}, ensure_ascii=False, separators=(",", ":"))
-
-
 def _rows(storage: Storage, path: str | None) -> list[dict[str, Any]]:
     if path is None:
         return []
@@ -305,24 +243,24 @@ def split_changes(storage: Storage, split: CdcSplit, ctx: CdcReadContext | None 
     """The (op, ts_ms, before, after) rows of one split (``ctx``: for merge-on-read splits)."""
     ts = split.instant_time
     if split.case == BASE_FILE_INSERT:
-        return [(OP_INSERT, ts, None, _row_text(r)) for r in _rows(storage, split.after_file)]
+        return [(OP_INSERT, ts, None, row_text(r)) for r in _rows(storage, split.after_file)]
     if split.case in (BASE_FILE_DELETE, REPLACE_COMMIT):
         before = avro_records(_slice(storage, split, ctx)) if split.before_logs else \
             _rows(storage, split.before_file)
-        return [(OP_DELETE, ts, _row_text(r), None) for r in before]
+        return [(OP_DELETE, ts, row_text(r), None) for r in before]
     if split.case == LOG_FILE:
         return _log_file_changes(storage, split, ctx)
     records = [r for path in split.cdc_files for r in cdc_records(storage.read_bytes(path), path)]
     if split.mode == DATA_BEFORE_AFTER:
-        return [(r[OP], ts, _avro_or_none(r[BEFORE]), _avro_or_none(r[AFTER])) for r in records]
+        return [(r[OP], ts, _avro_or_none(r[BEFORE], ctx), _avro_or_none(r[AFTER], ctx)) for r in records]
     after = _keyed(_rows(storage, split.after_file))
     before = _keyed(_rows(storage, split.before_file)) if split.mode != DATA_BEFORE else {}
     out = []
     for r in records:
         op, key = r[OP], r[RECORD_KEY]
         image = r[BEFORE] if split.mode == DATA_BEFORE else before.get(key) if op != OP_INSERT else None
-        out.append((op, ts, _avro_or_none(image),
-                    _row_text(after[key]) if op in (OP_INSERT, OP_UPDATE) and key in after else None))
+        out.append((op, ts, _avro_or_none(image, ctx),
+                    row_text(after[key]) if op in (OP_INSERT, OP_UPDATE) and key in after else None))
     return out
 
 
@@ -346,12 +284,12 @@ def _log_file_changes(storage: Storage, split: CdcSplit, ctx: CdcReadContext | N
         if a == b:  # absent before and after, or a stale record that lost the merge
             continue
         op = OP_INSERT if b is None else OP_DELETE if a is None else OP_UPDATE
-        out.append((op, split.instant_time, None if b is None else _row_text(b), None if a is None else _row_text(a)))
+        out.append((op, split.instant_time, None if b is None else row_text(b), None if a is None else row_text(a)))
     return out
 
 
-def _avro_or_none(image: dict | None) -> str | None:
-    return None if image is None else _avro_text(image)
+def _avro_or_none(image: dict | None, ctx: CdcReadContext | None) -> str | None:
+    return None if image is None else avro_text(image, ctx.image_type if ctx is not None else None)
 
 
 def _run_splits(base_uri: str, ctx: CdcReadContext | None, batches: Iterator[pa.RecordBatch],
@@ -370,7 +308,7 @@ def read_cdc(table: ReadableTable, start: str, end: str | None = None) -> DataFr
     """The CDC query over (start, end]: a DataFrame of ``op``, ``ts_ms``, ``before``, ``after``."""
     splits = plan_cdc(table, start, end)
     base_uri = table.storage.base_uri
-    ctx = read_context(table) if any(s.case == LOG_FILE or s.before_logs for s in splits) else None
+    ctx = read_context(table)
     texts = [(json.dumps(asdict(s)),) for s in splits]
     frame = table.spark.createDataFrame(texts, "split string") if texts else \
         table.spark.createDataFrame([], "split string")

@@ -15,7 +15,7 @@ import pytest
 from tests.compat import hudi_rs
 from hoodpy_spark_helpers import SMALL_BLOOM, rows
 
-from hoodpy.errors import ChangesNotReadableError, InvalidConfigError, UnsupportedTableTypeError
+from hoodpy.errors import ChangesNotReadableError, InvalidConfigError
 from hoodpy.file_group.log_file import cdc_records
 from hoodpy.table import HoodieTable
 from hoodpy.timeline.instant import EARLIEST_INSTANT
@@ -228,12 +228,7 @@ def test_bad_input(spark, tmp_path):
         HoodieTable.create(spark, str(tmp_path / "bad"), table_name="bad", record_key_fields=["id"],
                            table_properties={"hoodie.table.cdc.enabled": "true",
                                              "hoodie.table.cdc.supplemental.logging.mode": "everything"})
-    with pytest.raises(UnsupportedTableTypeError, match="hoodie.table.cdc.enabled"):
-        HoodieTable.create(spark, str(tmp_path / "mor"), table_name="mor", record_key_fields=["id"],
-                           precombine_field="ts", table_type="MERGE_ON_READ",
-                           table_properties={"hoodie.table.cdc.enabled": "true"})
     assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").rglob("hoodie.properties"))
-    assert not any((tmp_path / "mor").rglob("hoodie.properties"))
 
 
 def test_rollback_removes_the_commits_cdc_logs(spark, tmp_path):
@@ -284,3 +279,33 @@ def test_sql_table_created_with_cdc(spark, tmp_path):
 
 def _image(text: str | None) -> tuple | None:
     return None if text is None else tuple(json.loads(text)[c] for c in ("id", "v", "ts"))
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_json_images_of_decimals_binary_maps_and_structs(spark, tmp_path, table_type):
+    """Logged images (copy-on-write merges) as Avro prints the record Spark converts: a decimal is its fixed's
+    signed bytes; rows read from files (new base files, merge-on-read logs) as Jackson prints them: binary in
+    base64, maps and structs as objects, decimals as numbers (hoodpy.read.cdc_images)."""
+    from decimal import Decimal
+
+    ddl = "id int, ts long, d decimal(10,2), b binary, m map<string,int>, s struct<a:int,c:string>"
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="cdc_types", record_key_fields=["id"],
+                           precombine_field="ts", table_type=table_type, options=SMALL_BLOOM,
+                           table_properties={"hoodie.table.cdc.enabled": "true"})
+    c1 = t.upsert(spark.createDataFrame([(1, 1, Decimal("1.50"), bytearray(b"\x00a"), {"k": 1}, (3, "x"))],
+                                        ddl)).instant_time
+    c2 = t.upsert(spark.createDataFrame([(1, 2, Decimal("-2.00"), bytearray(b"z"), {"k": 2}, (4, None))], ddl),
+                  options={"hoodie.parquet.small.file.limit": "0"}).instant_time
+    (ins,) = t.read_cdc(EARLIEST_INSTANT, c1).collect()
+    assert ins.op == "i" and ins.after.endswith(
+        '"id":1,"ts":1,"d":1.50,"b":"AGE=","m":{"k":1},"s":{"a":3,"c":"x"}}')
+    (upd,) = t.read_cdc(c1, c2).collect()
+    assert upd.op == "u"
+    if table_type == "COPY_ON_WRITE":  # a CDC log file of DATA_BEFORE_AFTER records
+        assert upd.before == ('{"id": 1, "ts": 1, "d": [0, 0, 0, 0, -106], "b": {"bytes": "\\u0000a"}, '
+                              '"m": {"k": 1}, "s": {"a": 3, "c": "x"}}')
+        assert upd.after == ('{"id": 1, "ts": 2, "d": [-1, -1, -1, -1, 56], "b": {"bytes": "z"}, '
+                             '"m": {"k": 2}, "s": {"a": 4, "c": null}}')
+    else:  # the log file against the base file: rows with meta columns
+        assert upd.before.endswith('"id":1,"ts":1,"d":1.50,"b":"AGE=","m":{"k":1},"s":{"a":3,"c":"x"}}')
+        assert upd.after.endswith('"id":1,"ts":2,"d":-2.00,"b":"eg==","m":{"k":2},"s":{"a":4,"c":null}}')
