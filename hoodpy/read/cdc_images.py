@@ -44,6 +44,15 @@ def _spark_value(value: Any) -> Any:
     return value
 
 
+def _literal(value: Any) -> str | None:
+    """null, true and false, as both printers write them; None for other values."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return None
+
+
 def _string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
@@ -73,10 +82,9 @@ def avro_text(value: Any, t: pa.DataType | None = None) -> str:
     """A value as Avro's GenericData.toString prints it; ``t``: its Arrow type where known (decimals need
     their precision)."""
     value = _spark_value(value)
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
+    literal = _literal(value)
+    if literal is not None:
+        return literal
     if isinstance(value, dict):
         if t is not None and pa.types.is_map(t):
             return "{" + ", ".join(f"{_string(str(k))}: {avro_text(v, t.item_type)}" for k, v in value.items()) + "}"
@@ -105,10 +113,9 @@ def _java_double(value: float) -> str:
 
 def _jackson(value: Any) -> str:
     value = _spark_value(value)
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
+    literal = _literal(value)
+    if literal is not None:
+        return literal
     if isinstance(value, dict):
         return "{" + ",".join(f"{_string(str(k))}:{_jackson(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):

@@ -14,6 +14,8 @@ from types import SimpleNamespace
 
 import pytest
 from tests.compat import hudi_rs
+from cdc_model import COLUMNS, Model
+from cdc_model import changes as _changes
 from hoodpy_spark_helpers import SMALL_BLOOM, rows
 
 from hoodpy.table import HoodieTable
@@ -22,55 +24,8 @@ from hoodpy.timeline.instant import EARLIEST_INSTANT
 pytestmark = pytest.mark.spark
 
 DDL = "id int, p string, ts long, v string"
-COLUMNS = ("id", "p", "ts", "v")
 MODES = ("DATA_BEFORE_AFTER", "DATA_BEFORE", "OP_KEY_ONLY")
 NO_SMALL_FILES = {"hoodie.parquet.small.file.limit": "0"}  # updates go to logs, inserts to new file groups
-
-
-def _data(image: str | None) -> tuple | None:
-    if image is None:
-        return None
-    d = json.loads(image)
-    return tuple(d[c] for c in COLUMNS)
-
-
-def _changes(df) -> list[tuple]:
-    return sorted((r.ts_ms, r.op, (_data(r.before) or _data(r.after))[0], _data(r.before), _data(r.after))
-                  for r in df.collect())
-
-
-class Model:
-    """The expected changes (commit, op, key, before, after) and rows, merged by event time on ``ts`` (a
-    record older than the stored row changes nothing)."""
-
-    def __init__(self):
-        self.state: dict[int, tuple] = {}
-        self.changes: list[tuple] = []
-
-    def upsert(self, ts: str, batch: list[tuple]) -> None:
-        for row in batch:
-            before = self.state.get(row[0])
-            if before is not None and row[2] < before[2]:
-                continue
-            self.changes.append((ts, "u" if before else "i", row[0], before, row))
-            self.state[row[0]] = row
-
-    def delete(self, ts: str, keys: list[int]) -> None:
-        for k in keys:
-            if k in self.state:
-                self.changes.append((ts, "d", k, self.state.pop(k), None))
-
-    def insert_overwrite(self, ts: str, batch: list[tuple]) -> None:
-        parts = {r[1] for r in batch}
-        for k, row in sorted(self.state.items()):
-            if row[1] in parts:
-                self.changes.append((ts, "d", k, self.state.pop(k), None))
-        for row in batch:
-            self.changes.append((ts, "i", row[0], None, row))
-            self.state[row[0]] = row
-
-    def window(self, start: str, end: str | None = None) -> list[tuple]:
-        return sorted(c for c in self.changes if c[0] > start and (end is None or c[0] <= end))
 
 
 def _row(k: int, ts: int, tag: str = "") -> tuple:
