@@ -122,6 +122,7 @@ class _Versions:
     def __init__(self, storage: Storage, timeline: Timeline):
         self.storage, self.timeline = storage, timeline
         self._listed: dict[str, list[BaseFile]] = {}
+        self._views: dict[tuple[str, str], FileSystemView] = {}  # (partition, as of) -> its view
 
     def of(self, partition: str, file_id: str, *, at: str | None = None, before: str | None = None) -> str | None:
         """The base file of a file group written at instant ``at``, or the newest committed one before
@@ -139,8 +140,10 @@ class _Versions:
         earlier = [i.timestamp for i in self.timeline.completed_commits() if i.timestamp < instant_time]
         if not earlier:
             return None, ()
-        view = FileSystemView.load(self.storage, self.timeline, as_of=max(earlier), partitions=[partition])
-        group = view.file_group(partition, file_id)
+        key = (partition, max(earlier))
+        if key not in self._views:
+            self._views[key] = FileSystemView.load(self.storage, self.timeline, as_of=key[1], partitions=[partition])
+        group = self._views[key].file_group(partition, file_id)
         latest = group.latest_slice() if group is not None else None
         if latest is None:
             return None, ()
