@@ -370,7 +370,7 @@ class HoodieTable:
         """Change data capture: one row per change committed after ``start`` up to and including ``end``, with
         Hudi's columns ``op`` (``i``, ``u``, ``d``), ``ts_ms`` (the commit's instant time), ``before`` and
         ``after`` (JSON of the record images). The table must have been created with
-        ``hoodie.table.cdc.enabled=true`` (copy-on-write); :mod:`hoodpy.read.cdc` says where each change is
+        ``hoodie.table.cdc.enabled=true`` (either table type); :mod:`hoodpy.read.cdc` says where each change is
         read from."""
         return read_cdc(self, start, end)
 

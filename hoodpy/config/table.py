@@ -91,8 +91,9 @@ class TableConfig:
     CREATE_SCHEMA = ConfigKey("hoodie.table.create.schema", None, doc="Avro schema at creation.")
     CDC_ENABLED = ConfigKey(
         "hoodie.table.cdc.enabled", False, parse_bool,
-        doc="Change data capture, set when the table is created (copy-on-write tables): merges into existing "
-            "file groups also write CDC log files (.<fileId>_<instant>.log.1_<token>-cdc), and incremental "
+        doc="Change data capture, set when the table is created: merges into existing base files also write CDC "
+            "log files (.<fileId>_<instant>.log.1_<token>-cdc; a merge-on-read table's log appends write none, "
+            "their changes are inferred from the log files), and incremental "
             "queries with hoodie.datasource.query.incremental.format=cdc (hudi_table_changes(t, 'cdc', ...), "
             "HoodieTable.read_cdc) return op, ts_ms, before, after per change.")
     CDC_SUPPLEMENTAL_LOGGING_MODE = ConfigKey(
@@ -202,14 +203,10 @@ def check_version_writable(base_uri: str, version: int) -> None:
 
 def cdc_properties(base_uri: str, requested: HoodieConfig) -> dict[str, str]:
     """The CDC properties a new table records (none unless ``hoodie.table.cdc.enabled``): the flag and the
-    supplemental logging mode (Java's enum name). Change data capture is written for copy-on-write tables only
-    (Hudi infers a merge-on-read table's changes from its log files, which hoodpy does not)."""
+    supplemental logging mode (Java's enum name). Both table types: a merge-on-read table's log appends are
+    read back as changes against the slice before them (Hudi's LOG_FILE inference)."""
     if not requested.get(TableConfig.CDC_ENABLED):
         return {}
-    table_type = requested.get(TableConfig.TYPE)
-    if table_type != COPY_ON_WRITE:
-        raise UnsupportedTableTypeError(base_uri, table_type, f"enable {TableConfig.CDC_ENABLED.key} on it "
-                                        "(hoodpy captures changes of copy-on-write tables)")
     return {TableConfig.CDC_ENABLED.key: "true",
             TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE.key: requested.get(TableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE)}
 

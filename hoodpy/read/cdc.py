@@ -1,23 +1,28 @@
-"""Change data capture queries (``hoodie.datasource.query.incremental.format=cdc``) over copy-on-write tables
-with ``hoodie.table.cdc.enabled``: one row per change committed in (start, end], with Hudi's columns ``op``
+"""Change data capture queries (``hoodie.datasource.query.incremental.format=cdc``) over tables with
+``hoodie.table.cdc.enabled``: one row per change committed in (start, end], with Hudi's columns ``op``
 (``i``, ``u``, ``d``), ``ts_ms`` (the commit's instant time), ``before`` and ``after`` (JSON strings of the
 record images, null where absent), as Hudi's Spark CDC relation (HoodieCDCExtractor + its CDC RDD) returns them.
 
-Per commit (commit and replacecommit instants whose operation changes data: not clustering) and file group
-written, what the changes are read from (Hudi's HoodieCDCInferenceCase):
+Per commit (commit, deltacommit and replacecommit instants whose operation changes data: not clustering nor
+compaction, whose rows a reader already saw as the deltacommits that wrote them) and file group written, what
+the changes are read from (Hudi's HoodieCDCInferenceCase):
 
 * AS_IS: the write stat names CDC log files (``cdcStats``): their records, with the images the supplemental
   logging mode did not log read from the file versions before (``prevCommit``) and after (the written file);
-* BASE_FILE_INSERT: a file of inserts only and no CDC log (a new file group): every row is an ``i``;
+* BASE_FILE_INSERT: a base file of inserts only and no CDC log (a new file group): every row is an ``i``;
 * BASE_FILE_DELETE: a delete that emptied a file group and logged nothing: every row of the version before
   is a ``d``;
-* REPLACE_COMMIT: every row of a file group a replacecommit replaced (insert_overwrite) is a ``d``.
+* LOG_FILE: a merge-on-read log file a deltacommit appended (no CDC log: Hudi's append handle writes none):
+  its records against the file slice before it (the base file and the other log files the write stat
+  lists): a delete of a present key is a ``d``, a record of an absent key an ``i``, a record whose merge with
+  the present row changes it a ``u`` (a stale record that loses the merge is no change); before and after
+  are the merged rows, meta columns included;
+* REPLACE_COMMIT: every row of a file group a replacecommit replaced (insert_overwrite) is a ``d`` (its latest
+  slice before the commit, log files merged).
 
-JSON as Hudi writes it: images from CDC log records (and the OP_KEY_ONLY before image) as Avro's
-``GenericData.toString`` prints a record (``{"id": 1, "name": "a"}``, table columns only for logged images);
-images read from base files as its InternalRowToJsonStringConverter prints a row (compact, meta columns
-included). Plain column types print as Hudi does, timestamps and dates as their microseconds and days since
-the epoch; other types (decimals, binary, maps) print their values as Python's JSON encoder does.
+Images are printed as Hudi prints them (:mod:`hoodpy.read.cdc_images`): logged images (table columns only)
+as Avro's ``GenericData.toString``, rows read from base and log files (meta columns included) as its
+InternalRowToJsonStringConverter.
 
 The changes are planned on the driver (commit metadata and file listings) and read in Spark tasks, one per
 (commit, file group).
@@ -25,29 +30,34 @@ The changes are planned on the driver (commit metadata and file listings) and re
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import math
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hoodpy.config.table import DATA_BEFORE, DATA_BEFORE_AFTER, TableConfig, cdc_mode
-from hoodpy.errors import ChangesNotReadableError, HoodieIOError, InvalidConfigError, UnsupportedTableTypeError
+from hoodpy.config.write import event_time_ordering_field
+from hoodpy.errors import ChangesNotReadableError, HoodieIOError, InvalidConfigError
 from hoodpy.file_group.cdc_log import AFTER, BEFORE, OP, OP_DELETE, OP_INSERT, OP_UPDATE, RECORD_KEY
 from hoodpy.file_group.file_group import BaseFile
-from hoodpy.file_group.fs_view import list_base_files
-from hoodpy.file_group.log_file import cdc_records
+from hoodpy.file_group.fs_view import FileSystemView, list_base_files
+from hoodpy.file_group.log_file import cdc_records, effective_blocks
 from hoodpy.file_group.log_writer import avro_records
+from hoodpy.file_group.naming import join_partition, parse_base_file_name
+from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.meta_fields import RECORD_KEY as KEY_COLUMN
+from hoodpy.read.cdc_images import avro_text, row_text
 from hoodpy.read.query import window_commits
+from hoodpy.read.slice_merge import decode_blocks, merge_decoded
+from hoodpy.read.slice_scan import slice_rows
 from hoodpy.storage import Storage
 from hoodpy.timeline.instant import Action
 from hoodpy.timeline.metadata import NULL_COMMIT, OperationType
-from hoodpy.timeline.timeline import Timeline
+from hoodpy.timeline.timeline import CommittedInstants, Timeline
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -55,9 +65,11 @@ if TYPE_CHECKING:
     from hoodpy.read.query import ReadableTable
 
 CDC_COLUMNS_DDL = "op string, ts_ms string, before string, after string"
-AS_IS, BASE_FILE_INSERT, BASE_FILE_DELETE, REPLACE_COMMIT = "AS_IS", "BASE_FILE_INSERT", "BASE_FILE_DELETE", \
-    "REPLACE_COMMIT"
-# WriteOperationType.isDataChange: table services rewrite files without changing records.
+AS_IS, BASE_FILE_INSERT, BASE_FILE_DELETE, LOG_FILE, REPLACE_COMMIT = \
+    "AS_IS", "BASE_FILE_INSERT", "BASE_FILE_DELETE", "LOG_FILE", "REPLACE_COMMIT"
+_WRITES = (Action.COMMIT, Action.DELTACOMMIT, Action.REPLACECOMMIT)
+# WriteOperationType.isDataChange: table services rewrite files without changing records (a compaction's rows
+# were reported as the deltacommits that logged them).
 _NOT_DATA_CHANGES = {OperationType.CLUSTER, OperationType.COMPACT, "LOG_COMPACT", "INDEX"}
 _OUTPUT = pa.schema([(n, pa.string()) for n in ("op", "ts_ms", "before", "after")])
 
@@ -72,6 +84,22 @@ class CdcSplit:
     cdc_files: tuple[str, ...] = ()
     before_file: str | None = None  # the file version before the commit (its base file)
     after_file: str | None = None  # the file version the commit wrote
+    before_logs: tuple[str, ...] = ()  # merge-on-read: the log files of the slice before the commit
+
+
+@dataclass(frozen=True)
+class CdcReadContext:
+    """What the tasks reading splits need: the rows' schema (meta columns first), the merge's ordering field
+    and the log blocks that count (merge-on-read slices)."""
+
+    schema: pa.Schema
+    ordering_field: str | None
+    committed: CommittedInstants
+
+    @property
+    def image_type(self) -> pa.DataType:
+        """The type of logged images: the table columns."""
+        return pa.struct([f for f in self.schema if f.name not in META_COLUMNS])
 
 
 def check_cdc_table(table: ReadableTable) -> str:
@@ -82,9 +110,6 @@ def check_cdc_table(table: ReadableTable) -> str:
         raise InvalidConfigError(TableConfig.CDC_ENABLED.key, props.get(TableConfig.CDC_ENABLED.key, "false"),
                                  f"It isn't a CDC hudi table on {table.storage.base_uri}: change data capture "
                                  f"queries read tables created with {TableConfig.CDC_ENABLED.key}=true")
-    if props.get(TableConfig.TYPE.key) == "MERGE_ON_READ":
-        raise UnsupportedTableTypeError(table.storage.base_uri, "MERGE_ON_READ",
-                                        "run change data capture queries on it (copy-on-write tables only)")
     if props.get(TableConfig.POPULATE_META_FIELDS.key, "true").lower() == "false":
         raise InvalidConfigError(TableConfig.POPULATE_META_FIELDS.key, "false",
                                  "change data capture queries match images by the stored record key")
@@ -97,6 +122,7 @@ class _Versions:
     def __init__(self, storage: Storage, timeline: Timeline):
         self.storage, self.timeline = storage, timeline
         self._listed: dict[str, list[BaseFile]] = {}
+        self._views: dict[tuple[str, str], FileSystemView] = {}  # (partition, as of) -> its view
 
     def of(self, partition: str, file_id: str, *, at: str | None = None, before: str | None = None) -> str | None:
         """The base file of a file group written at instant ``at``, or the newest committed one before
@@ -107,6 +133,22 @@ class _Versions:
                 bf for bf in list_base_files(self.storage, [partition])
                 if self.timeline.is_completed_write(bf.instant_time) or (first is not None and bf.instant_time < first)]
         return _version_on(self._listed[partition], file_id, at=at, before=before)
+
+    def slice_before(self, partition: str, file_id: str, instant_time: str) -> tuple[str | None, tuple[str, ...]]:
+        """The base file and log files of a file group's latest slice before ``instant_time`` (merge-on-read:
+        the rows a replacecommit removed)."""
+        earlier = [i.timestamp for i in self.timeline.completed_commits() if i.timestamp < instant_time]
+        if not earlier:
+            return None, ()
+        key = (partition, max(earlier))
+        if key not in self._views:
+            self._views[key] = FileSystemView.load(self.storage, self.timeline, as_of=key[1], partitions=[partition])
+        group = self._views[key].file_group(partition, file_id)
+        latest = group.latest_slice() if group is not None else None
+        if latest is None:
+            return None, ()
+        return (latest.base_file.path if latest.base_file is not None else None,
+                tuple(lf.path for lf in latest.log_files))
 
 
 def _version_on(files: list[BaseFile], file_id: str, *, at: str | None = None, before: str | None = None,
@@ -125,6 +167,7 @@ def plan_cdc(table: ReadableTable, start: str, end: str | None = None) -> list[C
     timeline, commits, end = window_commits(table, start, end)
     storage = table.storage
     versions = _Versions(storage, timeline)
+    merge_on_read = table.properties.get(TableConfig.TYPE.key) == "MERGE_ON_READ"
     splits: list[CdcSplit] = []
 
     def need(path: str | None, what: str) -> str:
@@ -133,9 +176,8 @@ def plan_cdc(table: ReadableTable, start: str, end: str | None = None) -> list[C
         return path
 
     for instant in commits:
-        if instant.action not in (Action.COMMIT, Action.REPLACECOMMIT):
-            raise UnsupportedTableTypeError(storage.base_uri, "MERGE_ON_READ",
-                                            f"read the changes of {instant.action} {instant.timestamp}")
+        if instant.action not in _WRITES:
+            continue
         metadata = timeline.commit_metadata(instant)
         if metadata.operation_type in _NOT_DATA_CHANGES:
             continue
@@ -154,6 +196,14 @@ def plan_cdc(table: ReadableTable, start: str, end: str | None = None) -> list[C
                                       f"the version {prev} of {where}")
                 files = tuple(need(p, f"the CDC log {p}") for p in sorted(stat.cdc_stats))
                 splits.append(CdcSplit(ts, AS_IS, mode, files, before, after))
+            elif parse_base_file_name(stat.path.rsplit("/", 1)[-1]) is None:  # a log file a deltacommit appended
+                name = stat.path.rsplit("/", 1)[-1]
+                base = join_partition(stat.partition_path, stat.base_file) if stat.base_file else None
+                logs = tuple(need(join_partition(stat.partition_path, n), f"the log file {n} of {where}")
+                             for n in stat.log_files or () if n != name)
+                splits.append(CdcSplit(ts, LOG_FILE, mode, (need(stat.path, f"the log file {stat.path}"),),
+                                       need(base, f"the base file of {where}") if base else None,
+                                       before_logs=logs))
             elif metadata.operation_type == OperationType.DELETE and stat.num_writes == 0 and stat.num_deletes:
                 before = versions.of(stat.partition_path, stat.file_id, at=prev)
                 splits.append(CdcSplit(ts, BASE_FILE_DELETE, mode, before_file=need(
@@ -164,77 +214,16 @@ def plan_cdc(table: ReadableTable, start: str, end: str | None = None) -> list[C
                 raise HoodieIOError(stat.path, f"commit {ts} changed {where} but logged no CDC file (it was "
                                     "written without change data capture)")
         for partition, file_id in sorted(metadata.replaced_file_ids()):
-            replaced = versions.of(partition, file_id, before=ts)
-            if replaced is not None:  # an empty file group has nothing to delete
-                splits.append(CdcSplit(ts, REPLACE_COMMIT, mode, before_file=replaced))
+            if merge_on_read:
+                replaced, logs = versions.slice_before(partition, file_id, ts)
+            else:
+                replaced, logs = versions.of(partition, file_id, before=ts), ()
+            if replaced is not None or logs:  # an empty file group has nothing to delete
+                splits.append(CdcSplit(ts, REPLACE_COMMIT, mode, before_file=replaced, before_logs=logs))
     return splits
 
 
 # -- executors ---------------------------------------------------------------------------------------------
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-
-
-def _spark_value(value: Any) -> Any:
-    """Timestamps and dates as Hudi's images hold them: microseconds / days since the epoch (Spark's internal
-    values, and the Avro longs and ints of timestamp-micros and date)."""
-    if isinstance(value, dt.datetime):
-        moment = value if value.tzinfo is not None else value.replace(tzinfo=dt.timezone.utc)
-        delta = moment - _EPOCH
-        return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
-    if isinstance(value, dt.date):
-        return (value - _EPOCH.date()).days
-    return value
-
-
-def _avro_text(value: Any) -> str:
-    """A value as Avro's GenericData.toString prints it."""
-    value = _spark_value(value)
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {_avro_text(v)}"
-                               for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_avro_text(v) for v in value) + "]"
-    if isinstance(value, float):
-        return _java_double(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, (bytes, bytearray)):
-        return '{"bytes": ' + json.dumps(bytes(value).decode("latin-1"), ensure_ascii=False) + "}"
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    return json.dumps(str(value), ensure_ascii=False)
-
-
-def _java_double(value: float) -> str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return repr(value)
-
-
-def _json_value(value: Any) -> Any:
-    value = _spark_value(value)
-    if isinstance(value, dict):
-        return {str(k): _json_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_value(v) for v in value]
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value).decode("latin-1")
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
-
-
-def _row_text(row: dict[str, Any]) -> str:
-    """A row as Hudi's InternalRowToJsonStringConverter prints it (Jackson, compact, the columns in order)."""
-    return json.dumps({k: _json_value(v) for k, v in row.items()}, ensure_ascii=False, separators=(",", ":"))
-
-
 def _rows(storage: Storage, path: str | None) -> list[dict[str, Any]]:
     if path is None:
         return []
@@ -245,37 +234,74 @@ def _keyed(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {r[KEY_COLUMN]: r for r in rows}
 
 
-def split_changes(storage: Storage, split: CdcSplit) -> list[tuple[str, str, str | None, str | None]]:
-    """The (op, ts_ms, before, after) rows of one split."""
+def _slice(storage: Storage, split: CdcSplit, ctx: CdcReadContext | None) -> pa.Table:
+    """The rows of the slice before a merge-on-read split's commit: its base file merged with its log files."""
+    if ctx is None:
+        raise ValueError("a merge-on-read CDC split needs its read context")
+    return slice_rows(storage, split.before_file, split.before_logs, ctx.schema, ctx.committed, ctx.ordering_field)
+
+
+def split_changes(storage: Storage, split: CdcSplit, ctx: CdcReadContext | None = None,
+                  ) -> list[tuple[str, str, str | None, str | None]]:
+    """The (op, ts_ms, before, after) rows of one split (``ctx``: for merge-on-read splits)."""
     ts = split.instant_time
     if split.case == BASE_FILE_INSERT:
-        return [(OP_INSERT, ts, None, _row_text(r)) for r in _rows(storage, split.after_file)]
+        return [(OP_INSERT, ts, None, row_text(r)) for r in _rows(storage, split.after_file)]
     if split.case in (BASE_FILE_DELETE, REPLACE_COMMIT):
-        return [(OP_DELETE, ts, _row_text(r), None) for r in _rows(storage, split.before_file)]
+        before = avro_records(_slice(storage, split, ctx)) if split.before_logs else \
+            _rows(storage, split.before_file)
+        return [(OP_DELETE, ts, row_text(r), None) for r in before]
+    if split.case == LOG_FILE:
+        return _log_file_changes(storage, split, ctx)
     records = [r for path in split.cdc_files for r in cdc_records(storage.read_bytes(path), path)]
     if split.mode == DATA_BEFORE_AFTER:
-        return [(r[OP], ts, _avro_or_none(r[BEFORE]), _avro_or_none(r[AFTER])) for r in records]
+        return [(r[OP], ts, _avro_or_none(r[BEFORE], ctx), _avro_or_none(r[AFTER], ctx)) for r in records]
     after = _keyed(_rows(storage, split.after_file))
     before = _keyed(_rows(storage, split.before_file)) if split.mode != DATA_BEFORE else {}
     out = []
     for r in records:
         op, key = r[OP], r[RECORD_KEY]
         image = r[BEFORE] if split.mode == DATA_BEFORE else before.get(key) if op != OP_INSERT else None
-        out.append((op, ts, _avro_or_none(image),
-                    _row_text(after[key]) if op in (OP_INSERT, OP_UPDATE) and key in after else None))
+        out.append((op, ts, _avro_or_none(image, ctx),
+                    row_text(after[key]) if op in (OP_INSERT, OP_UPDATE) and key in after else None))
     return out
 
 
-def _avro_or_none(image: dict | None) -> str | None:
-    return None if image is None else _avro_text(image)
+def _log_file_changes(storage: Storage, split: CdcSplit, ctx: CdcReadContext | None,
+                      ) -> list[tuple[str, str, str | None, str | None]]:
+    """A deltacommit's log file against the slice before it: each key it names whose merged row appears,
+    disappears or changes, in the order the log names them (Hudi's LOG_FILE case; the merge is the snapshot
+    read's, so the changes add up to what snapshots show)."""
+    before = _slice(storage, split, ctx)
+    assert ctx is not None
+    logs = effective_blocks(((storage.full_path(p), storage.read_bytes(p)) for p in split.cdc_files), ctx.committed)
+    decoded = decode_blocks(logs.blocks, ctx.schema)
+    named = list(dict.fromkeys(k for e in decoded for k in (
+        [d.record_key for d in e] if isinstance(e, list) else e.column(KEY_COLUMN).to_pylist())))
+    touched = before.filter(pc.is_in(before.column(KEY_COLUMN), value_set=pa.array(named, pa.string())))
+    merged, _ = merge_decoded(touched, decoded, ctx.schema, ctx.ordering_field)
+    old, new = _keyed(avro_records(touched)), _keyed(avro_records(merged))
+    out = []
+    for key in named:
+        b, a = old.get(key), new.get(key)
+        if a == b:  # absent before and after, or a stale record that lost the merge
+            continue
+        op = OP_INSERT if b is None else OP_DELETE if a is None else OP_UPDATE
+        out.append((op, split.instant_time, None if b is None else row_text(b), None if a is None else row_text(a)))
+    return out
 
 
-def _run_splits(base_uri: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _avro_or_none(image: dict | None, ctx: CdcReadContext | None) -> str | None:
+    return None if image is None else avro_text(image, ctx.image_type if ctx is not None else None)
+
+
+def _run_splits(base_uri: str, ctx: CdcReadContext | None, batches: Iterator[pa.RecordBatch],
+                ) -> Iterator[pa.RecordBatch]:
     storage = Storage(base_uri)
     for batch in batches:
         for text in batch.column(0).to_pylist():
-            rows = split_changes(storage, CdcSplit(**{k: tuple(v) if k == "cdc_files" else v
-                                                      for k, v in json.loads(text).items()}))
+            rows = split_changes(storage, CdcSplit(**{k: tuple(v) if isinstance(v, list) else v
+                                                      for k, v in json.loads(text).items()}), ctx)
             if rows:
                 yield pa.RecordBatch.from_arrays([pa.array(c, pa.string()) for c in zip(*rows, strict=True)],
                                                  schema=_OUTPUT)
@@ -285,9 +311,19 @@ def read_cdc(table: ReadableTable, start: str, end: str | None = None) -> DataFr
     """The CDC query over (start, end]: a DataFrame of ``op``, ``ts_ms``, ``before``, ``after``."""
     splits = plan_cdc(table, start, end)
     base_uri = table.storage.base_uri
+    ctx = read_context(table)
     texts = [(json.dumps(asdict(s)),) for s in splits]
     frame = table.spark.createDataFrame(texts, "split string") if texts else \
         table.spark.createDataFrame([], "split string")
     if texts:
         frame = frame.repartition(min(len(texts), table.spark.sparkContext.defaultParallelism))
-    return frame.mapInArrow(lambda it: _run_splits(base_uri, it), CDC_COLUMNS_DDL)
+    return frame.mapInArrow(lambda it: _run_splits(base_uri, ctx, it), CDC_COLUMNS_DDL)
+
+
+def read_context(table: ReadableTable) -> CdcReadContext:
+    """The read context of a merge-on-read table's splits: images in the latest schema (as Hudi's CDC relation
+    reads them), the writes' merge, every committed write's log blocks."""
+    timeline = table.timeline
+    data = table.arrow_schema(timeline)
+    schema = pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS] + (list(data) if data is not None else []))
+    return CdcReadContext(schema, event_time_ordering_field(table.config), timeline.committed())

@@ -375,7 +375,7 @@ class Writer:
             match_keys=operation.uses_index,
             ordering_field=event_time_ordering_field(self.config),
             options=BaseFileOptions.from_config(self.config),
-            cdc=CdcWrite(mode, cdc_schema_json(mode, table_avro)) if mode and not self.merge_on_read else None,
+            cdc=CdcWrite(mode, cdc_schema_json(mode, table_avro)) if mode else None,
         )
         self._merge_ctx = merge_ctx
         if operation == WriteOperation.DELETE_PARTITION:

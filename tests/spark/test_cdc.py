@@ -13,9 +13,11 @@ from types import SimpleNamespace
 
 import pytest
 from tests.compat import hudi_rs
+from cdc_model import COLUMNS, Model
+from cdc_model import changes as _changes
 from hoodpy_spark_helpers import SMALL_BLOOM, rows
 
-from hoodpy.errors import ChangesNotReadableError, InvalidConfigError, UnsupportedTableTypeError
+from hoodpy.errors import ChangesNotReadableError, InvalidConfigError
 from hoodpy.file_group.log_file import cdc_records
 from hoodpy.table import HoodieTable
 from hoodpy.timeline.instant import EARLIEST_INSTANT
@@ -23,52 +25,7 @@ from hoodpy.timeline.instant import EARLIEST_INSTANT
 pytestmark = pytest.mark.spark
 
 DDL = "id int, p string, ts long, v string"
-COLUMNS = ("id", "p", "ts", "v")
 MODES = ("DATA_BEFORE_AFTER", "DATA_BEFORE", "OP_KEY_ONLY")
-
-
-def _data(image: str | None) -> tuple | None:
-    """A JSON image's table columns (images read from base files also carry the meta columns)."""
-    if image is None:
-        return None
-    d = json.loads(image)
-    return tuple(d[c] for c in COLUMNS)
-
-
-def _changes(df) -> list[tuple]:
-    return sorted((r.ts_ms, r.op, (_data(r.before) or _data(r.after))[0], _data(r.before), _data(r.after))
-                  for r in df.collect())
-
-
-class Model:
-    """The expected changes: (commit, op, key, before, after) per changed key, and the table's rows."""
-
-    def __init__(self):
-        self.state: dict[int, tuple] = {}
-        self.changes: list[tuple] = []
-
-    def upsert(self, ts: str, batch: list[tuple]) -> None:
-        for row in batch:
-            before = self.state.get(row[0])
-            self.changes.append((ts, "u" if before else "i", row[0], before, row))
-            self.state[row[0]] = row
-
-    def delete(self, ts: str, keys: list[int]) -> None:
-        for k in keys:
-            if k in self.state:
-                self.changes.append((ts, "d", k, self.state.pop(k), None))
-
-    def insert_overwrite(self, ts: str, batch: list[tuple]) -> None:
-        parts = {r[1] for r in batch}
-        for k, row in sorted(self.state.items()):
-            if row[1] in parts:
-                self.changes.append((ts, "d", k, self.state.pop(k), None))
-        for row in batch:
-            self.changes.append((ts, "i", row[0], None, row))
-            self.state[row[0]] = row
-
-    def window(self, start: str, end: str | None = None) -> list[tuple]:
-        return sorted(c for c in self.changes if c[0] > start and (end is None or c[0] <= end))
 
 
 def _build(spark, path: str, mode: str, seed: int) -> SimpleNamespace:
@@ -228,12 +185,7 @@ def test_bad_input(spark, tmp_path):
         HoodieTable.create(spark, str(tmp_path / "bad"), table_name="bad", record_key_fields=["id"],
                            table_properties={"hoodie.table.cdc.enabled": "true",
                                              "hoodie.table.cdc.supplemental.logging.mode": "everything"})
-    with pytest.raises(UnsupportedTableTypeError, match="hoodie.table.cdc.enabled"):
-        HoodieTable.create(spark, str(tmp_path / "mor"), table_name="mor", record_key_fields=["id"],
-                           precombine_field="ts", table_type="MERGE_ON_READ",
-                           table_properties={"hoodie.table.cdc.enabled": "true"})
     assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").rglob("hoodie.properties"))
-    assert not any((tmp_path / "mor").rglob("hoodie.properties"))
 
 
 def test_rollback_removes_the_commits_cdc_logs(spark, tmp_path):
@@ -284,3 +236,33 @@ def test_sql_table_created_with_cdc(spark, tmp_path):
 
 def _image(text: str | None) -> tuple | None:
     return None if text is None else tuple(json.loads(text)[c] for c in ("id", "v", "ts"))
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_json_images_of_decimals_binary_maps_and_structs(spark, tmp_path, table_type):
+    """Logged images (copy-on-write merges) as Avro prints the record Spark converts: a decimal is its fixed's
+    signed bytes; rows read from files (new base files, merge-on-read logs) as Jackson prints them: binary in
+    base64, maps and structs as objects, decimals as numbers (hoodpy.read.cdc_images)."""
+    from decimal import Decimal
+
+    ddl = "id int, ts long, d decimal(10,2), b binary, m map<string,int>, s struct<a:int,c:string>"
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="cdc_types", record_key_fields=["id"],
+                           precombine_field="ts", table_type=table_type, options=SMALL_BLOOM,
+                           table_properties={"hoodie.table.cdc.enabled": "true"})
+    c1 = t.upsert(spark.createDataFrame([(1, 1, Decimal("1.50"), bytearray(b"\x00a"), {"k": 1}, (3, "x"))],
+                                        ddl)).instant_time
+    c2 = t.upsert(spark.createDataFrame([(1, 2, Decimal("-2.00"), bytearray(b"z"), {"k": 2}, (4, None))], ddl),
+                  options={"hoodie.parquet.small.file.limit": "0"}).instant_time
+    (ins,) = t.read_cdc(EARLIEST_INSTANT, c1).collect()
+    assert ins.op == "i" and ins.after.endswith(
+        '"id":1,"ts":1,"d":1.50,"b":"AGE=","m":{"k":1},"s":{"a":3,"c":"x"}}')
+    (upd,) = t.read_cdc(c1, c2).collect()
+    assert upd.op == "u"
+    if table_type == "COPY_ON_WRITE":  # a CDC log file of DATA_BEFORE_AFTER records
+        assert upd.before == ('{"id": 1, "ts": 1, "d": [0, 0, 0, 0, -106], "b": {"bytes": "\\u0000a"}, '
+                              '"m": {"k": 1}, "s": {"a": 3, "c": "x"}}')
+        assert upd.after == ('{"id": 1, "ts": 2, "d": [-1, -1, -1, -1, 56], "b": {"bytes": "z"}, '
+                             '"m": {"k": 2}, "s": {"a": 4, "c": null}}')
+    else:  # the log file against the base file: rows with meta columns
+        assert upd.before.endswith('"id":1,"ts":1,"d":1.50,"b":"AGE=","m":{"k":1},"s":{"a":3,"c":"x"}}')
+        assert upd.after.endswith('"id":1,"ts":2,"d":-2.00,"b":"eg==","m":{"k":2},"s":{"a":4,"c":null}}')

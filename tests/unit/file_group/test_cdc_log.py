@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from decimal import Decimal
 
+import pyarrow as pa
 import pytest
 
 from hoodpy.file_group.cdc_log import cdc_record, cdc_schema, cdc_schema_json
 from hoodpy.file_group.log_file import cdc_records
 from hoodpy.file_group.log_writer import cdc_data_block
 from hoodpy.file_group.naming import cdc_log_file_name, parse_log_file_name
-from hoodpy.read.cdc import _avro_text, _row_text
+from hoodpy.read.cdc_images import avro_text as _avro_text
+from hoodpy.read.cdc_images import row_text as _row_text
 from hoodpy.timeline import log_format
 
 FID = "1d3c5d6e-7f80-4a1b-9c2d-3e4f5a6b7c8d-0"
@@ -64,3 +67,21 @@ def test_image_texts():
     moment = dt.datetime(2024, 1, 2, 3, 4, 5, 6, tzinfo=dt.timezone.utc)
     assert _avro_text({"t": moment, "d": dt.date(1970, 1, 3)}) == '{"t": 1704164645000006, "d": 2}'
     assert _row_text({"t": moment}) == '{"t":1704164645000006}'
+
+
+def test_image_texts_of_decimals_binary_maps_and_structs():
+    """What Java prints, checked with Spark 3's Avro and Jackson (see hoodpy.read.cdc_images): a logged decimal is
+    the Avro fixed's signed bytes (decimal(10,2) 1.50 -> fixed(5) 0x0000000096), bytes one char per byte, maps
+    and records as objects."""
+    t = pa.struct([("d", pa.decimal128(10, 2)), ("b", pa.binary()), ("m", pa.map_(pa.string(), pa.int32())),
+                   ("s", pa.struct([("a", pa.int32()), ("c", pa.string()), ("e", pa.decimal128(4, 1))])),
+                   ("l", pa.list_(pa.decimal128(3, 0)))])
+    image = {"d": Decimal("1.50"), "b": b"\x00ab", "m": {"k": 1}, "s": {"a": 3, "c": "x", "e": Decimal("-0.1")},
+             "l": [Decimal("5")]}
+    assert _avro_text(image, t) == ('{"d": [0, 0, 0, 0, -106], "b": {"bytes": "\\u0000ab"}, "m": {"k": 1}, '
+                                    '"s": {"a": 3, "c": "x", "e": [-1, -1]}, "l": [[0, 5]]}')
+    assert _avro_text({"d": Decimal("-1.50")}, pa.struct([("d", pa.decimal128(10, 2))])) == \
+        '{"d": [-1, -1, -1, -1, 106]}'
+    # Rows read from files: binary as Jackson's base64, maps and structs as objects, decimals as numbers.
+    assert _row_text({"d": Decimal("1.50"), "b": b"\x00ab", "m": {"k": 1}, "s": {"a": 3, "c": None}}) == \
+        '{"d":1.50,"b":"AGFi","m":{"k":1},"s":{"a":3,"c":null}}'
