@@ -12,9 +12,11 @@ The archived timeline is converted too (:mod:`hoodpy.services.archive_conversion
 
 A metadata table is removed before the conversion (its partitions cleared in the properties, so readers list
 files meanwhile) and, when it held the ``files`` partition, built again from the converted table at the new
-version. Java upgrades the metadata table in place as a table of its own; the rebuilt one lists the same
-files, and hoodpy maintains ``files`` only (partitions it does not maintain would be dropped by its next write
-anyway).
+version with the partitions hoodpy maintains that it had: ``files``, ``column_stats`` (from the base files'
+footers) and ``record_index`` (every key of the latest slices). Java upgrades the metadata table in place as a
+table of its own; the rebuilt one holds the same listing, statistics and key locations. Partitions hoodpy does
+not maintain (partition_stats, bloom_filters, secondary and expression indexes) are left out, as its next
+write would drop them anyway.
 
 Pending table services are refused before anything changes, naming them. Order of the steps: the new archive
 and instant files first, then ``hoodie.properties`` (the switch), then the old files are removed; a crash
@@ -31,8 +33,12 @@ from hoodpy.config.table import INITIAL_VERSION_KEY, TableConfig
 from hoodpy.config.table_version import MERGE_MODE_PROPERTY, versioned_properties
 from hoodpy.config.write import WriteConfig
 from hoodpy.errors import HoodieError, TableVersionChangeError
+from hoodpy.config.metadata import COLUMN_STATS_PARTITION, RECORD_INDEX_PARTITION
+from hoodpy.metadata_table import record_index_writer
+from hoodpy.metadata_table.column_stats import has_column_stats
 from hoodpy.metadata_table.reader import has_files_partition
-from hoodpy.metadata_table.writer import create_metadata_table
+from hoodpy.metadata_table.record_index import has_partition as has_record_index
+from hoodpy.metadata_table.writer import MetadataTableWriter, create_metadata_table
 from hoodpy.services.archive_conversion import (
     legacy_archive_files, legacy_history, write_history, write_legacy_archive,
 )
@@ -44,7 +50,7 @@ from hoodpy.timeline.instant import (
     LAYOUT_1, LAYOUT_2, Instant, State, format_instant_millis, parse_instant_time, timeline_folder,
 )
 from hoodpy.timeline.metadata import AVRO_MAGIC, CommitMetadata
-from hoodpy.timeline.metadata_table import remove_stale_metadata_table
+from hoodpy.timeline.metadata_table import listed_partitions, remove_stale_metadata_table
 from hoodpy.timeline.timeline import Timeline
 
 VERSION_NAMES = {"SIX": 6, "EIGHT": 8}  # Hudi's HoodieTableVersion names the procedures take
@@ -87,6 +93,7 @@ def change_table_version(context: ServiceContext, to_version: int) -> bool:
             raise TableVersionChangeError(f"Table {context.name} has pending instants {pending}: finish them "
                                           "(or roll them back) before changing its version")
         rebuild = has_files_partition(props)
+        indexes = set(listed_partitions(props)) & {COLUMN_STATS_PARTITION, RECORD_INDEX_PARTITION}
         if remove_stale_metadata_table(storage, reason=f"the table changes from version {current} to {to_version}"
                                        + (", and it is built again at the new version" if rebuild else "")):
             props = load_table_properties(storage) or {}  # the metadata partitions are cleared
@@ -118,8 +125,22 @@ def change_table_version(context: ServiceContext, to_version: int) -> bool:
         if to_version == 6 and not storage.list_files(timeline_folder(LAYOUT_2), recursive=True):
             storage.delete_dir(timeline_folder(LAYOUT_2))
         if rebuild:
-            create_metadata_table(storage, context.config)
+            _rebuild_metadata_table(context, indexes)
     return True
+
+
+def _rebuild_metadata_table(context: ServiceContext, indexes: set[str]) -> None:
+    """Build the metadata table at the new version: ``files``, then the ``indexes`` it had (column_stats,
+    record_index) unless the configuration built them already."""
+    storage = context.storage
+    create_metadata_table(storage, context.config)
+    writer = MetadataTableWriter(storage, context.config)
+    timeline = Timeline.load(storage)
+    props = load_table_properties(storage) or {}
+    if COLUMN_STATS_PARTITION in indexes and not has_column_stats(props):
+        writer.bootstrap_column_stats(timeline)
+    if RECORD_INDEX_PARTITION in indexes and not has_record_index(props):
+        record_index_writer.build(writer, timeline)
 
 
 def _states(instant: Instant) -> list[State]:

@@ -7,14 +7,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from hoodpy.config.properties import parse_properties
 from hoodpy.errors import ChangesNotReadableError
 from hoodpy.inspect.metadata_table import validate_files
+from hoodpy.metadata_table import column_stats as cs
+from hoodpy.metadata_table.reader import MetadataTable
+from hoodpy.metadata_table.record_index import RecordIndex
+from hoodpy.metadata_table.record_index_writer import table_keys
+from hoodpy.storage import Storage
 from hoodpy.table import HoodieTable
 from hoodpy.timeline.archived import read_archived_entries
 from hoodpy.timeline.history import read_history
+from hoodpy.timeline.timeline import Timeline
 from sql_ext import disable, enable
 from tests.compat import hudi_rs
 from tests.spark.hoodpy_spark_helpers import SMALL_BLOOM
@@ -142,19 +149,56 @@ def _hudi_rs_through_metadata_table(path: str) -> list[dict]:
     return hudi_rs.rows_of(pa.Table.from_batches(hudi_rs.table(path, {"hoodie.metadata.enable": "true"}).read()))
 
 
+def _column_stats_from_footers(storage: Storage, versioned: bool) -> dict:
+    """What column_stats must hold: the footer statistics of every base file the files partition lists."""
+    expected = {}
+    for partition, names in MetadataTable(storage).read(Timeline.load(storage)).all_files().items():
+        for name in (n for n in names if cs.is_indexed_file(n)):
+            meta = pq.read_metadata(storage.full_path(f"{partition}/{name}"))
+            columns = cs.columns_to_index((f.name, cs.indexable(f.type)) for f in meta.schema.to_arrow_schema())
+            for stats in cs.footer_stats(meta, name, columns, versioned=versioned):
+                expected[cs.column_stats_key(stats["columnName"], partition, name)] = stats
+    return expected
+
+
+def _check_indexes(path: str, layout: str) -> None:
+    """column_stats holds every base file's footer statistics, and the record index every live key at its
+    file group."""
+    storage = Storage(path)
+    timeline = Timeline.load(storage)
+    assert cs.read_column_stats(storage, timeline) == _column_stats_from_footers(storage, layout == "2")
+    found = RecordIndex(storage).read_all(timeline)
+    live = table_keys(storage, timeline)
+    assert sorted(live) == ["1", "10", "12"]
+    assert {k: (v.partition_path, v.file_id) for k, v in found.items()} == {
+        k: (v.partition_path, v.file_id) for k, v in live.items()}
+
+
 def test_the_metadata_table_is_built_again_at_the_new_version(hoodpy_spark, tmp_path):
     spark, path = hoodpy_spark, str(tmp_path / "mdt")
     table = HoodieTable.create(spark, path, table_name="mdt", record_key_fields=["id"], partition_fields=["part"],
-                               precombine_field="ts", options={**SMALL_BLOOM, "hoodie.metadata.enable": "true"})
+                               precombine_field="ts", options={
+                                   **SMALL_BLOOM, "hoodie.metadata.enable": "true",
+                                   "hoodie.metadata.index.column.stats.enable": "true",
+                                   "hoodie.metadata.record.index.enable": "true"})
     for i in range(3):
         table.upsert(spark.createDataFrame([(1, "a", i, f"a{i}"), (10 + i, "b", i, f"n{i}")], DDL))
+    table.delete(spark.createDataFrame([(11, "b", 0, "")], DDL))
     assert _metadata_table_props(path)["hoodie.table.version"] == "6"
+    partitions = parse_properties(Path(path, ".hoodie", "hoodie.properties").read_text())[
+        "hoodie.table.metadata.partitions"]
+    assert partitions == "column_stats,files,record_index"
+    _check_indexes(path, "1")
     snapshot = hudi_rs.snapshot(path)
     assert _hudi_rs_through_metadata_table(path) == snapshot
     for target, layout in (("EIGHT", "2"), ("SIX", "1")):
+        # Called without the index options: the table's metadata partitions say what to build again.
         assert spark.sql(f"CALL upgrade_table(path => '{path}', to_version => '{target}')").collect() == [(True,)]
         props = parse_properties(Path(path, ".hoodie", "hoodie.properties").read_text())
-        assert props["hoodie.table.metadata.partitions"] == "files"
+        assert props["hoodie.table.metadata.partitions"] == partitions
+        assert sorted(p.name for p in Path(path, ".hoodie", "metadata").iterdir()) == [
+            ".hoodie", "column_stats", "files", "record_index"]
+        _check_indexes(path, layout)
         mdt = _metadata_table_props(path)
         assert (mdt["hoodie.table.version"], mdt["hoodie.timeline.layout.version"]) == (props["hoodie.table.version"],
                                                                                          layout)
@@ -165,4 +209,5 @@ def test_the_metadata_table_is_built_again_at_the_new_version(hoodpy_spark, tmp_
     # Writes after the round trip keep it in step.
     converted.upsert(spark.createDataFrame([(1, "a", 9, "after")], DDL))
     assert validate_files(converted.storage).rows == []
+    _check_indexes(path, "1")
     assert _hudi_rs_through_metadata_table(path) == hudi_rs.snapshot(path)
