@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from hoodpy.config.properties import parse_properties
-from hoodpy.errors import ChangesNotReadableError
+from hoodpy.errors import ChangesNotReadableError, InstantNotRetainedError
 from hoodpy.inspect.metadata_table import validate_files
 from hoodpy.metadata_table import column_stats as cs
 from hoodpy.metadata_table.reader import MetadataTable
@@ -211,3 +211,61 @@ def test_the_metadata_table_is_built_again_at_the_new_version(hoodpy_spark, tmp_
     assert validate_files(converted.storage).rows == []
     _check_indexes(path, "1")
     assert _hudi_rs_through_metadata_table(path) == hudi_rs.snapshot(path)
+
+
+# -- a merge-on-read table whose compactions are archived ------------------------------------------------------
+def _mor_reads(table: HoodieTable) -> dict:
+    """What readers see: snapshot, read-optimized, time travel to each active commit and the incremental
+    windows between them (by completion time: instant times in version 6, completion times in 8)."""
+    commits = table.timeline.completed_commits()
+    return {"snapshot": _rows(table.read()), "ro": _rows(table.read(query_type="read_optimized")),
+            "as_of": [_as_of(table, i.completed_at) for i in commits], "windows": _windows(table)}
+
+
+def _as_of(table: HoodieTable, when: str) -> list[tuple] | str:
+    """Rows as of ``when``, or the refusal of an instant whose files the cleaner deleted."""
+    try:
+        return _rows(table.read(as_of=when))
+    except InstantNotRetainedError:
+        return "not retained"
+
+
+def test_merge_on_read_upgrade_and_downgrade_with_archived_compactions(hoodpy_spark, tmp_path):
+    spark, path = hoodpy_spark, str(tmp_path / "mor")
+    table = HoodieTable.create(spark, path, table_name="mor", record_key_fields=["id"], partition_fields=["part"],
+                               precombine_field="ts", table_type="MERGE_ON_READ",
+                               options={**OPTIONS, "hoodie.compact.inline": "false"})
+    for i in range(7):
+        table.upsert(spark.createDataFrame([(1, "a", i, f"a{i}"), (2, "b", i, f"b{i}"), (10 + i, "a", i, f"n{i}")],
+                                           DDL))
+        if i in (1, 3):
+            assert len(table.compaction.run()) == 1
+    table.archive(OPTIONS)
+    archived = _archived(path, spark)
+    assert ("commit" in {a for _, a in archived}) and "deltacommit" in {a for _, a in archived}, archived
+    table = HoodieTable.for_path(spark, path)
+    assert any(".log." in p.name for p in Path(path).rglob("*")), "the last slices have log files"
+    before = _mor_reads(table)
+    assert sum(rows != "not retained" for rows in before["as_of"]) >= 2
+    snapshot = hudi_rs.snapshot(path)
+    assert hudi_rs.df_rows(table.read()) == snapshot
+
+    assert spark.sql(f"CALL upgrade_table(path => '{path}', to_version => 'EIGHT')").collect() == [(True,)]
+    table8 = HoodieTable.for_path(spark, path)
+    assert table8.properties["hoodie.table.version"] == "8"
+    history = {(h.instant_time, h.action) for h in read_history(table8.storage)}
+    assert set(archived) == history  # the archived compaction commits and deltacommits, with their plans
+    assert any(h.plan for h in read_history(table8.storage) if h.action == "commit")
+    assert _mor_reads(table8) == before
+    assert hudi_rs.snapshot(path) == snapshot
+
+    assert spark.sql(f"CALL downgrade_table(path => '{path}', to_version => 'SIX')").collect() == [(True,)]
+    table6 = HoodieTable.for_path(spark, path)
+    assert table6.properties["hoodie.table.version"] == "6"
+    assert {k: v for k, v in _archived(path, spark).items() if k in archived} == archived
+    assert _mor_reads(table6) == before
+    assert hudi_rs.snapshot(path) == snapshot
+    # Writes and compaction go on at version 6.
+    table6.upsert(spark.createDataFrame([(1, "a", 99, "after")], DDL))
+    assert len(table6.compaction.run()) == 1
+    assert hudi_rs.df_rows(HoodieTable.for_path(spark, path).read()) == hudi_rs.snapshot(path)
