@@ -214,12 +214,17 @@ def test_the_metadata_table_is_built_again_at_the_new_version(hoodpy_spark, tmp_
 
 
 # -- a merge-on-read table whose compactions are archived ------------------------------------------------------
-def _mor_reads(table: HoodieTable) -> dict:
-    """What readers see: snapshot, read-optimized, time travel to each active commit and the incremental
-    windows between them (by completion time: instant times in version 6, completion times in 8)."""
-    commits = table.timeline.completed_commits()
-    return {"snapshot": _rows(table.read()), "ro": _rows(table.read(query_type="read_optimized")),
-            "as_of": [_as_of(table, i.completed_at) for i in commits], "windows": _windows(table)}
+def _mor_reads(table: HoodieTable, instant_times: list[str]) -> dict:
+    """What readers see: the snapshot, time travel to each of ``instant_times`` and the incremental windows
+    between them (by completion time: instant times in version 6, completion times in 8)."""
+    by_time = {i.timestamp: i for i in table.timeline.completed_commits()}
+    bounds = [by_time[t].completed_at for t in instant_times]
+    return {"snapshot": _rows(table.read()), "as_of": [_as_of(table, b) for b in bounds],
+            "windows": [_rows(table.read_incremental(a, b)) for a, b in zip(bounds, bounds[1:])]}
+
+
+def _without_file_name(rows: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "_hoodie_file_name"} for r in rows]
 
 
 def _as_of(table: HoodieTable, when: str) -> list[tuple] | str:
@@ -245,26 +250,37 @@ def test_merge_on_read_upgrade_and_downgrade_with_archived_compactions(hoodpy_sp
     assert ("commit" in {a for _, a in archived}) and "deltacommit" in {a for _, a in archived}, archived
     table = HoodieTable.for_path(spark, path)
     assert any(".log." in p.name for p in Path(path).rglob("*")), "the last slices have log files"
-    before = _mor_reads(table)
-    assert sum(rows != "not retained" for rows in before["as_of"]) >= 2
+    active = [i.timestamp for i in table.timeline.completed_commits()]
+    before = _mor_reads(table, active)
+    assert sum(rows != "not retained" for rows in before["as_of"]) >= 2 and any(before["windows"])
     snapshot = hudi_rs.snapshot(path)
     assert hudi_rs.df_rows(table.read()) == snapshot
 
+    # The upgrade compacts every slice with log files first (as Hudi's): one more commit, base files only.
     assert spark.sql(f"CALL upgrade_table(path => '{path}', to_version => 'EIGHT')").collect() == [(True,)]
     table8 = HoodieTable.for_path(spark, path)
     assert table8.properties["hoodie.table.version"] == "8"
+    commits8 = table8.timeline.completed_commits()
+    assert [i.timestamp for i in commits8][:-1] == active and commits8[-1].action == "commit"
+    assert all(not s.log_files for s in table8.file_system_view().latest_file_slices())
     history = {(h.instant_time, h.action) for h in read_history(table8.storage)}
     assert set(archived) == history  # the archived compaction commits and deltacommits, with their plans
     assert any(h.plan for h in read_history(table8.storage) if h.action == "commit")
-    assert _mor_reads(table8) == before
-    assert hudi_rs.snapshot(path) == snapshot
+    assert _mor_reads(table8, active) == before
+    assert _rows(table8.read(query_type="read_optimized")) == before["snapshot"]
+    # hudi-rs reads what hoodpy reads; the rows equal those before but for _hoodie_file_name (compaction
+    # rewrote the log records into base files).
+    assert hudi_rs.snapshot(path) == hudi_rs.df_rows(table8.read())
+    assert _without_file_name(hudi_rs.snapshot(path)) == _without_file_name(snapshot)
+    assert hudi_rs.read_optimized(path) == hudi_rs.snapshot(path)
 
     assert spark.sql(f"CALL downgrade_table(path => '{path}', to_version => 'SIX')").collect() == [(True,)]
     table6 = HoodieTable.for_path(spark, path)
     assert table6.properties["hoodie.table.version"] == "6"
     assert {k: v for k, v in _archived(path, spark).items() if k in archived} == archived
-    assert _mor_reads(table6) == before
-    assert hudi_rs.snapshot(path) == snapshot
+    assert _mor_reads(table6, active) == before
+    assert hudi_rs.snapshot(path) == hudi_rs.df_rows(table6.read())
+    assert _without_file_name(hudi_rs.snapshot(path)) == _without_file_name(snapshot)
     # Writes and compaction go on at version 6.
     table6.upsert(spark.createDataFrame([(1, "a", 99, "after")], DDL))
     assert len(table6.compaction.run()) == 1
