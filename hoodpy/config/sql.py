@@ -35,7 +35,8 @@ class TableOptions:
     PRIMARY_KEY = ConfigKey("primaryKey", None, doc="Record key field(s), comma-separated. Required.",
                             aliases=("primarykey", "hoodie.table.recordkey.fields",
                                      "hoodie.datasource.write.recordkey.field"))
-    PRECOMBINE_FIELD = ConfigKey("preCombineField", None, parse_ordering_field, doc="Ordering field, or a comma-separated list compared as a tuple.",
+    PRECOMBINE_FIELD = ConfigKey("preCombineField", None, parse_ordering_field,
+                                 doc="Ordering field, or a comma-separated list compared as a tuple.",
                                  aliases=("precombineField", "precombinefield", "hoodie.table.precombine.field",
                                           "hoodie.datasource.write.precombine.field"))
     BASE_PATH = ConfigKey("hoodie.base.path", None, doc="The table's base path: in a catalog table's "

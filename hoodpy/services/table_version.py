@@ -39,9 +39,9 @@ from hoodpy.config.compaction import CompactionConfig
 from hoodpy.config.table import INITIAL_VERSION_KEY, MERGE_ON_READ, TableConfig
 from hoodpy.config.table_version import MERGE_MODE_PROPERTY, versioned_properties
 from hoodpy.config.write import WriteConfig
+from hoodpy.config.metadata import COLUMN_STATS_PARTITION, RECORD_INDEX_PARTITION
 from hoodpy.errors import HoodieError, TableVersionChangeError
 from hoodpy.file_group.fs_view import FileSystemView
-from hoodpy.config.metadata import COLUMN_STATS_PARTITION, RECORD_INDEX_PARTITION
 from hoodpy.metadata_table import record_index_writer
 from hoodpy.metadata_table.column_stats import has_column_stats
 from hoodpy.metadata_table.reader import has_files_partition
@@ -50,6 +50,7 @@ from hoodpy.metadata_table.writer import MetadataTableWriter, create_metadata_ta
 from hoodpy.services.archive_conversion import (
     legacy_archive_files, legacy_history, write_history, write_legacy_archive,
 )
+from hoodpy.services.compaction.service import CompactionService
 from hoodpy.services.rollback import rollback_failed_writes
 from hoodpy.services.table_service import ServiceContext
 from hoodpy.storage import Storage
@@ -168,12 +169,10 @@ def _without_pending(context: ServiceContext) -> Timeline:
 def _compact_log_files(context: ServiceContext) -> None:
     """Compact every file slice of a version 6 merge-on-read table that has log files, after rolling back
     failed writes (Hudi's rollbackFailedWritesAndCompact with an unbounded compaction strategy)."""
-    from hoodpy.services.compaction.service import CompactionService
-
-    _without_pending(context)
     if context.table is None:
         raise TableVersionChangeError(f"Table {context.name} is merge-on-read: changing its version compacts it, "
                                       "which needs the table (its Spark session), not a bare storage")
+    _without_pending(context)
     CompactionService.of(context.table).run({CompactionConfig.TARGET_IO.key: str(_UNBOUNDED_IO_MB),
                                              CompactionConfig.LOG_FILE_SIZE_THRESHOLD.key: "0"})
 
