@@ -7,6 +7,7 @@ them; pure pyarrow plus the running task's ids.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -116,3 +117,27 @@ def write_stats_row(partition_path: str, file_id: str, path: str, *, prev_commit
 def write_stats(rows: list[dict[str, Any]]) -> pa.Table:
     """Rows of :func:`write_stats_row` as the table Spark receives (``WRITE_STATS_DDL``)."""
     return pa.Table.from_pylist(rows, schema=WRITE_STATS_SCHEMA)
+
+
+def ordering_greater(left: Sequence[pa.Array], right: Sequence[pa.Array]) -> pa.Array:
+    """Per row, whether ordering value ``left`` is larger than ``right``, each given as its fields' columns:
+    several fields compare as a tuple (Hudi 1.x's ordering fields), the first field first, a tie going to the
+    next. Null where a compared value is null (there is nothing to compare)."""
+    result = pc.greater(left[-1], right[-1])
+    for a, b in zip(reversed(left[:-1]), reversed(right[:-1]), strict=True):
+        result = pc.or_(pc.greater(a, b), pc.and_(pc.equal(a, b), result))
+    return result
+
+
+def ordering_rank(columns: Sequence[pa.ChunkedArray]) -> np.ndarray:
+    """Dense ascending rank of each row's ordering value, given as its fields' columns (a tuple for several,
+    ranked lexicographically); nulls rank last."""
+    ranks = [pc.rank(c, sort_keys="ascending", tiebreaker="dense").to_numpy(zero_copy_only=False) for c in columns]
+    if len(ranks) == 1:
+        return ranks[0]
+    order = np.lexsort(ranks[::-1])  # lexsort's last key is the primary one
+    stacked = np.stack(ranks)[:, order]
+    dense = np.cumsum(np.r_[0, np.any(stacked[:, 1:] != stacked[:, :-1], axis=0)]).astype(np.uint64) + 1
+    out = np.empty(len(order), dtype=np.uint64)
+    out[order] = dense
+    return out

@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StringType, StructField, StructType
 
-from hoodpy.config import HoodieConfig
+from hoodpy.config import HoodieConfig, ordering_fields
 from hoodpy.config.read import ReadConfig
 from hoodpy.config.properties import load_table_properties, save_table_properties, table_checksum
 from hoodpy.config.registry import check_options, check_table_properties
@@ -136,10 +136,10 @@ class HoodieTable:
         if parts:
             props[TableConfig.PARTITION_FIELDS.key] = ",".join(parts)
         if precombine_field:
-            props[TableConfig.PRECOMBINE_FIELD.key] = HoodieConfig(
+            props[TableConfig.PRECOMBINE_FIELD.key] = precombine_field = HoodieConfig(
                 {TableConfig.PRECOMBINE_FIELD.key: precombine_field}).get(TableConfig.PRECOMBINE_FIELD)
         if schema is not None:
-            missing = [f for f in (*keys, *parts, *([precombine_field] if precombine_field else []))
+            missing = [f for f in (*keys, *parts, *ordering_fields(precombine_field))
                        if f not in schema.fieldNames()]
             if missing:
                 raise InvalidConfigError("schema", schema.simpleString(),

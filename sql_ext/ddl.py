@@ -203,7 +203,7 @@ def create_table(layer: SqlLayer, tree: exp.Create, text: str) -> DataFrame:
             raise InvalidConfigError(TYPE_PROPERTY, options.get(TYPE_PROPERTY),
                                      f"the table at {base_path} is {table.properties.get(TableConfig.TYPE.key)}")
         keys = list(table.keygen.record_key_fields)
-        precombine = table.config.raw(TableConfig.PRECOMBINE_FIELD)  # a list is refused by writes, not here
+        precombine = table.config.get(TableConfig.PRECOMBINE_FIELD)
         existing = StructType(_data_fields(table.spark_schema()))
         if existing.fields:
             data_schema = existing

@@ -49,15 +49,14 @@ def parse_csv(value: object) -> tuple[str, ...]:
 
 
 def parse_ordering_field(value: object) -> str:
-    """One ordering (precombine) field. Hudi 1.x also takes a comma-separated list and compares the values as
-    a tuple; hoodpy merges by one field everywhere (writes, merge-on-read reads, compaction, clustering), so a
-    list is refused rather than read as a column named ``a,b`` or cut to one field."""
-    text = str(value)
-    if "," in text:
-        fields = [f.strip() for f in text.split(",") if f.strip()]
-        raise ValueError(f"several ordering fields ({', '.join(fields)}): Hudi 1.x compares a comma-separated list "
-                         "as a tuple, which hoodpy does not implement; give one field")
-    return text
+    """The ordering (precombine) field, or Hudi 1.x's comma-separated list of them (compared as a tuple, the
+    first field first), normalised to ``a,b`` (no blanks; empty: none); split it with :func:`ordering_fields`."""
+    return ",".join(parse_csv(value))
+
+
+def ordering_fields(value: str | None) -> tuple[str, ...]:
+    """The fields of an ordering (precombine) setting, in comparison order; () for none."""
+    return parse_csv(value) if value else ()
 
 
 def parse_enum(*choices: str) -> Callable[[object], str]:

@@ -36,7 +36,8 @@ class TableOptions:
                             "generated (Hudi 0.14+): INSERT INTO inserts, UPDATE / DELETE go by _hoodie_record_key.",
                             aliases=("primarykey", "hoodie.table.recordkey.fields",
                                      "hoodie.datasource.write.recordkey.field"))
-    PRECOMBINE_FIELD = ConfigKey("preCombineField", None, parse_ordering_field, doc="Ordering field (one).",
+    PRECOMBINE_FIELD = ConfigKey("preCombineField", None, parse_ordering_field,
+                                 doc="Ordering field, or a comma-separated list compared as a tuple.",
                                  aliases=("precombineField", "precombinefield", "hoodie.table.precombine.field",
                                           "hoodie.datasource.write.precombine.field"))
     BASE_PATH = ConfigKey("hoodie.base.path", None, doc="The table's base path: in a catalog table's "

@@ -59,8 +59,8 @@ class TableConfig:
     PRECOMBINE_FIELD = ConfigKey(
         "hoodie.table.precombine.field", None, parse_ordering_field,
         doc="Ordering field: among records with one key, the largest value wins (table version 9 names it "
-            "hoodie.table.ordering.fields). One field: a comma-separated list (Hudi 1.x's tuple ordering) is "
-            "refused.",
+            "hoodie.table.ordering.fields). A comma-separated list (Hudi 1.x) orders by the fields as a tuple: "
+            "the first decides, a tie goes to the next.",
         aliases=("hoodie.table.ordering.fields", "hoodie.datasource.write.precombine.field"),
     )
     KEY_GENERATOR_CLASS = ConfigKey(

@@ -4,11 +4,13 @@ The merge mode is the writes' (``hoodie.write.record.merge.mode``, by default ev
 an ordering (precombine) field):
 
 * event-time ordering: among the versions of a key (base row first, then log records in log
-  order) the one with the largest ordering value wins; a tie goes to the later write;
+  order) the one with the largest ordering value wins; a tie goes to the later write. Several ordering
+  fields (``a,b``) compare as a tuple, the first field first;
 * commit-time ordering: the latest write wins;
 * a delete removes the key. A delete that carries no ordering value (null or 0, what Spark SQL DELETE
   writes) always wins over the writes before it, and a write after it brings the key back; one that carries
-  a value competes by ordering like a record.
+  a value competes by ordering like a record. With several ordering fields every delete counts as one without
+  a value: the delete block's orderingVal union (table version 6's schema) has no branch for a tuple.
 
 The fold over each key's versions is column-wise (numpy over Arrow columns): only a merge whose delete
 ordering values do not fit the ordering column's type (or an ordering type Arrow cannot rank) folds row by
@@ -24,7 +26,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodpy.arrow_rows import align
+from hoodpy.arrow_rows import align, ordering_rank
+from hoodpy.config import ordering_fields
 from hoodpy.file_group.log_file import DeletedRecord, data_rows, deleted_records
 from hoodpy.meta_fields import RECORD_KEY
 from hoodpy.timeline import log_format
@@ -102,14 +105,15 @@ def merge_decoded(base: pa.Table | None, logs: Decoded, schema: pa.Schema, order
         touched = base.filter(hit)
         entries.insert(0, touched)
         base_hits = touched.num_rows
-    event_time = ordering_field is not None
-    ordering_type = schema.field(ordering_field).type if event_time and ordering_field in schema.names else None
+    event_time = bool(ordering_field)
+    fields = ordering_fields(ordering_field)
+    types = [schema.field(f).type for f in fields] if all(f in schema.names for f in fields) else None
     try:
-        versions = _versions(entries, event_time, ordering_field, ordering_type, base_hits)
+        versions = _versions(entries, event_time, fields, types, base_hits)
     except (pa.ArrowException, TypeError, ValueError):  # ordering values Arrow cannot line up: fold by row
         versions = None
     fold = _fold_by_columns(versions, event_time) if versions is not None \
-        else _fold_by_rows(entries, event_time, ordering_field, base_hits)
+        else _fold_by_rows(entries, event_time, fields, base_hits)
     tables = [e for e in entries if not isinstance(e, list)]
     picks, in_base = fold
     merged = (pa.concat_tables(tables).take(pa.array(picks[picks >= 0], pa.int64())) if tables
@@ -132,35 +136,37 @@ class _Versions(NamedTuple):
     base_hits: int  # the first versions are the base file's
 
 
-def _versions(entries: list[pa.Table | list[DeletedRecord]], event_time: bool, ordering_field: str | None,
-              ordering_type: pa.DataType | None, base_hits: int) -> _Versions:
-    keys, rows, special, orderings = [], [], [], []
+def _versions(entries: list[pa.Table | list[DeletedRecord]], event_time: bool, fields: tuple[str, ...],
+              types: list[pa.DataType] | None, base_hits: int) -> _Versions:
+    keys, rows, special = [], [], []
+    orderings: list[list[pa.Array]] = [[] for _ in fields]  # per ordering field, its values per entry
     offset = 0
     for entry in entries:
         if isinstance(entry, list):
             keys.append(pa.array([d.record_key for d in entry], pa.string()))
             rows.append(np.full(len(entry), -1, dtype=np.int64))
-            plain = np.array([d.ordering_value in (None, 0) for d in entry], dtype=bool)
-            if ordering_type is not None:
-                values = pa.array([None if p else d.ordering_value for d, p in zip(entry, plain)], ordering_type)
-                orderings.append(values)
-                plain |= np.asarray(values.is_null(), dtype=bool)
+            plain = np.array([_plain_delete(d, fields) for d in entry], dtype=bool)
+            if types is not None:
+                for values, kind in zip(orderings, types, strict=True):
+                    values.append(pa.array([None if p else d.ordering_value for d, p in zip(entry, plain)], kind))
+                    plain |= np.asarray(values[-1].is_null(), dtype=bool)
             special.append(plain)
             continue
         keys.append(entry.column(RECORD_KEY).combine_chunks())
         rows.append(np.arange(offset, offset + entry.num_rows, dtype=np.int64))
         offset += entry.num_rows
-        if ordering_type is not None:
-            values = entry.column(ordering_field).combine_chunks()
-            orderings.append(values)
-            special.append(np.asarray(values.is_null(), dtype=bool))
+        if types is not None and fields:
+            missing = np.zeros(entry.num_rows, dtype=bool)
+            for values, field in zip(orderings, fields, strict=True):
+                values.append(entry.column(field).combine_chunks())
+                missing |= np.asarray(values[-1].is_null(), dtype=bool)
+            special.append(missing)
         else:
             special.append(np.full(entry.num_rows, event_time, dtype=bool))  # no values: the later write wins
     n = sum(len(k) for k in keys)
     rank = np.zeros(n, dtype=np.uint64)
-    if orderings and n:
-        ranked = pc.rank(pa.chunked_array(orderings, ordering_type), sort_keys="ascending", tiebreaker="dense")
-        rank = ranked.to_numpy(zero_copy_only=False)
+    if types is not None and fields and n:
+        rank = ordering_rank([pa.chunked_array(values, kind) for values, kind in zip(orderings, types, strict=True)])
     return _Versions(pa.chunked_array(keys, pa.string()).combine_chunks() if keys else pa.array([], pa.string()),
                      np.concatenate(rows) if rows else np.zeros(0, np.int64),
                      np.concatenate(special) if special else np.zeros(0, bool), rank, base_hits)
@@ -195,7 +201,24 @@ def _fold_by_columns(v: _Versions, event_time: bool) -> tuple[np.ndarray, np.nda
     return v.rows[order[winners]], order[starts] < v.base_hits
 
 
-def _fold_by_rows(entries: list[pa.Table | list[DeletedRecord]], event_time: bool, ordering_field: str | None,
+def _plain_delete(deleted: DeletedRecord, fields: tuple[str, ...]) -> bool:
+    """Whether a delete carries no ordering value to compare: none (null or 0), or several ordering fields
+    (a delete block holds one scalar; hoodpy writes long 0 for a tuple)."""
+    return len(fields) > 1 or deleted.ordering_value in (None, 0)
+
+
+def _row_orderings(entry: pa.Table, fields: tuple[str, ...]) -> list[Any]:
+    """Each row's ordering value as a Python object: the field's value, a tuple of several fields' values
+    (Python compares them as Hudi does, the first first), None where any is null or absent."""
+    if not fields or not all(f in entry.column_names for f in fields):
+        return [None] * entry.num_rows
+    if len(fields) == 1:
+        return entry.column(fields[0]).to_pylist()
+    return [None if any(v is None for v in t) else t
+            for t in zip(*(entry.column(f).to_pylist() for f in fields), strict=True)]
+
+
+def _fold_by_rows(entries: list[pa.Table | list[DeletedRecord]], event_time: bool, fields: tuple[str, ...],
                   base_hits: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_fold_by_columns` row by row, comparing ordering values as Python objects (values of
     unrelated types: the later write wins)."""
@@ -204,12 +227,10 @@ def _fold_by_rows(entries: list[pa.Table | list[DeletedRecord]], event_time: boo
     offset = 0
     for entry in entries:
         if isinstance(entry, list):
-            versions = [(d.record_key, _Version(-1, d.ordering_value, d.ordering_value in (None, 0)))
-                        for d in entry]
+            versions = [(d.record_key, _Version(-1, d.ordering_value, _plain_delete(d, fields))) for d in entry]
         else:
             keys = entry.column(RECORD_KEY).to_pylist()
-            orderings = (entry.column(ordering_field).to_pylist() if ordering_field in entry.column_names
-                         else [None] * entry.num_rows)
+            orderings = _row_orderings(entry, fields)
             versions = [(k, _Version(offset + row, o, False)) for row, (k, o) in enumerate(zip(keys, orderings))]
             if offset == 0 and base_hits:
                 first_in_base.update(keys)

@@ -12,9 +12,17 @@ The archived timeline is converted too (:mod:`hoodpy.services.archive_conversion
 
 A metadata table is removed before the conversion (its partitions cleared in the properties, so readers list
 files meanwhile) and, when it held the ``files`` partition, built again from the converted table at the new
-version. Java upgrades the metadata table in place as a table of its own; the rebuilt one lists the same
-files, and hoodpy maintains ``files`` only (partitions it does not maintain would be dropped by its next write
-anyway).
+version with the partitions hoodpy maintains that it had: ``files``, ``column_stats`` (from the base files'
+footers) and ``record_index`` (every key of the latest slices). Java upgrades the metadata table in place as a
+table of its own; the rebuilt one holds the same listing, statistics and key locations. Partitions hoodpy does
+not maintain (partition_stats, bloom_filters, secondary and expression indexes) are left out, as its next
+write would drop them anyway.
+
+A merge-on-read table is compacted first, every file slice with log files (as Hudi's handlers do: rollback
+of failed writes and an unbounded compaction, "in one step"), so that the latest slices hold base files only
+and version 8 readers, which slice log files by completion time, never merge version 6 log files. hoodpy
+compacts at version 6 only: a version 8 merge-on-read table whose latest slices have log files is refused
+(compact it with Java Hudi first).
 
 Pending table services are refused before anything changes, naming them. Order of the steps: the new archive
 and instant files first, then ``hoodie.properties`` (the switch), then the old files are removed; a crash
@@ -27,15 +35,22 @@ from dataclasses import dataclass, replace
 
 from hoodpy.config.properties import load_table_properties, save_table_properties
 from hoodpy.config.keygen import KeyGeneratorConfig
-from hoodpy.config.table import INITIAL_VERSION_KEY, TableConfig
+from hoodpy.config.compaction import CompactionConfig
+from hoodpy.config.table import INITIAL_VERSION_KEY, MERGE_ON_READ, TableConfig
 from hoodpy.config.table_version import MERGE_MODE_PROPERTY, versioned_properties
 from hoodpy.config.write import WriteConfig
+from hoodpy.config.metadata import COLUMN_STATS_PARTITION, RECORD_INDEX_PARTITION
 from hoodpy.errors import HoodieError, TableVersionChangeError
+from hoodpy.file_group.fs_view import FileSystemView
+from hoodpy.metadata_table import record_index_writer
+from hoodpy.metadata_table.column_stats import has_column_stats
 from hoodpy.metadata_table.reader import has_files_partition
-from hoodpy.metadata_table.writer import create_metadata_table
+from hoodpy.metadata_table.record_index import has_partition as has_record_index
+from hoodpy.metadata_table.writer import MetadataTableWriter, create_metadata_table
 from hoodpy.services.archive_conversion import (
     legacy_archive_files, legacy_history, write_history, write_legacy_archive,
 )
+from hoodpy.services.compaction.service import CompactionService
 from hoodpy.services.rollback import rollback_failed_writes
 from hoodpy.services.table_service import ServiceContext
 from hoodpy.storage import Storage
@@ -44,9 +59,10 @@ from hoodpy.timeline.instant import (
     LAYOUT_1, LAYOUT_2, Instant, State, format_instant_millis, parse_instant_time, timeline_folder,
 )
 from hoodpy.timeline.metadata import AVRO_MAGIC, CommitMetadata
-from hoodpy.timeline.metadata_table import remove_stale_metadata_table
+from hoodpy.timeline.metadata_table import listed_partitions, remove_stale_metadata_table
 from hoodpy.timeline.timeline import Timeline
 
+_UNBOUNDED_IO_MB = 2**40  # a compaction plan's IO budget that takes every slice (UnBoundedCompactionStrategy)
 VERSION_NAMES = {"SIX": 6, "EIGHT": 8}  # Hudi's HoodieTableVersion names the procedures take
 BOOTSTRAP_INDEX_TYPE = "hoodie.bootstrap.index.type"  # added by Hudi's upgrade, dropped by its downgrade
 
@@ -72,7 +88,11 @@ class _Move:
 def change_table_version(context: ServiceContext, to_version: int) -> bool:
     """Upgrade (6 -> 8) or downgrade (8 -> 6) the table; False when it already has ``to_version``."""
     storage = context.storage
-    with context.transaction().locked():
+    props = load_table_properties(storage) or {}
+    merge_on_read = props.get(TableConfig.TYPE.key) == MERGE_ON_READ
+    if merge_on_read and int(props.get(TableConfig.VERSION.key, "6")) == 6 and to_version == 8:
+        _compact_log_files(context)
+    with context.transaction(merge_on_read=merge_on_read).locked():
         props = load_table_properties(storage) or {}
         current = int(props.get(TableConfig.VERSION.key, "6"))
         if current == to_version:
@@ -80,13 +100,11 @@ def change_table_version(context: ServiceContext, to_version: int) -> bool:
         if (current, to_version) not in ((6, 8), (8, 6)):
             raise TableVersionChangeError(f"Table {context.name} has table version {current}: hoodpy changes "
                                           "versions 6 and 8 into each other only")
-        failed_writes = context.with_options({"hoodie.cleaner.policy.failed.writes": "EAGER"}).transaction()
-        timeline = rollback_failed_writes(failed_writes, Timeline.load(storage))
-        pending = [str(i) for i in timeline.instants if not i.is_completed]
-        if pending:  # e.g. a scheduled clean or clustering: Hudi would carry it over, hoodpy asks to finish it
-            raise TableVersionChangeError(f"Table {context.name} has pending instants {pending}: finish them "
-                                          "(or roll them back) before changing its version")
+        timeline = _without_pending(context)
+        if merge_on_read:
+            _require_base_files_only(context, timeline)
         rebuild = has_files_partition(props)
+        indexes = set(listed_partitions(props)) & {COLUMN_STATS_PARTITION, RECORD_INDEX_PARTITION}
         if remove_stale_metadata_table(storage, reason=f"the table changes from version {current} to {to_version}"
                                        + (", and it is built again at the new version" if rebuild else "")):
             props = load_table_properties(storage) or {}  # the metadata partitions are cleared
@@ -118,8 +136,56 @@ def change_table_version(context: ServiceContext, to_version: int) -> bool:
         if to_version == 6 and not storage.list_files(timeline_folder(LAYOUT_2), recursive=True):
             storage.delete_dir(timeline_folder(LAYOUT_2))
         if rebuild:
-            create_metadata_table(storage, context.config)
+            _rebuild_metadata_table(context, indexes)
     return True
+
+
+def _rebuild_metadata_table(context: ServiceContext, indexes: set[str]) -> None:
+    """Build the metadata table at the new version: ``files``, then the ``indexes`` it had (column_stats,
+    record_index) unless the configuration built them already."""
+    storage = context.storage
+    create_metadata_table(storage, context.config)
+    writer = MetadataTableWriter(storage, context.config)
+    timeline = Timeline.load(storage)
+    props = load_table_properties(storage) or {}
+    if COLUMN_STATS_PARTITION in indexes and not has_column_stats(props):
+        writer.bootstrap_column_stats(timeline)
+    if RECORD_INDEX_PARTITION in indexes and not has_record_index(props):
+        record_index_writer.build(writer, timeline)
+
+
+def _without_pending(context: ServiceContext) -> Timeline:
+    """The timeline once failed writes are rolled back; TableVersionChangeError while instants are pending."""
+    failed_writes = context.with_options({"hoodie.cleaner.policy.failed.writes": "EAGER"}).transaction(
+        merge_on_read=True)
+    timeline = rollback_failed_writes(failed_writes, Timeline.load(context.storage))
+    pending = [str(i) for i in timeline.instants if not i.is_completed]
+    if pending:  # e.g. a scheduled clean or clustering: Hudi would carry it over, hoodpy asks to finish it
+        raise TableVersionChangeError(f"Table {context.name} has pending instants {pending}: finish them "
+                                      "(or roll them back) before changing its version")
+    return timeline
+
+
+def _compact_log_files(context: ServiceContext) -> None:
+    """Compact every file slice of a version 6 merge-on-read table that has log files, after rolling back
+    failed writes (Hudi's rollbackFailedWritesAndCompact with an unbounded compaction strategy)."""
+    if context.table is None:
+        raise TableVersionChangeError(f"Table {context.name} is merge-on-read: changing its version compacts it, "
+                                      "which needs the table (its Spark session), not a bare storage")
+    _without_pending(context)
+    CompactionService.of(context.table).run({CompactionConfig.TARGET_IO.key: str(_UNBOUNDED_IO_MB),
+                                             CompactionConfig.LOG_FILE_SIZE_THRESHOLD.key: "0"})
+
+
+def _require_base_files_only(context: ServiceContext, timeline: Timeline) -> None:
+    """Refuse a merge-on-read table whose latest file slices have log files (naming one)."""
+    with_logs = [s for s in FileSystemView.load(context.storage, timeline).latest_file_slices() if s.log_files]
+    if with_logs:
+        first = with_logs[0]
+        raise TableVersionChangeError(
+            f"Table {context.name} is merge-on-read and {len(with_logs)} latest file slice(s) have log files (file "
+            f"group {first.file_id} in partition {first.partition_path!r}): hoodpy compacts only version 6 "
+            "tables; compact it (Java Hudi's run_compaction) before changing its version")
 
 
 def _states(instant: Instant) -> list[State]:

@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodpy.arrow_rows import add_meta_columns, align, finalize, task_ids, write_stats, write_stats_row
-from hoodpy.config import HoodieConfig
+from hoodpy.config import HoodieConfig, ordering_fields
 from hoodpy.config.storage import StorageConfig
 from hoodpy.config.table import TableConfig
 from hoodpy.file_group import log_writer
@@ -197,10 +197,12 @@ def _data_blocks(ctx: AppendContext, rows: pa.Table) -> Iterator[tuple[bytes, in
 
 def _delete_block(ctx: AppendContext, deletes: pa.Table) -> bytes:
     """The delete block of ``deletes``: each key with its ordering value under event-time ordering (a delete
-    that carries one competes with the records by it), else long 0 (it always wins), as Java writes them."""
+    that carries one competes with the records by it), else long 0 (it always wins), as Java writes them.
+    Several ordering fields also get long 0: this orderingVal union has no branch for a tuple (newer Java Hudi
+    wraps one in an ArrayWrapper of a changed block schema, which hudi-rs 0.5 and 0.x readers cannot decode)."""
     keys = deletes.column(RECORD_KEY).to_pylist()
     field_name = ctx.merge.ordering_field
-    if field_name is not None and field_name in deletes.column_names:
+    if len(ordering_fields(field_name)) == 1 and field_name in deletes.column_names:
         column = deletes.column(field_name)
         orderings = [log_writer.ordering_value(v, column.type) for v in column.to_pylist()]
     else:

@@ -15,7 +15,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hoodpy.arrow_rows import add_meta_columns, align, finalize, task_ids, write_stats, write_stats_row
+from hoodpy.arrow_rows import (
+    add_meta_columns, align, finalize, ordering_greater, task_ids, write_stats, write_stats_row,
+)
+from hoodpy.config import ordering_fields
 from hoodpy.file_group.naming import base_file_name, join_partition, write_token
 from hoodpy.index.bloom_filter import BloomFilter
 from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
@@ -96,21 +99,22 @@ def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
     if ctx.match_keys and n_old:
         match = pc.index_in(old_keys, value_set=new_keys)  # per old row: its incoming update, or null
         replaced = pc.is_valid(match)
-        if ctx.ordering_field is not None:
+        fields = ordering_fields(ctx.ordering_field)
+        old_ord = [old.column(f).combine_chunks() for f in fields]
+        if fields:
             # Event-time ordering: a stored record with a larger ordering value survives the update.
-            old_ord = old.column(ctx.ordering_field).combine_chunks()
-            new_ord = new_rows.column(ctx.ordering_field).combine_chunks().take(match)
-            stale = pc.fill_null(pc.greater(old_ord, new_ord), False)
+            new_ord = [new_rows.column(f).combine_chunks().take(match) for f in fields]
+            stale = pc.fill_null(ordering_greater(old_ord, new_ord), False)
             replaced = pc.and_(replaced, pc.invert(stale))
         replaced = pc.fill_null(replaced, False)
         deleted = pc.is_in(old_keys, value_set=delete_keys)
-        if ctx.ordering_field is not None and len(delete_keys):
+        if fields and len(delete_keys):
             # ... and survives a delete with a smaller ordering value (a late `_hoodie_is_deleted` event).
             # Deletes without an ordering value (the delete operation) always apply.
             del_match = pc.index_in(old_keys, value_set=delete_keys)
-            del_ord = align(deletes, ctx.data_schema).column(ctx.ordering_field).combine_chunks().take(del_match)
-            old_ord = old.column(ctx.ordering_field).combine_chunks()
-            stale_delete = pc.fill_null(pc.greater(old_ord, del_ord), False)
+            aligned = align(deletes, ctx.data_schema)
+            del_ord = [aligned.column(f).combine_chunks().take(del_match) for f in fields]
+            stale_delete = pc.fill_null(ordering_greater(old_ord, del_ord), False)
             deleted = pc.and_(deleted, pc.invert(stale_delete))
         deleted = pc.and_(deleted, pc.invert(replaced))
         matched_new = pc.is_in(new_keys, value_set=old_keys)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import reduce
+
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -16,6 +18,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from hoodpy.config import ordering_fields
 from hoodpy.errors import InvalidRecordError
 from hoodpy.keygen import (
     DEFAULT_PARTITION_PATH,
@@ -193,12 +196,18 @@ def _validated_groups(records: DataFrame, keygen: KeyGenerator, ordering_field: 
     aggs = [F.sum(F.col(INVALID_KEY).cast("long")).alias("bad_keys"),
             F.count(F.when(F.col(OP) == OP_UPSERT, 1)).alias("upserts"), F.count(F.lit(1)).alias("rows")]
     if ordering_field is not None:
-        aggs.append(F.sum(F.when((F.col(OP) == OP_UPSERT) & F.col(ordering_field).isNull(), 1).otherwise(0))
+        aggs.append(F.sum(F.when((F.col(OP) == OP_UPSERT) & _null_ordering(ordering_field), 1).otherwise(0))
                     .alias("bad_ordering"))
     groups = records.groupBy(*by).agg(*aggs).collect()
     _reject_invalid(records, keygen, ordering_field, sum(g["bad_keys"] or 0 for g in groups),
                     sum(g["bad_ordering"] or 0 for g in groups) if ordering_field is not None else 0)
     return groups
+
+
+def _null_ordering(ordering_field: str) -> Column:
+    """Whether a record lacks an ordering value: any of the ordering fields is null (Hudi's merge cannot
+    compare such a tuple)."""
+    return reduce(lambda a, b: a | b, [F.col(f).isNull() for f in ordering_fields(ordering_field)])
 
 
 def _reject_invalid(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None, bad_keys: int,
@@ -212,7 +221,8 @@ def _reject_invalid(records: DataFrame, keygen: KeyGenerator, ordering_field: st
             f"(fields {', '.join(fields)})", examples=examples)
     if bad_ordering:
         raise InvalidRecordError(
-            f"{bad_ordering} record(s) have a null ordering (precombine) field {ordering_field!r}")
+            f"{bad_ordering} record(s) have a null ordering (precombine) field {ordering_field!r}"
+            + (" (every field of the list must be set)" if "," in ordering_field else ""))
 
 
 def collect_keys(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None,
@@ -221,7 +231,7 @@ def collect_keys(records: DataFrame, keygen: KeyGenerator, ordering_field: str |
     the same single Spark job, for driver-side index lookups. Fails as :func:`validate` does."""
     cols = [RECORD_KEY, PARTITION_PATH, OP, INVALID_KEY]
     if ordering_field is not None:
-        cols.append(((F.col(OP) == OP_UPSERT) & F.col(ordering_field).isNull()).alias("_bad_ordering"))
+        cols.append(((F.col(OP) == OP_UPSERT) & _null_ordering(ordering_field)).alias("_bad_ordering"))
     table = records.select(*cols).toArrow()
     bad_keys = pc.sum(table.column(INVALID_KEY).cast(pa.int64())).as_py() or 0
     bad_ordering = (pc.sum(table.column("_bad_ordering").cast(pa.int64())).as_py() or 0) \
@@ -238,10 +248,11 @@ def has_duplicate_keys(keys: pa.Table, *, by_partition: bool) -> bool:
 
 
 def combine(records: DataFrame, ordering_field: str | None, *, by_partition: bool) -> DataFrame:
-    """One record per key: the largest ordering value wins; on ties (or no ordering) the last in the batch."""
+    """One record per key: the largest ordering value wins (several fields: compared as a tuple, the first
+    field first); on ties (or no ordering) the last in the batch."""
     keys = [RECORD_KEY, PARTITION_PATH] if by_partition else [RECORD_KEY]
     seq = records.withColumn(_BATCH_SEQ, F.monotonically_increasing_id())
-    order = F.struct(*( [F.col(ordering_field)] if ordering_field else []), F.col(_BATCH_SEQ))
+    order = F.struct(*[F.col(f) for f in ordering_fields(ordering_field)], F.col(_BATCH_SEQ))
     value_cols = [c for c in seq.columns if c not in keys]
     best = seq.groupBy(*keys).agg(F.max_by(F.struct(*value_cols), order).alias("_r"))
     return best.select(*keys, "_r.*").drop(_BATCH_SEQ)

@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from hoodpy.arrow_rows import WRITE_STATS_DDL
-from hoodpy.config import HoodieConfig, declared_keys
+from hoodpy.config import HoodieConfig, declared_keys, ordering_fields
 from hoodpy.config.index import IndexConfig
 from hoodpy.config.storage import StorageConfig
 from hoodpy.config.table import (
@@ -249,7 +249,7 @@ class Writer:
         if not is_delete:
             rec.require_columns(df.schema, list(keygen.partition_fields), "partition")
             if self.ordering_field and self._combines(operation) | (operation == WriteOperation.UPSERT):
-                rec.require_columns(df.schema, [self.ordering_field], "ordering (precombine)")
+                rec.require_columns(df.schema, list(ordering_fields(self.ordering_field)), "ordering (precombine)")
         records = rec.keyed_records(df, keygen, deletes=is_delete, with_partition=has_partition,
                                     generate_keys=self._generates_keys)
 
@@ -544,10 +544,9 @@ class Writer:
         if is_global and self._update_partition_path() and operation == WriteOperation.UPSERT:
             # The key moved partitions: delete it where it was, insert it where it now belongs.
             old_side = tagged.filter(moved).withColumn(OP, F.lit(OP_DELETE))
-            if self.ordering_field is not None:
+            for field in ordering_fields(self.ordering_field):
                 # The old copy goes whatever its ordering value: merge only skips deletes that carry one.
-                old_side = old_side.withColumn(self.ordering_field, F.lit(None).cast(
-                    tagged.schema[self.ordering_field].dataType))
+                old_side = old_side.withColumn(field, F.lit(None).cast(tagged.schema[field].dataType))
             new_side = tagged.filter(moved).withColumn(LOC_FILE_ID, F.lit(None).cast("string"))
             tagged = tagged.filter(~moved).unionByName(old_side).unionByName(new_side)
         updates = tagged.filter(F.col(LOC_FILE_ID).isNotNull()).withColumn(

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from hoodpy.config import HoodieConfig, parse_bool, parse_csv
+from hoodpy.config import HoodieConfig, ordering_fields, parse_bool, parse_csv
 from hoodpy.config.keygen import KeyGeneratorConfig
 from hoodpy.config.table import COPY_ON_WRITE, TableConfig, check_writable
 from hoodpy.config.write import WriteConfig
@@ -192,7 +192,8 @@ def definition_conflicts(table: HoodieTable, config: HoodieConfig) -> list[tuple
         (TableConfig.RECORD_KEY_FIELDS, lambda v: ",".join(parse_csv(v)), ",".join(keygen.record_key_fields)),
         (TableConfig.PARTITION_FIELDS, lambda v: ",".join(split_partition_types(parse_csv(v))[0]),
          ",".join(keygen.partition_fields)),
-        (TableConfig.PRECOMBINE_FIELD, lambda v: v.strip(), table.config.get(TableConfig.PRECOMBINE_FIELD) or ""),
+        (TableConfig.PRECOMBINE_FIELD, lambda v: TableConfig.PRECOMBINE_FIELD.parse(v),
+         table.config.get(TableConfig.PRECOMBINE_FIELD) or ""),
         (TableConfig.KEY_GENERATOR_CLASS, lambda v: v.strip(), keygen.key_generator_class),
         (TableConfig.HIVE_STYLE_PARTITIONING, lambda v: str(parse_bool(v)).lower(),
          str(keygen.hive_style_partitioning).lower()),
@@ -247,7 +248,7 @@ def table_definition(df: DataFrame, request: WriteRequest, path: str) -> dict[st
     data = df.drop(*[c for c in META_COLUMNS if c in df.columns])
     require_columns(data.schema, list(keygen.record_key_fields), "record key")
     require_columns(data.schema, list(keygen.partition_fields), "partition")
-    require_columns(data.schema, [precombine] if precombine else [], "ordering (precombine)")
+    require_columns(data.schema, list(ordering_fields(precombine)), "ordering (precombine)")
     return {"table_name": str(name).strip(), "record_key_fields": keys,
             "partition_fields": parse_csv(config.raw(TableConfig.PARTITION_FIELDS) or ""),
             "precombine_field": precombine, "hive_style_partitioning": keygen.hive_style_partitioning,

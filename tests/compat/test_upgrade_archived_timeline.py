@@ -7,14 +7,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from hoodpy.config.properties import parse_properties
-from hoodpy.errors import ChangesNotReadableError
+from hoodpy.errors import ChangesNotReadableError, InstantNotRetainedError
 from hoodpy.inspect.metadata_table import validate_files
+from hoodpy.metadata_table import column_stats as cs
+from hoodpy.metadata_table.reader import MetadataTable
+from hoodpy.metadata_table.record_index import RecordIndex
+from hoodpy.metadata_table.record_index_writer import table_keys
+from hoodpy.storage import Storage
 from hoodpy.table import HoodieTable
 from hoodpy.timeline.archived import read_archived_entries
 from hoodpy.timeline.history import read_history
+from hoodpy.timeline.timeline import Timeline
 from sql_ext import disable, enable
 from tests.compat import hudi_rs
 from tests.spark.hoodpy_spark_helpers import SMALL_BLOOM
@@ -142,19 +149,56 @@ def _hudi_rs_through_metadata_table(path: str) -> list[dict]:
     return hudi_rs.rows_of(pa.Table.from_batches(hudi_rs.table(path, {"hoodie.metadata.enable": "true"}).read()))
 
 
+def _column_stats_from_footers(storage: Storage, versioned: bool) -> dict:
+    """What column_stats must hold: the footer statistics of every base file the files partition lists."""
+    expected = {}
+    for partition, names in MetadataTable(storage).read(Timeline.load(storage)).all_files().items():
+        for name in (n for n in names if cs.is_indexed_file(n)):
+            meta = pq.read_metadata(storage.full_path(f"{partition}/{name}"))
+            columns = cs.columns_to_index((f.name, cs.indexable(f.type)) for f in meta.schema.to_arrow_schema())
+            for stats in cs.footer_stats(meta, name, columns, versioned=versioned):
+                expected[cs.column_stats_key(stats["columnName"], partition, name)] = stats
+    return expected
+
+
+def _check_indexes(path: str, layout: str) -> None:
+    """column_stats holds every base file's footer statistics, and the record index every live key at its
+    file group."""
+    storage = Storage(path)
+    timeline = Timeline.load(storage)
+    assert cs.read_column_stats(storage, timeline) == _column_stats_from_footers(storage, layout == "2")
+    found = RecordIndex(storage).read_all(timeline)
+    live = table_keys(storage, timeline)
+    assert sorted(live) == ["1", "10", "12"]
+    assert {k: (v.partition_path, v.file_id) for k, v in found.items()} == {
+        k: (v.partition_path, v.file_id) for k, v in live.items()}
+
+
 def test_the_metadata_table_is_built_again_at_the_new_version(hoodpy_spark, tmp_path):
     spark, path = hoodpy_spark, str(tmp_path / "mdt")
     table = HoodieTable.create(spark, path, table_name="mdt", record_key_fields=["id"], partition_fields=["part"],
-                               precombine_field="ts", options={**SMALL_BLOOM, "hoodie.metadata.enable": "true"})
+                               precombine_field="ts", options={
+                                   **SMALL_BLOOM, "hoodie.metadata.enable": "true",
+                                   "hoodie.metadata.index.column.stats.enable": "true",
+                                   "hoodie.metadata.record.index.enable": "true"})
     for i in range(3):
         table.upsert(spark.createDataFrame([(1, "a", i, f"a{i}"), (10 + i, "b", i, f"n{i}")], DDL))
+    table.delete(spark.createDataFrame([(11, "b", 0, "")], DDL))
     assert _metadata_table_props(path)["hoodie.table.version"] == "6"
+    partitions = parse_properties(Path(path, ".hoodie", "hoodie.properties").read_text())[
+        "hoodie.table.metadata.partitions"]
+    assert partitions == "column_stats,files,record_index"
+    _check_indexes(path, "1")
     snapshot = hudi_rs.snapshot(path)
     assert _hudi_rs_through_metadata_table(path) == snapshot
     for target, layout in (("EIGHT", "2"), ("SIX", "1")):
+        # Called without the index options: the table's metadata partitions say what to build again.
         assert spark.sql(f"CALL upgrade_table(path => '{path}', to_version => '{target}')").collect() == [(True,)]
         props = parse_properties(Path(path, ".hoodie", "hoodie.properties").read_text())
-        assert props["hoodie.table.metadata.partitions"] == "files"
+        assert props["hoodie.table.metadata.partitions"] == partitions
+        assert sorted(p.name for p in Path(path, ".hoodie", "metadata").iterdir()) == [
+            ".hoodie", "column_stats", "files", "record_index"]
+        _check_indexes(path, layout)
         mdt = _metadata_table_props(path)
         assert (mdt["hoodie.table.version"], mdt["hoodie.timeline.layout.version"]) == (props["hoodie.table.version"],
                                                                                          layout)
@@ -165,4 +209,79 @@ def test_the_metadata_table_is_built_again_at_the_new_version(hoodpy_spark, tmp_
     # Writes after the round trip keep it in step.
     converted.upsert(spark.createDataFrame([(1, "a", 9, "after")], DDL))
     assert validate_files(converted.storage).rows == []
+    _check_indexes(path, "1")
     assert _hudi_rs_through_metadata_table(path) == hudi_rs.snapshot(path)
+
+
+# -- a merge-on-read table whose compactions are archived ------------------------------------------------------
+def _mor_reads(table: HoodieTable, instant_times: list[str]) -> dict:
+    """What readers see: the snapshot, time travel to each of ``instant_times`` and the incremental windows
+    between them (by completion time: instant times in version 6, completion times in 8)."""
+    by_time = {i.timestamp: i for i in table.timeline.completed_commits()}
+    bounds = [by_time[t].completed_at for t in instant_times]
+    return {"snapshot": _rows(table.read()), "as_of": [_as_of(table, b) for b in bounds],
+            "windows": [_rows(table.read_incremental(a, b)) for a, b in zip(bounds, bounds[1:])]}
+
+
+def _without_file_name(rows: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "_hoodie_file_name"} for r in rows]
+
+
+def _as_of(table: HoodieTable, when: str) -> list[tuple] | str:
+    """Rows as of ``when``, or the refusal of an instant whose files the cleaner deleted."""
+    try:
+        return _rows(table.read(as_of=when))
+    except InstantNotRetainedError:
+        return "not retained"
+
+
+def test_merge_on_read_upgrade_and_downgrade_with_archived_compactions(hoodpy_spark, tmp_path):
+    spark, path = hoodpy_spark, str(tmp_path / "mor")
+    table = HoodieTable.create(spark, path, table_name="mor", record_key_fields=["id"], partition_fields=["part"],
+                               precombine_field="ts", table_type="MERGE_ON_READ",
+                               options={**OPTIONS, "hoodie.compact.inline": "false"})
+    for i in range(7):
+        table.upsert(spark.createDataFrame([(1, "a", i, f"a{i}"), (2, "b", i, f"b{i}"), (10 + i, "a", i, f"n{i}")],
+                                           DDL))
+        if i in (1, 3):
+            assert len(table.compaction.run()) == 1
+    table.archive(OPTIONS)
+    archived = _archived(path, spark)
+    assert ("commit" in {a for _, a in archived}) and "deltacommit" in {a for _, a in archived}, archived
+    table = HoodieTable.for_path(spark, path)
+    assert any(".log." in p.name for p in Path(path).rglob("*")), "the last slices have log files"
+    active = [i.timestamp for i in table.timeline.completed_commits()]
+    before = _mor_reads(table, active)
+    assert sum(rows != "not retained" for rows in before["as_of"]) >= 2 and any(before["windows"])
+    snapshot = hudi_rs.snapshot(path)
+    assert hudi_rs.df_rows(table.read()) == snapshot
+
+    # The upgrade compacts every slice with log files first (as Hudi's): one more commit, base files only.
+    assert spark.sql(f"CALL upgrade_table(path => '{path}', to_version => 'EIGHT')").collect() == [(True,)]
+    table8 = HoodieTable.for_path(spark, path)
+    assert table8.properties["hoodie.table.version"] == "8"
+    commits8 = table8.timeline.completed_commits()
+    assert [i.timestamp for i in commits8][:-1] == active and commits8[-1].action == "commit"
+    assert all(not s.log_files for s in table8.file_system_view().latest_file_slices())
+    history = {(h.instant_time, h.action) for h in read_history(table8.storage)}
+    assert set(archived) == history  # the archived compaction commits and deltacommits, with their plans
+    assert any(h.plan for h in read_history(table8.storage) if h.action == "commit")
+    assert _mor_reads(table8, active) == before
+    assert _rows(table8.read(query_type="read_optimized")) == before["snapshot"]
+    # hudi-rs reads what hoodpy reads; the rows equal those before but for _hoodie_file_name (compaction
+    # rewrote the log records into base files).
+    assert hudi_rs.snapshot(path) == hudi_rs.df_rows(table8.read())
+    assert _without_file_name(hudi_rs.snapshot(path)) == _without_file_name(snapshot)
+    assert hudi_rs.read_optimized(path) == hudi_rs.snapshot(path)
+
+    assert spark.sql(f"CALL downgrade_table(path => '{path}', to_version => 'SIX')").collect() == [(True,)]
+    table6 = HoodieTable.for_path(spark, path)
+    assert table6.properties["hoodie.table.version"] == "6"
+    assert {k: v for k, v in _archived(path, spark).items() if k in archived} == archived
+    assert _mor_reads(table6, active) == before
+    assert hudi_rs.snapshot(path) == hudi_rs.df_rows(table6.read())
+    assert _without_file_name(hudi_rs.snapshot(path)) == _without_file_name(snapshot)
+    # Writes and compaction go on at version 6.
+    table6.upsert(spark.createDataFrame([(1, "a", 99, "after")], DDL))
+    assert len(table6.compaction.run()) == 1
+    assert hudi_rs.df_rows(HoodieTable.for_path(spark, path).read()) == hudi_rs.snapshot(path)

@@ -95,31 +95,31 @@ def test_missing_ordering_column(spark, unchanged):
     _raises(InvalidRecordError, lambda: unchanged.upsert(df), "ordering (precombine)", "ts")
 
 
-def test_several_ordering_fields(spark, tmp_path, unchanged):
+def test_another_list_of_ordering_fields_conflicts(spark, unchanged):
+    # A list names the table's fields as a tuple: another list than the table's is a conflicting ordering field.
     df = spark.createDataFrame([(1, "a", 2, "x")], DDL)
     _raises(InvalidConfigError, lambda: unchanged.upsert(df, options={"hoodie.datasource.write.precombine.field":
                                                                        "ts,v"}),
-            "hoodie.datasource.write.precombine.field", "several ordering fields (ts, v)", "tuple")
+            "hoodie.datasource.write.precombine.field", "the table has ordering field 'ts'")
+
+
+def test_several_ordering_fields_need_every_column_set(spark, tmp_path):
+    df = spark.createDataFrame([(1, "a", 2, "x")], DDL)
     path = tmp_path / "list"
     _raises(InvalidConfigError, lambda: HoodieTable.create(spark, str(path), table_name="l", record_key_fields=["id"],
-                                                           precombine_field="ts,v"), "several ordering fields")
+                                                           precombine_field="ts,w", schema=df.schema),
+            "lacks configured field(s) w")
     assert not (path / ".hoodie" / "hoodie.properties").exists()
-
-
-def test_a_table_recording_several_ordering_fields_reads_but_refuses_writes(spark, tmp_path):
-    # As a Hudi 1.x table may record them (hoodie.table.ordering.fields=ts,v).
-    path = tmp_path / "recorded"
-    t = HoodieTable.create(spark, str(path), table_name="rec", record_key_fields=["id"], partition_fields=["p"],
-                           precombine_field="ts", options=SMALL_BLOOM)
-    t.upsert(spark.createDataFrame([(1, "a", 1, "x")], DDL))
-    props = path / ".hoodie" / "hoodie.properties"
-    props.write_text(props.read_text().replace("hoodie.table.precombine.field=ts", "hoodie.table.ordering.fields=ts,v"))
+    t = HoodieTable.create(spark, str(path), table_name="l", record_key_fields=["id"], partition_fields=["p"],
+                           precombine_field="ts, v", options=SMALL_BLOOM)
+    t.upsert(df)
     before = tree(str(path))
-    t = HoodieTable.for_path(spark, str(path))
-    assert rows(t.read(), "id", "v") == [(1, "x")]
-    _raises(InvalidConfigError, lambda: t.upsert(spark.createDataFrame([(1, "a", 2, "y")], DDL)),
-            "hoodie.table.ordering.fields", "several ordering fields (ts, v)")
+    _raises(InvalidRecordError, lambda: t.upsert(spark.createDataFrame([(1, "a", 3, None)], DDL)),
+            "1 record(s)", "null ordering", "'ts,v'", "every field")
+    _raises(InvalidRecordError, lambda: t.upsert(spark.createDataFrame([(1, "a", 3)], "id int, p string, ts long")),
+            "ordering (precombine)", "v")
     assert tree(str(path)) == before
+    assert rows(t.read(), "id", "ts", "v") == [(1, 2, "x")]
 
 
 def test_options_naming_other_table_fields_by_an_alias(spark, unchanged):

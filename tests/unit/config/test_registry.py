@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from hoodpy.config import HoodieConfig
+from hoodpy.config import HoodieConfig, ordering_fields
 from hoodpy.config import registry
 from hoodpy.config.properties import load_table_properties
 from hoodpy.config.registry import check_options, check_table_properties, options_markdown
@@ -159,13 +159,12 @@ def test_every_scope_class_of_the_config_package_is_documented():
 
 @pytest.mark.parametrize("key", ["hoodie.table.precombine.field", "hoodie.table.ordering.fields",
                                  "hoodie.datasource.write.precombine.field"])
-def test_several_ordering_fields_are_refused_naming_the_option_given(key):
-    with pytest.raises(InvalidConfigError, match=f"Invalid value 'ts, seq' for {key}: several ordering fields "
-                                                 r"\(ts, seq\).*tuple.*give one field"):
-        HoodieConfig.of({key: "ts, seq"}).get(TableConfig.PRECOMBINE_FIELD)
+def test_several_ordering_fields_read_as_a_normalised_list(key):
+    assert HoodieConfig.of({key: " ts, seq "}).get(TableConfig.PRECOMBINE_FIELD) == "ts,seq"
     assert HoodieConfig.of({key: "ts"}).get(TableConfig.PRECOMBINE_FIELD) == "ts"
+    assert ordering_fields(HoodieConfig.of({key: "ts, seq"}).get(TableConfig.PRECOMBINE_FIELD)) == ("ts", "seq")
+    assert ordering_fields(None) == ordering_fields("") == ()
 
 
-def test_several_sql_precombine_fields_are_refused():
-    with pytest.raises(InvalidConfigError, match="for preCombineField: several ordering fields"):
-        HoodieConfig.of({"preCombineField": "a,b"}).get(TableOptions.PRECOMBINE_FIELD)
+def test_several_sql_precombine_fields():
+    assert HoodieConfig.of({"preCombineField": "a, b"}).get(TableOptions.PRECOMBINE_FIELD) == "a,b"
