@@ -20,9 +20,8 @@ write would drop them anyway.
 
 A merge-on-read table is compacted first, every file slice with log files (as Hudi's handlers do: rollback
 of failed writes and an unbounded compaction, "in one step"), so that the latest slices hold base files only
-and version 8 readers, which slice log files by completion time, never merge version 6 log files. hoodpy
-compacts at version 6 only: a version 8 merge-on-read table whose latest slices have log files is refused
-(compact it with Java Hudi first).
+and version 8 readers, which slice log files by completion time, never merge version 6 log files (nor version 6
+readers version 8 ones, named after their deltacommits). Both directions compact, at the version the table has.
 
 Pending table services are refused before anything changes, naming them. Order of the steps: the new archive
 and instant files first, then ``hoodie.properties`` (the switch), then the old files are removed; a crash
@@ -90,16 +89,15 @@ def change_table_version(context: ServiceContext, to_version: int) -> bool:
     storage = context.storage
     props = load_table_properties(storage) or {}
     merge_on_read = props.get(TableConfig.TYPE.key) == MERGE_ON_READ
-    if merge_on_read and int(props.get(TableConfig.VERSION.key, "6")) == 6 and to_version == 8:
+    if merge_on_read and int(props.get(TableConfig.VERSION.key, "6")) != to_version:
+        _check_versions(context, int(props.get(TableConfig.VERSION.key, "6")), to_version)  # before compacting
         _compact_log_files(context)
     with context.transaction(merge_on_read=merge_on_read).locked():
         props = load_table_properties(storage) or {}
         current = int(props.get(TableConfig.VERSION.key, "6"))
         if current == to_version:
             return False
-        if (current, to_version) not in ((6, 8), (8, 6)):
-            raise TableVersionChangeError(f"Table {context.name} has table version {current}: hoodpy changes "
-                                          "versions 6 and 8 into each other only")
+        _check_versions(context, current, to_version)
         timeline = _without_pending(context)
         if merge_on_read:
             _require_base_files_only(context, timeline)
@@ -166,8 +164,14 @@ def _without_pending(context: ServiceContext) -> Timeline:
     return timeline
 
 
+def _check_versions(context: ServiceContext, current: int, to_version: int) -> None:
+    if (current, to_version) not in ((6, 8), (8, 6)):
+        raise TableVersionChangeError(f"Table {context.name} has table version {current}: hoodpy changes "
+                                      "versions 6 and 8 into each other only")
+
+
 def _compact_log_files(context: ServiceContext) -> None:
-    """Compact every file slice of a version 6 merge-on-read table that has log files, after rolling back
+    """Compact every file slice of a merge-on-read table that has log files, after rolling back
     failed writes (Hudi's rollbackFailedWritesAndCompact with an unbounded compaction strategy)."""
     if context.table is None:
         raise TableVersionChangeError(f"Table {context.name} is merge-on-read: changing its version compacts it, "
@@ -178,14 +182,15 @@ def _compact_log_files(context: ServiceContext) -> None:
 
 
 def _require_base_files_only(context: ServiceContext, timeline: Timeline) -> None:
-    """Refuse a merge-on-read table whose latest file slices have log files (naming one)."""
+    """Refuse a merge-on-read table whose latest file slices still have log files (naming one): a write that
+    slipped in between the compaction and the lock."""
     with_logs = [s for s in FileSystemView.load(context.storage, timeline).latest_file_slices() if s.log_files]
     if with_logs:
         first = with_logs[0]
         raise TableVersionChangeError(
             f"Table {context.name} is merge-on-read and {len(with_logs)} latest file slice(s) have log files (file "
-            f"group {first.file_id} in partition {first.partition_path!r}): hoodpy compacts only version 6 "
-            "tables; compact it (Java Hudi's run_compaction) before changing its version")
+            f"group {first.file_id} in partition {first.partition_path!r}), written after the compaction that "
+            "changing its version ran: run it again")
 
 
 def _states(instant: Instant) -> list[State]:

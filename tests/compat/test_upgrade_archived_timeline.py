@@ -285,3 +285,47 @@ def test_merge_on_read_upgrade_and_downgrade_with_archived_compactions(hoodpy_sp
     table6.upsert(spark.createDataFrame([(1, "a", 99, "after")], DDL))
     assert len(table6.compaction.run()) == 1
     assert hudi_rs.df_rows(HoodieTable.for_path(spark, path).read()) == hudi_rs.snapshot(path)
+
+
+def _mor_table_with_logs(spark, path: str, version: str) -> HoodieTable:
+    table = HoodieTable.create(spark, path, table_name="mor8", record_key_fields=["id"], partition_fields=["part"],
+                               precombine_field="ts", table_type="MERGE_ON_READ",
+                               options={**OPTIONS, "hoodie.compact.inline": "false",
+                                        "hoodie.write.table.version": version, "hoodie.parquet.small.file.limit": "0"})
+    for i in range(3):
+        table.upsert(spark.createDataFrame([(1, "a", i, f"a{i}"), (2, "b", i, f"b{i}")], DDL))
+    table = HoodieTable.for_path(spark, path)
+    assert table.properties["hoodie.table.version"] == version
+    assert any(s.log_files for s in table.file_system_view().latest_file_slices())
+    return table
+
+
+def test_merge_on_read_downgrade_compacts_version_8_log_files(hoodpy_spark, tmp_path):
+    """A version 8 table whose slices have log files (named after their deltacommits, sliced by completion
+    time) is compacted at version 8 before the downgrade, so version 6 readers never see such logs."""
+    spark, path = hoodpy_spark, str(tmp_path / "mor8")
+    table = _mor_table_with_logs(spark, path, "8")
+    before, commits = _rows(table.read()), [i.timestamp for i in table.timeline.completed_commits()]
+
+    assert spark.sql(f"CALL downgrade_table(path => '{path}', to_version => 'SIX')").collect() == [(True,)]
+    table6 = HoodieTable.for_path(spark, path)
+    assert table6.properties["hoodie.table.version"] == "6"
+    completed = table6.timeline.completed_commits()
+    assert [i.timestamp for i in completed][:-1] == commits and completed[-1].action == "commit"
+    assert all(not s.log_files for s in table6.file_system_view().latest_file_slices())
+    assert _rows(table6.read()) == before == [(1, "a", 2, "a2"), (2, "b", 2, "b2")]
+    assert hudi_rs.snapshot(path) == hudi_rs.df_rows(table6.read())
+    table6.upsert(spark.createDataFrame([(1, "a", 9, "after")], DDL))
+    assert hudi_rs.df_rows(HoodieTable.for_path(spark, path).read()) == hudi_rs.snapshot(path)
+
+
+def test_merge_on_read_version_9_is_refused_before_anything_is_compacted(hoodpy_spark, tmp_path):
+    spark, path = hoodpy_spark, str(tmp_path / "mor9")
+    table = _mor_table_with_logs(spark, path, "9")
+    commits = [i.timestamp for i in table.timeline.completed_commits()]
+    with pytest.raises(Exception, match="table version 9: hoodpy changes versions 6 and 8"):
+        spark.sql(f"CALL downgrade_table(path => '{path}', to_version => 'SIX')").collect()
+    table = HoodieTable.for_path(spark, path)
+    assert [i.timestamp for i in table.timeline.completed_commits()] == commits
+    assert table.properties["hoodie.table.version"] == "9"
+    assert any(s.log_files for s in table.file_system_view().latest_file_slices())
