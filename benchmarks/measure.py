@@ -19,11 +19,20 @@ _group_ids = itertools.count()
 
 
 def _children(pid: int) -> list[int]:
+    """Children of every thread of ``pid``: /proc lists a child under the thread that forked it, and the JVM
+    starts its Python workers from a thread other than its main one."""
     try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(p) for p in f.read().split()]
+        threads = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return []
+    out = []
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(p) for p in f.read().split()]
+        except OSError:
+            continue
+    return out
 
 
 def tree_rss_bytes(root: int | None = None) -> int:
