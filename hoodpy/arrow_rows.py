@@ -92,6 +92,7 @@ def finalize(rows: pa.Table, fresh: pa.Array, *, instant_time: str, file_name: s
         positions = pc.cast(pa.array(np.arange(first, first + n, dtype=np.int64)), pa.string())
         seqno = pc.binary_join_element_wise(f"{instant_time}_{task_partition}", positions, "_")
     else:  # numbers for the fresh rows only (a merge rewrites mostly kept rows): row i gets first + i
+        fresh = fresh.combine_chunks() if isinstance(fresh, pa.ChunkedArray) else fresh
         seqno = rows.column(COMMIT_SEQNO).combine_chunks()
         if fresh_count:
             positions = pc.cast(pc.add(pc.indices_nonzero(fresh).cast(pa.int64()), first), pa.string())

@@ -29,7 +29,8 @@ def test_fresh_rows_get_the_sequence_number_of_their_position(fresh):
     rows = rows.set_column(rows.schema.get_field_index(COMMIT_SEQNO), COMMIT_SEQNO,
                            pa.array([f"{OLD}_7_{i}" for i in range(n)], pa.string()))
     first = claim_sequence_numbers(0)  # where the next claim starts
-    out = finalize(rows, pa.array(fresh, pa.bool_()), instant_time=NEW, file_name="f.parquet", task_partition=3)
+    mask = pa.chunked_array([fresh[: n // 2], fresh[n // 2:]], pa.bool_())  # as a table's column gives it
+    out = finalize(rows, mask, instant_time=NEW, file_name="f.parquet", task_partition=3)
     # Row i, when fresh, is numbered first + i (its position in the file); kept rows keep theirs.
     assert out.column(COMMIT_SEQNO).to_pylist() == [
         f"{NEW}_3_{first + i}" if f else f"{OLD}_7_{i}" for i, f in enumerate(fresh)]
