@@ -18,12 +18,36 @@ from dataclasses import dataclass, field
 _group_ids = itertools.count()
 
 
+_CHILDREN_TTL = 0.5  # seconds a process's child list is reused: the JVM has ~100 threads to walk
+_children_seen: dict[int, tuple[float, list[int]]] = {}
+
+
 def _children(pid: int) -> list[int]:
+    """Children of every thread of ``pid``: /proc lists a child under the thread that forked it, and the JVM
+    starts its Python workers from a thread other than its main one. Walking every thread at each sample
+    costs the sampler (in the driver's process) measurable CPU, so a list is reused for a short while."""
+    now = time.monotonic()
+    seen = _children_seen.get(pid)
+    if seen is not None and now - seen[0] < _CHILDREN_TTL:
+        return seen[1]
+    kids = _thread_children(pid)
+    _children_seen[pid] = (now, kids)
+    return kids
+
+
+def _thread_children(pid: int) -> list[int]:
     try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(p) for p in f.read().split()]
+        threads = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return []
+    out = []
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(p) for p in f.read().split()]
+        except OSError:
+            continue
+    return out
 
 
 def tree_rss_bytes(root: int | None = None) -> int:

@@ -88,9 +88,17 @@ def finalize(rows: pa.Table, fresh: pa.Array, *, instant_time: str, file_name: s
     """Stamp the file name on every row and sequence numbers on the rows this write produced."""
     n = rows.num_rows
     first = claim_sequence_numbers(n)
-    positions = pc.cast(pa.array(np.arange(first, first + n, dtype=np.int64)), pa.string())
-    new_seqno = pc.binary_join_element_wise(f"{instant_time}_{task_partition}", positions, "_")
-    seqno = pc.if_else(fresh, new_seqno, rows.column(COMMIT_SEQNO).combine_chunks()) if n else new_seqno
+    fresh_count = pc.sum(fresh).as_py() or 0
+    if fresh_count == n:
+        positions = pc.cast(pa.array(np.arange(first, first + n, dtype=np.int64)), pa.string())
+        seqno = pc.binary_join_element_wise(f"{instant_time}_{task_partition}", positions, "_")
+    else:  # numbers for the fresh rows only (a merge rewrites mostly kept rows): row i gets first + i
+        fresh = fresh.combine_chunks() if isinstance(fresh, pa.ChunkedArray) else fresh
+        seqno = rows.column(COMMIT_SEQNO).combine_chunks()
+        if fresh_count:
+            positions = pc.cast(pc.add(pc.indices_nonzero(fresh).cast(pa.int64()), first), pa.string())
+            seqno = pc.replace_with_mask(
+                seqno, fresh, pc.binary_join_element_wise(f"{instant_time}_{task_partition}", positions, "_"))
     rows = rows.set_column(rows.schema.get_field_index(COMMIT_SEQNO), COMMIT_SEQNO, seqno)
     return rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME,
                            pa.repeat(pa.scalar(file_name, pa.string()), n))

@@ -26,7 +26,7 @@ from hoodpy.index.murmur_hash import MurmurBatch
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.merge import TARGET_FILE_ID
-from hoodpy.write.partitioner import HASH_SPACE
+from hoodpy.write.bucket_assignment import HASH_SPACE
 
 TARGETS_FILE = "targets.parquet"
 MERGE_BIN = "_hoodie_merge_bin"  # the Spark partition label of a target's merge task

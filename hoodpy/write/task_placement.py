@@ -14,6 +14,9 @@ from __future__ import annotations
 import heapq
 from collections.abc import Hashable, Mapping
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 _MASK = 0xFFFFFFFF
 _SPARK_HASH_SEED = 42  # Spark's Murmur3Hash default seed, used by HashPartitioning
 
@@ -72,3 +75,22 @@ def assign_bins(work: Mapping[Hashable, int], max_bins: int | None = None) -> tu
         bins[t] = i
         heapq.heappush(heap, (load + work[t], i))
     return bins, max_bins
+
+
+def place_file_groups(counts: Mapping[tuple[str, str], int], sizes: Mapping[tuple[str, str], int],
+                      record_size: int, max_bins: int | None) -> tuple[int, dict[tuple[str, str], int]]:
+    """The number of merge tasks and the bin label of each (partition, file id) receiving ``counts`` records:
+    one task per file group, the largest (old file of ``sizes`` + incoming records) first."""
+    work = {g: sizes.get(g, 0) + n * record_size for g, n in counts.items()}
+    bin_of, num_bins = assign_bins(work, max_bins)
+    labels = partition_labels(num_bins)
+    return num_bins, {g: labels[bin_of[g]] for g in work}
+
+
+def row_labels(partitions: pa.Array, file_ids: pa.Array, label_of: Mapping[tuple[str, str], int]) -> pa.Array:
+    """Per row of (partition, file id), its group's bin label from ``label_of``, through an index into the
+    groups (no Python loop over rows)."""
+    group_labels = pa.array(list(label_of.values()), pa.int32())
+    keys = pc.binary_join_element_wise(partitions, file_ids, "\x00")
+    names = pa.array([f"{p}\x00{f}" for p, f in label_of], pa.string())
+    return group_labels.take(pc.index_in(keys, value_set=names))

@@ -4,8 +4,7 @@ groups, merge in executors, commit. Any failure after the instant opens removes 
 from __future__ import annotations
 
 import fnmatch
-import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol
@@ -32,7 +31,6 @@ from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, tag
 from hoodpy.index.bloom import locate_on_driver
 from hoodpy.index.bucket import BucketSpec, bucket_file_groups, bucket_id_column, new_bucket_file_id
-from hoodpy.index.bloom_filter import serialized_sizes
 from hoodpy.index.configured import index_for, require_metadata_table
 from hoodpy.keygen import KeyGenerator, key_generator_for_write, virtual_keys
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
@@ -63,17 +61,9 @@ from hoodpy.write.merge import (
     merge_file_group,
 )
 from hoodpy.write.operation import WriteOperation
-from hoodpy.write.record_size import encoded_record_size, sample_records
-from hoodpy.write.partitioner import (
-    HASH_SPACE,
-    InsertBucket,
-    SizingConfig,
-    average_record_size,
-    hash_ranges,
-    plan_insert_buckets,
-)
+from hoodpy.write.bucket_assignment import BucketAssigner, hash_ranges
 from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, attach_targets, target_table
-from hoodpy.write.task_placement import assign_bins, partition_labels
+from hoodpy.write.task_placement import place_file_groups, row_labels
 
 
 _BUCKET_ID = "_hoodie_bucket_id"
@@ -173,11 +163,8 @@ class Writer:
         self._bucket_layout: BucketSpec | None = None  # the bucket layout when the index is BUCKET
         self._bucket_counts: dict[tuple[str, int], int] = {}  # records per (partition, bucket) of the batch
         self._upsert_counts: dict[str | None, int] = {}  # the same per partition path (bulk_insert)
-        self._merge_ctx: MergeContext | None = None
-        self._sizing_config: SizingConfig | None = None  # decided once per write (see _sizing)
-        # Merge-on-read: existing file groups that take inserts as small files (merged into a new base file, not
-        # appended to), and new file groups that start as log files (a new bucket of the BUCKET index).
-        self._base_file_groups: set[tuple[str, str]] = set()
+        self._assigner: BucketAssigner | None = None  # one per write attempt, made once the instant is open
+        # Merge-on-read: new file groups that start as log files (a new bucket of the BUCKET index).
         self._new_log_groups: set[tuple[str, str]] = set()
 
     # -- entry point -------------------------------------------------------------------------
@@ -190,8 +177,8 @@ class Writer:
             self._batch_keys = None
             self._upsert_count = None
             self._bucket_counts = {}
-            self._sizing_config = None
-            self._base_file_groups, self._new_log_groups = set(), set()
+            self._assigner = None
+            self._new_log_groups = set()
             try:
                 return self._write_once(df, operation)
             except WriteConflictError:
@@ -377,7 +364,8 @@ class Writer:
             options=BaseFileOptions.from_config(self.config),
             cdc=CdcWrite(mode, cdc_schema_json(mode, table_avro)) if mode else None,
         )
-        self._merge_ctx = merge_ctx
+        self._assigner = BucketAssigner(self.spark, self.config, timeline, merge_ctx,
+                                        partial(self._held_from_inserts, timeline), merge_on_read=self.merge_on_read)
         if operation == WriteOperation.DELETE_PARTITION:
             # Hudi's delete_partition: every file group of the partitions replaced, no file written.
             view = FileSystemView.load(self.storage, timeline, partitions=self._partitions)
@@ -413,8 +401,7 @@ class Writer:
             merge_input = self._tag_and_assign(records, operation, view, timeline, inflight)
         else:
             inserts = records.filter(F.col(OP) == OP_UPSERT).withColumn(TARGET_FILE_ID, F.lit(None).cast("string"))
-            merge_input = self._assign_inserts(inserts, None, view if operation.packs_small_files else None,
-                                               timeline)
+            merge_input = self._assigner.assign_inserts(inserts, view if operation.packs_small_files else None)
         if operation.is_overwrite:
             scope = None if operation == WriteOperation.INSERT_OVERWRITE_TABLE else partitions
             replaced = {}
@@ -426,7 +413,8 @@ class Writer:
             for bf in view.latest_base_files()
         }
         if self.merge_on_read and not operation.is_overwrite:
-            append_ctx = append_context(self.config, merge_ctx, view, self._base_file_groups, self._new_log_groups,
+            append_ctx = append_context(self.config, merge_ctx, view, self._assigner.small_file_groups,
+                                        self._new_log_groups,
                                         schema_json, self._pending_compaction(timeline))
             task = partial(write_file_group, append_ctx)
         else:
@@ -458,7 +446,7 @@ class Writer:
             # The bucket index indexes log files: a new bucket starts as a log file, as in Hudi.
             self._new_log_groups = {(p, f) for (p, _), (f, exists) in targets.items() if not exists}
         num_bins, label_of = self._place_file_groups(
-            {(p, targets[(p, b)][0]): n for (p, b), n in self._bucket_counts.items()}, latest, timeline)
+            {(p, targets[(p, b)][0]): n for (p, b), n in self._bucket_counts.items()}, latest)
         groups = self.spark.createDataFrame(
             [(p, b, f, exists, label_of[(p, f)]) for (p, b), (f, exists) in targets.items()], _BUCKET_TARGETS_DDL)
         bucketed = records
@@ -484,40 +472,6 @@ class Writer:
                 IndexConfig.TYPE.key, self.config.get(IndexConfig.TYPE),
                 f"bulk_insert with the BUCKET index writes a new file group per bucket, but partition(s) "
                 f"{', '.join(repr(p) for p in held[:5])} already hold file groups; use insert or upsert")
-
-    def _sizing(self, timeline: Timeline, sample: Callable[[], pa.Table] | None = None, *,
-                sort: bool = False) -> SizingConfig:
-        """How this write sizes new files, decided at the first call. Bytes per record come from the newest
-        commit that wrote enough (Hudi's rule); without one, from hoodie.copyonwrite.record.size.estimate if
-        set, else measured by encoding ``sample()`` (records of the batch; ``sort``: as bulk_insert orders
-        them), with the footer's bloom filter counted per file; else the estimate's default."""
-        if self._sizing_config is not None:
-            return self._sizing_config
-        c = self.config
-        small = c.get(StorageConfig.PARQUET_SMALL_FILE_LIMIT)
-        record_size = average_record_size(timeline, small, c.get(StorageConfig.RECORD_SIZE_ESTIMATION_THRESHOLD))
-        overhead: tuple[tuple[int | None, int], ...] = ()
-        if record_size is None:
-            record_size = c.get(StorageConfig.RECORD_SIZE_ESTIMATE)
-            rows = sample() if sample is not None and not c.is_set(StorageConfig.RECORD_SIZE_ESTIMATE) else None
-            if rows is not None and rows.num_rows:
-                ctx = self._merge_ctx
-                record_size = math.ceil(encoded_record_size(rows, ctx.data_schema, ctx.options, sort=sort,
-                                                            instant_time=ctx.instant_time))
-                o = ctx.options
-                overhead = tuple(serialized_sizes(o.bloom_num_entries, o.bloom_fpp, o.bloom_max_entries))
-        self._sizing_config = SizingConfig(
-            max_file_size=c.get(StorageConfig.PARQUET_MAX_FILE_SIZE), small_file_limit=small,
-            record_size=record_size, auto_split=c.get(StorageConfig.INSERT_AUTO_SPLIT),
-            insert_split_size=c.get(StorageConfig.INSERT_SPLIT_SIZE), file_overhead=overhead,
-        )
-        return self._sizing_config
-
-    def _sample(self, records: DataFrame, total: int) -> pa.Table:
-        """A bounded random sample of ``records`` (``total`` rows): record key, partition path, data columns."""
-        data = self._merge_ctx.data_schema
-        schema = pa.schema([pa.field(RECORD_KEY, pa.string()), pa.field(PARTITION_PATH, pa.string()), *data])
-        return sample_records(records.select(*schema.names), total, schema)
 
     def _global_lookup(self, operation: WriteOperation) -> bool:
         # The prepared records always carry every table column (absent ones as nulls), so whether the
@@ -556,7 +510,7 @@ class Writer:
         updates = updates.drop(LOC_FILE_ID, LOC_PARTITION)
         inserts = inserts.drop(LOC_FILE_ID, LOC_PARTITION)
         self._reject_updates_under_clustering(updates, timeline)
-        return self._assign_inserts(inserts, updates, view, timeline)
+        return updates.unionByName(self._assigner.assign_inserts(inserts, view))
 
     def _tag_and_assign_on_driver(self, records: DataFrame, view: FileSystemView, timeline: Timeline,
                                   inflight: Instant) -> DataFrame:
@@ -578,8 +532,8 @@ class Writer:
         counts = new.group_by([PARTITION_PATH]).aggregate([([], "count_all")])
         insert_counts = dict(zip(counts.column(PARTITION_PATH).to_pylist(), counts.column("count_all").to_pylist()))
         upserts = pc.sum(pc.equal(keys.column(OP), OP_UPSERT)).as_py() or 0
-        ranges = hash_ranges(self._insert_buckets(insert_counts, view, timeline,
-                                                  (records.filter(F.col(OP) == OP_UPSERT), upserts)))
+        ranges = hash_ranges(self._assigner.insert_buckets(insert_counts, view,
+                                                           (records.filter(F.col(OP) == OP_UPSERT), upserts)))
         # Every record's target is known here: updates keep their file group, inserts take the bucket their
         # key hashes into. Unique keys only (a batch that is not combined may repeat one; each of its records
         # gets the target).
@@ -588,39 +542,24 @@ class Writer:
                                        new.column(PARTITION_PATH).combine_chunks().cast(pa.string())])
         file_ids = pa.concat_arrays([located.column(LOC_FILE_ID).combine_chunks().cast(pa.string()),
                                      assign_by_ranges(new.column(RECORD_KEY), new.column(PARTITION_PATH), ranges)])
-        num_bins, labels = self._merge_bins(partitions, file_ids, latest, timeline)
+        pairs = pa.table({"p": partitions, "f": file_ids}).group_by(["p", "f"]).aggregate([([], "count_all")])
+        num_bins, label_of = self._place_file_groups(dict(zip(
+            zip(pairs.column("p").to_pylist(), pairs.column("f").to_pylist()),
+            pairs.column("count_all").to_pylist())), latest)
+        labels = row_labels(partitions, file_ids, label_of)
         targets = target_table(
             pa.concat_arrays([t.column(RECORD_KEY).combine_chunks().cast(pa.string()) for t in (located, new)]),
             partitions, file_ids, labels)
         return attach_targets(self.spark, records, targets, self.storage, instant_temp_dir(inflight.timestamp),
                               num_bins)
 
-    def _merge_bins(self, partitions: pa.Array, file_ids: pa.Array, latest: list, timeline: Timeline,
-                    ) -> tuple[int, pa.Array]:
-        """The number of merge tasks and, per target row, the label of its file group's task: one task per
-        file group, the largest (old file + incoming records) first (:mod:`task_placement`)."""
-        pairs = pa.table({"p": partitions, "f": file_ids})
-        counts = pairs.group_by(["p", "f"]).aggregate([([], "count_all")])
-        num_bins, label_of = self._place_file_groups(dict(zip(
-            zip(counts.column("p").to_pylist(), counts.column("f").to_pylist()),
-            counts.column("count_all").to_pylist())), latest, timeline)
-        # Per row: its group's bin, through an index into the groups table (no Python loop over rows).
-        group_labels = pa.array(list(label_of.values()), pa.int32())
-        keys = pc.binary_join_element_wise(partitions, file_ids, "\x00")
-        names = pa.array([f"{p}\x00{f}" for p, f in label_of], pa.string())
-        return num_bins, group_labels.take(pc.index_in(keys, value_set=names))
-
-    def _place_file_groups(self, counts: dict[tuple[str, str], int], latest: list, timeline: Timeline,
+    def _place_file_groups(self, counts: dict[tuple[str, str], int], latest: list,
                            ) -> tuple[int, dict[tuple[str, str], int]]:
         """The number of merge tasks and the bin label of each (partition, file id) receiving ``counts``
-        records: one task per file group, the largest (old file + incoming records) first."""
-        sizes = {(bf.partition_path, bf.file_id): bf.size for bf in latest}
-        record_size = self._sizing(timeline).record_size
-        work = {g: sizes.get(g, 0) + n * record_size for g, n in counts.items()}
+        records (:func:`task_placement.place_file_groups`)."""
         configured = self.config.get(WriteConfig.WRITE_PARALLELISM)
-        bin_of, num_bins = assign_bins(work, configured if configured > 0 else None)
-        labels = partition_labels(num_bins)
-        return num_bins, {g: labels[bin_of[g]] for g in work}
+        return place_file_groups(counts, {(bf.partition_path, bf.file_id): bf.size for bf in latest},
+                                 self._assigner.sizing().record_size, configured if configured > 0 else None)
 
     def _reject_targets_under_clustering(self, targets: set[tuple[str, str]], timeline: Timeline) -> None:
         """:meth:`_reject_updates_under_clustering` for update targets known on the driver."""
@@ -668,45 +607,13 @@ class Writer:
             return self.config.get(IndexConfig.RECORD_INDEX_UPDATE_PARTITION_PATH)
         return self.config.get(IndexConfig.SIMPLE_UPDATE_PARTITION_PATH)
 
-    def _assign_inserts(self, inserts: DataFrame, updates: DataFrame | None, view: FileSystemView | None,
-                        timeline: Timeline, counts: dict[str, int] | None = None) -> DataFrame:
-        """Give each insert a target file group (small files first, then new groups); ``counts`` (inserts per
-        partition) saves a Spark job when the driver knows them already."""
-        if counts is None:
-            counts = {r[0]: r[1] for r in inserts.groupBy(PARTITION_PATH).count().collect()}
-        buckets = self._insert_buckets(counts, view, timeline, (inserts, sum(counts.values())))
-        if buckets:
-            ranges = self.spark.createDataFrame(hash_ranges(buckets), "b_partition string, b_file_id string, "
-                                                "b_low long, b_high long")
-            h = F.pmod(F.xxhash64(F.col(RECORD_KEY)), F.lit(HASH_SPACE))
-            assigned = inserts.join(
-                F.broadcast(ranges),
-                (F.col(PARTITION_PATH) == F.col("b_partition")) & (h >= F.col("b_low")) & (h < F.col("b_high")),
-            ).withColumn(TARGET_FILE_ID, F.col("b_file_id")).drop("b_partition", "b_file_id", "b_low", "b_high")
-        else:
-            assigned = inserts.limit(0)
-        return assigned if updates is None else updates.unionByName(assigned)
-
-    def _insert_buckets(self, counts: dict[str, int], view: FileSystemView | None, timeline: Timeline,
-                        source: tuple[DataFrame, int] | None = None) -> list[InsertBucket]:
-        """Where ``counts`` inserts per partition go: small file groups of ``view`` first, then new groups;
-        ``source`` (records holding the inserts, how many) is sampled if new files need a record size."""
-        small: dict[str, list] = {}
-        if view is not None:
-            # File groups under a pending clustering plan take no inserts (Hudi's UpsertPartitioner), nor (merge-on-
-            # read) slices with log files: a small file's inserts rewrite its base file, which would need its logs.
-            held = set(self._pending_clustering(timeline))
-            if self.merge_on_read:  # nor groups a pending compaction holds (they have log files anyway)
-                held |= set(self._pending_compaction(timeline))
-            for s in view.latest_file_slices(counts):
-                if s.base_file is not None and not s.log_files and (s.partition_path, s.file_id) not in held:
-                    small.setdefault(s.partition_path, []).append(s.base_file)
-        sample = None
-        if source is not None and source[1] > 0 and sum(counts.values()) > 0:
-            sample = partial(self._sample, *source)
-        buckets = plan_insert_buckets(counts, small, self._sizing(timeline, sample))
-        self._base_file_groups |= {(b.partition_path, b.file_id) for b in buckets if b.small_file is not None}
-        return buckets
+    def _held_from_inserts(self, timeline: Timeline) -> set[tuple[str, str]]:
+        """File groups that take no inserts: under a pending clustering plan (Hudi's UpsertPartitioner), and
+        (merge-on-read) under a pending compaction."""
+        held = set(self._pending_clustering(timeline))
+        if self.merge_on_read:
+            held |= set(self._pending_compaction(timeline))
+        return held
 
     def _bulk_insert(self, records: DataFrame, merge_ctx: MergeContext, timeline: Timeline) -> list:
         rows = records.filter(F.col(OP) == OP_UPSERT)
@@ -716,8 +623,8 @@ class Writer:
         if not counts:
             return []
         # One sample serves both the record size (when the table has not measured one) and the key bounds.
-        sample = self._sample(rows, sum(counts.values()))
-        sizing = self._sizing(timeline, lambda: sample, sort=True)
+        sample = self._assigner.sample(rows, sum(counts.values()))
+        sizing = self._assigner.sizing(lambda: sample, sort=True)
         plan = plan_files(counts, sample.select([PARTITION_PATH, RECORD_KEY]), sizing.records_per_new_file)
         bounds = self.spark.createDataFrame([(f.index, f.partition_path, f.low, f.high) for f in plan],
                                             "b_file int, b_partition string, b_low string, b_high string")

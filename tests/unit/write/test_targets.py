@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hoodpy.index.murmur_hash import hash32
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.write.merge import TARGET_FILE_ID
-from hoodpy.write.partitioner import HASH_SPACE, InsertBucket, hash_ranges
+from hoodpy.write.bucket_assignment import HASH_SPACE, InsertBucket, hash_ranges
 from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, key_hashes, target_table
 
 keys_st = st.lists(st.text(min_size=1, max_size=20), min_size=1, max_size=60, unique=True)

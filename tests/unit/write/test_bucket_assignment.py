@@ -1,6 +1,6 @@
 from hoodpy.file_group.file_group import BaseFile
 from hoodpy.file_group.naming import parse_base_file_name
-from hoodpy.write.partitioner import HASH_SPACE, SizingConfig, hash_ranges, plan_insert_buckets
+from hoodpy.write.bucket_assignment import HASH_SPACE, SizingConfig, hash_ranges, plan_insert_buckets
 
 
 def _bf(partition, fid, size):
@@ -48,7 +48,7 @@ def test_new_files_leave_room_for_the_bloom_filter_as_it_grows():
 def test_average_record_size_needs_a_representative_commit():
     from types import SimpleNamespace
 
-    from hoodpy.write.partitioner import average_record_size
+    from hoodpy.write.bucket_assignment import average_record_size
 
     def stat(size, n, log=False):
         return SimpleNamespace(total_write_bytes=size, num_writes=n, is_log_write=log)

@@ -1,0 +1,79 @@
+"""The copy-on-write merge of one file group (hoodpy.write.merge) and the sequence numbers it stamps, without
+Spark."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hoodpy.arrow_rows import add_meta_columns, claim_sequence_numbers, finalize
+from hoodpy.file_group.naming import base_file_name, write_token
+from hoodpy.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
+from hoodpy.storage import Storage
+from hoodpy.write.base_file import BaseFileOptions, write_base_file
+from hoodpy.write.merge import OP, OP_DELETE, OP_UPSERT, TARGET_FILE_ID, ExistingFile, MergeContext, merge_file_group
+
+OLD, NEW = "20250101000000000", "20250202000000000"
+FILE_ID = "0b1c2d3e-0000-4000-8000-000000000000-0"
+DATA = pa.schema([pa.field("v", pa.int64())])
+
+
+@settings(max_examples=60, deadline=None)
+@given(fresh=st.lists(st.booleans(), max_size=60))
+def test_fresh_rows_get_the_sequence_number_of_their_position(fresh):
+    n = len(fresh)
+    rows = add_meta_columns(pa.table({"v": pa.array(range(n), pa.int64())}), pa.array([f"k{i}" for i in range(n)]),
+                            "", OLD)
+    rows = rows.set_column(rows.schema.get_field_index(COMMIT_SEQNO), COMMIT_SEQNO,
+                           pa.array([f"{OLD}_7_{i}" for i in range(n)], pa.string()))
+    first = claim_sequence_numbers(0)  # where the next claim starts
+    mask = pa.chunked_array([fresh[: n // 2], fresh[n // 2:]], pa.bool_())  # as a table's column gives it
+    out = finalize(rows, mask, instant_time=NEW, file_name="f.parquet", task_partition=3)
+    # Row i, when fresh, is numbered first + i (its position in the file); kept rows keep theirs.
+    assert out.column(COMMIT_SEQNO).to_pylist() == [
+        f"{NEW}_3_{first + i}" if f else f"{OLD}_7_{i}" for i, f in enumerate(fresh)]
+    assert out.column(FILE_NAME).to_pylist() == ["f.parquet"] * n
+    assert claim_sequence_numbers(0) == first + n
+
+
+def _stored_file(storage: Storage, keys: list[str]) -> str:
+    name = base_file_name(FILE_ID, write_token(0, 0, 0), OLD)
+    rows = add_meta_columns(pa.table({"v": pa.array(range(len(keys)), pa.int64())}), pa.array(keys), "", OLD)
+    rows = finalize(rows, pa.array([True] * len(keys)), instant_time=OLD, file_name=name, task_partition=0)
+    write_base_file(storage, name, rows, BaseFileOptions(compression="snappy", bloom_num_entries=100))
+    return name
+
+
+def _incoming(records: list[tuple[str, int, int]]) -> pa.Table:
+    return pa.table({
+        RECORD_KEY: pa.array([k for k, _, _ in records], pa.string()),
+        PARTITION_PATH: pa.array([""] * len(records), pa.string()),
+        "v": pa.array([v for _, v, _ in records], pa.int64()),
+        TARGET_FILE_ID: pa.array([FILE_ID] * len(records), pa.string()),
+        OP: pa.array([op for _, _, op in records], pa.int32()),
+    })
+
+
+def test_merge_replaces_in_place_drops_deletes_and_appends_new_keys(tmp_path):
+    storage = Storage(str(tmp_path))
+    old_name = _stored_file(storage, ["a", "b", "c", "d"])
+    ctx = MergeContext(base_uri=str(tmp_path), instant_time=NEW, data_schema=DATA,
+                       existing={("", FILE_ID): ExistingFile(old_name, OLD)},
+                       options=BaseFileOptions(compression="snappy", bloom_num_entries=100))
+    # "c" arrives twice (a batch that was not combined): it replaces the stored row once and is not inserted.
+    stats = merge_file_group(ctx, _incoming([("c", 30, OP_UPSERT), ("x", 90, OP_UPSERT), ("b", 0, OP_DELETE),
+                                             ("c", 31, OP_UPSERT), ("y", 91, OP_UPSERT)]))
+    row = stats.to_pylist()[0]
+    assert (row["num_writes"], row["num_update_writes"], row["num_inserts"], row["num_deletes"]) == (5, 1, 2, 1)
+    written = pq.read_table(str(tmp_path / row["path"]))
+    assert written.column(RECORD_KEY).to_pylist() == ["a", "c", "d", "x", "y"]
+    assert written.column("v").to_pylist() == [0, 30, 3, 90, 91]
+    assert written.column(COMMIT_TIME).to_pylist() == [OLD, NEW, OLD, NEW, NEW]
+    seqno = written.column(COMMIT_SEQNO).to_pylist()
+    stored = pq.read_table(str(tmp_path / old_name)).column(COMMIT_SEQNO).to_pylist()
+    assert seqno[0] == stored[0] and seqno[2] == stored[3]  # kept rows keep their numbers
+    fresh = [int(s.rsplit("_", 1)[1]) for s in (seqno[1], seqno[3], seqno[4])]
+    assert all(s.startswith(f"{NEW}_0_") for s in (seqno[1], seqno[3], seqno[4]))
+    assert (fresh[1] - fresh[0], fresh[2] - fresh[1]) == (2, 1)  # numbered by their position in the file
