@@ -43,7 +43,8 @@ import pyarrow.parquet as pq
 from hoodpy.config import HoodieConfig
 from hoodpy.config.metadata import BLOOM_FILTERS_PARTITION, MetadataConfig
 from hoodpy.errors import MetadataTableError
-from hoodpy.metadata_table.column_stats import ColumnStatsPartition, is_indexed_file, shard_of, xxh64
+from hoodpy.file_group.naming import parse_base_file_name
+from hoodpy.metadata_table.column_stats import ColumnStatsPartition, shard_of, xxh64
 from hoodpy.metadata_table.layout import SOLO_COMMIT_TIMESTAMP_V6, MetadataLogFile, log_file_name
 from hoodpy.metadata_table.reader import MetadataTable
 from hoodpy.metadata_table.records import NON_PARTITIONED_NAME, SCHEMA
@@ -125,13 +126,18 @@ def footer_filter(storage: Storage, partition_path: str, name: str, instant_time
             "bloomFilter": bytes(data), "isDeleted": False}
 
 
+def has_filter(name: str) -> bool:
+    """Base files carry a bloom filter in their footer; log files (which column_stats also indexes) do not."""
+    return parse_base_file_name(name) is not None
+
+
 def file_records(storage: Storage, added: Mapping[str, Iterable[str]], deleted: Mapping[str, Iterable[str]],
                  instant_time: str) -> dict[str, dict[str, Any]]:
     """key -> HoodieMetadataRecord: the footer filters of the ``added`` base files and tombstones of the
     ``deleted`` ones (per partition path; log files are skipped), all stamped ``instant_time``."""
     out = {bloom_filter_key(p, n): filter_record(bloom_filter_key(p, n), tombstone(instant_time))
-           for p, names in deleted.items() for n in names if is_indexed_file(n)}
-    work = [(p, n) for p, names in added.items() for n in names if is_indexed_file(n)]
+           for p, names in deleted.items() for n in names if has_filter(n)}
+    work = [(p, n) for p, names in added.items() for n in names if has_filter(n)]
     with ThreadPoolExecutor(max_workers=_READ_THREADS) as pool:
         found = list(pool.map(lambda pn: footer_filter(storage, *pn, instant_time), work))
     for (partition, name), metadata in zip(work, found, strict=True):

@@ -166,7 +166,7 @@ def test_enabling_builds_it_on_an_existing_table_and_disabling_drops_it(spark, t
     assert {p.name.split("_")[0] for p in folder.iterdir() if p.name.endswith(".hfile")} == {
         "bloom-filters-0000-0", "bloom-filters-0001-0"}
     stats = dict(inspect_mdt.stats(table.storage).rows)
-    assert stats["bloom_filters.baseFileCount"] == "2" and int(stats["bloom_filters.logFileCount"]) >= 2
+    assert stats["bloom_filters.baseFileCount"] == "2" and int(stats["bloom_filters.logFileCount"]) >= 1
     # The build stamps the filters of the files before it with the latest completed instant (Java's
     # dataInstantTime); the write that enabled it, its own.
     assert latest in {v["timestamp"] for v in merged(path).values()}
@@ -181,7 +181,9 @@ def test_enabling_builds_it_on_an_existing_table_and_disabling_drops_it(spark, t
 
 def test_a_version_9_table_lays_it_out_at_its_own_instant_and_hudi_rs_reads_through_it(spark, tmp_path):
     path = str(tmp_path / "t9")
-    table = make_table(spark, path, {**ON, "hoodie.write.table.version": "9"})
+    # Compaction later than the test's writes: the build's slices stay (a compaction's cleaner removes them).
+    table = make_table(spark, path, {**ON, "hoodie.write.table.version": "9",
+                                     "hoodie.metadata.compact.max.delta.commits": "10"})
     for i in range(4):
         table.upsert(spark.createDataFrame([(i, "a", i, "x"), (i + 10, "b", i, None)], DDL))
     assert table.cleaning.run({"hoodie.cleaner.commits.retained": "1"}).total_files_deleted > 0
