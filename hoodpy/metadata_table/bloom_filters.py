@@ -43,7 +43,6 @@ import pyarrow.parquet as pq
 from hoodpy.config import HoodieConfig
 from hoodpy.config.metadata import BLOOM_FILTERS_PARTITION, MetadataConfig
 from hoodpy.errors import MetadataTableError
-from hoodpy.file_group.naming import parse_base_file_name
 from hoodpy.metadata_table.column_stats import ColumnStatsPartition, shard_of, xxh64
 from hoodpy.metadata_table.layout import SOLO_COMMIT_TIMESTAMP_V6, MetadataLogFile, log_file_name
 from hoodpy.metadata_table.reader import MetadataTable
@@ -128,7 +127,7 @@ def footer_filter(storage: Storage, partition_path: str, name: str, instant_time
 
 def has_filter(name: str) -> bool:
     """Base files carry a bloom filter in their footer; log files (which column_stats also indexes) do not."""
-    return parse_base_file_name(name) is not None
+    return name.endswith(".parquet") and not name.startswith(".")
 
 
 def file_records(storage: Storage, added: Mapping[str, Iterable[str]], deleted: Mapping[str, Iterable[str]],

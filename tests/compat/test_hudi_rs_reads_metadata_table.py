@@ -77,7 +77,7 @@ def test_hudi_rs_reads_hoodpys_metadata_table_of_a_version_8_table(spark, tmp_pa
 
 def test_a_java_metadata_table_compacted_by_hoodpy_reads_alike(spark, tmp_path):
     """Hudi 1.1's metadata table of the v9 sample, updated and compacted by hoodpy writes (column_stats kept and
-    compacted too, record_index kept and updated but not compacted, its other partitions dropped): hoodpy and
+    compacted too, record_index kept, updated and compacted, its other partitions dropped): hoodpy and
     hudi-rs (through the compacted files partition) read the same rows."""
     path = str(unzip_sample("hudi-rs/sample_table/cow/v9_txns_simple_meta", tmp_path))
     table = HoodieTable.for_path(spark, path, options={"hoodie.metadata.compact.max.delta.commits": "2",
@@ -90,11 +90,14 @@ def test_a_java_metadata_table_compacted_by_hoodpy_reads_alike(spark, tmp_path):
     compaction = metadata.latest_compaction_time()
     assert compaction > "20260307162449278"  # Java's own compaction was the latest before
     assert metadata.latest_slice().base_file.name.endswith(f"_{compaction}.hfile")
-    # column_stats is kept (hoodpy maintains it), compacted with files; record_index is kept too (the table has
-    # it) and not compacted; the other partitions are dropped.
+    # column_stats and record_index are kept (hoodpy maintains them) and compacted with files, every file group
+    # (as Java's compaction does); the other partitions are dropped.
     assert sorted(p.name for p in Path(path, ".hoodie", "metadata").iterdir()) == [
         ".hoodie", "column_stats", "files", "record_index"]
-    assert not list(Path(path, ".hoodie", "metadata", "record_index").glob(f"*_{compaction}.hfile"))
+    record_index = Path(path, ".hoodie", "metadata", "record_index")
+    groups = {p.name.lstrip(".").split("_")[0] for p in record_index.iterdir()
+              if p.name != ".hoodie_partition_metadata"}
+    assert sorted(p.name.split("_")[0] for p in record_index.glob(f"*_{compaction}.hfile")) == sorted(groups)
     found = RecordIndex(table.storage).read_all(Timeline.load(table.storage))
     live = table_keys(table.storage, Timeline.load(table.storage))
     assert {k: (v.partition_path, v.file_id) for k, v in found.items()} == {
