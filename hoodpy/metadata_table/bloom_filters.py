@@ -23,8 +23,8 @@ no Java sample carries the partition):
 The partition is built (from the footers of the base files the files partition lists) at
 ``00000000000000003`` in versions 8 and 9 (after files 000, column_stats 001 and record_index 002: hoodpy's
 choice, each partition at its own instant) or at ``<latest data instant>011`` and the next free suffix in
-version 6, like the other indexes. hoodpy does not compact it: its records live in log blocks after the
-build's base files.
+version 6, like the other indexes. The metadata table's compaction gives each file group a new base HFile of its
+live records (tombstones dropped), as for column_stats.
 """
 
 from __future__ import annotations

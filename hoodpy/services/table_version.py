@@ -12,11 +12,11 @@ The archived timeline is converted too (:mod:`hoodpy.services.archive_conversion
 
 A metadata table is removed before the conversion (its partitions cleared in the properties, so readers list
 files meanwhile) and, when it held the ``files`` partition, built again from the converted table at the new
-version with the partitions hoodpy maintains that it had: ``files``, ``column_stats`` (from the base files'
-footers) and ``record_index`` (every key of the latest slices). Java upgrades the metadata table in place as a
-table of its own; the rebuilt one holds the same listing, statistics and key locations. Partitions hoodpy does
-not maintain (partition_stats, bloom_filters, secondary and expression indexes) are left out, as its next
-write would drop them anyway.
+version with the partitions hoodpy maintains that it had: ``files``, ``column_stats`` and ``bloom_filters``
+(from the base files' footers) and ``record_index`` (every key of the latest slices). Java upgrades the metadata
+table in place as a table of its own; the rebuilt one holds the same listing, statistics, filters and key
+locations. Partitions hoodpy does not maintain (partition_stats, secondary and expression indexes) are left out,
+as its next write would drop them anyway.
 
 A merge-on-read table is compacted first, every file slice with log files (as Hudi's handlers do: rollback
 of failed writes and an unbounded compaction, "in one step"), so that the latest slices hold base files only
@@ -38,10 +38,10 @@ from hoodpy.config.compaction import CompactionConfig
 from hoodpy.config.table import INITIAL_VERSION_KEY, MERGE_ON_READ, TableConfig
 from hoodpy.config.table_version import MERGE_MODE_PROPERTY, versioned_properties
 from hoodpy.config.write import WriteConfig
-from hoodpy.config.metadata import COLUMN_STATS_PARTITION, RECORD_INDEX_PARTITION
+from hoodpy.config.metadata import BLOOM_FILTERS_PARTITION, COLUMN_STATS_PARTITION, RECORD_INDEX_PARTITION
 from hoodpy.errors import HoodieError, TableVersionChangeError
 from hoodpy.file_group.fs_view import FileSystemView
-from hoodpy.metadata_table import record_index_writer
+from hoodpy.metadata_table import bloom_filters, record_index_writer
 from hoodpy.metadata_table.column_stats import has_column_stats
 from hoodpy.metadata_table.reader import has_files_partition
 from hoodpy.metadata_table.record_index import has_partition as has_record_index
@@ -102,7 +102,8 @@ def change_table_version(context: ServiceContext, to_version: int) -> bool:
         if merge_on_read:
             _require_base_files_only(context, timeline)
         rebuild = has_files_partition(props)
-        indexes = set(listed_partitions(props)) & {COLUMN_STATS_PARTITION, RECORD_INDEX_PARTITION}
+        indexes = set(listed_partitions(props)) & {COLUMN_STATS_PARTITION, BLOOM_FILTERS_PARTITION,
+                                                   RECORD_INDEX_PARTITION}
         if remove_stale_metadata_table(storage, reason=f"the table changes from version {current} to {to_version}"
                                        + (", and it is built again at the new version" if rebuild else "")):
             props = load_table_properties(storage) or {}  # the metadata partitions are cleared
@@ -140,7 +141,7 @@ def change_table_version(context: ServiceContext, to_version: int) -> bool:
 
 def _rebuild_metadata_table(context: ServiceContext, indexes: set[str]) -> None:
     """Build the metadata table at the new version: ``files``, then the ``indexes`` it had (column_stats,
-    record_index) unless the configuration built them already."""
+    bloom_filters, record_index) unless the configuration built them already."""
     storage = context.storage
     create_metadata_table(storage, context.config)
     writer = MetadataTableWriter(storage, context.config)
@@ -148,6 +149,8 @@ def _rebuild_metadata_table(context: ServiceContext, indexes: set[str]) -> None:
     props = load_table_properties(storage) or {}
     if COLUMN_STATS_PARTITION in indexes and not has_column_stats(props):
         writer.bootstrap_column_stats(timeline)
+    if BLOOM_FILTERS_PARTITION in indexes and not bloom_filters.has_partition(props):
+        bloom_filters.build(writer, timeline)
     if RECORD_INDEX_PARTITION in indexes and not has_record_index(props):
         record_index_writer.build(writer, timeline)
 

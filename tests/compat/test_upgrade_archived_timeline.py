@@ -13,6 +13,8 @@ import pytest
 from hoodpy.config.properties import parse_properties
 from hoodpy.errors import ChangesNotReadableError, InstantNotRetainedError
 from hoodpy.inspect.metadata_table import validate_files
+from hoodpy.meta_fields import FOOTER_BLOOM_FILTER_KEY
+from hoodpy.metadata_table import bloom_filters as bf
 from hoodpy.metadata_table import column_stats as cs
 from hoodpy.metadata_table.reader import MetadataTable
 from hoodpy.metadata_table.record_index import RecordIndex
@@ -172,6 +174,13 @@ def _check_indexes(path: str, layout: str) -> None:
     assert sorted(live) == ["1", "10", "12"]
     assert {k: (v.partition_path, v.file_id) for k, v in found.items()} == {
         k: (v.partition_path, v.file_id) for k, v in live.items()}
+    # bloom_filters: every listed base file's footer filter, byte for byte.
+    listed = MetadataTable(storage).read(timeline).all_files()
+    files = [(p, n) for p, names in listed.items() for n in names if n.endswith(".parquet")]
+    filters = bf.read_filters(storage, files, timeline)
+    assert set(filters) == set(files)
+    assert all(v["bloomFilter"] == pq.read_metadata(str(Path(path, p, n))).metadata[FOOTER_BLOOM_FILTER_KEY.encode()]
+               for (p, n), v in filters.items())
 
 
 def test_the_metadata_table_is_built_again_at_the_new_version(hoodpy_spark, tmp_path):
@@ -180,6 +189,7 @@ def test_the_metadata_table_is_built_again_at_the_new_version(hoodpy_spark, tmp_
                                precombine_field="ts", options={
                                    **SMALL_BLOOM, "hoodie.metadata.enable": "true",
                                    "hoodie.metadata.index.column.stats.enable": "true",
+                                   "hoodie.metadata.index.bloom.filter.enable": "true",
                                    "hoodie.metadata.record.index.enable": "true"})
     for i in range(3):
         table.upsert(spark.createDataFrame([(1, "a", i, f"a{i}"), (10 + i, "b", i, f"n{i}")], DDL))
@@ -187,7 +197,7 @@ def test_the_metadata_table_is_built_again_at_the_new_version(hoodpy_spark, tmp_
     assert _metadata_table_props(path)["hoodie.table.version"] == "6"
     partitions = parse_properties(Path(path, ".hoodie", "hoodie.properties").read_text())[
         "hoodie.table.metadata.partitions"]
-    assert partitions == "column_stats,files,record_index"
+    assert partitions == "bloom_filters,column_stats,files,record_index"
     _check_indexes(path, "1")
     snapshot = hudi_rs.snapshot(path)
     assert _hudi_rs_through_metadata_table(path) == snapshot
@@ -197,7 +207,7 @@ def test_the_metadata_table_is_built_again_at_the_new_version(hoodpy_spark, tmp_
         props = parse_properties(Path(path, ".hoodie", "hoodie.properties").read_text())
         assert props["hoodie.table.metadata.partitions"] == partitions
         assert sorted(p.name for p in Path(path, ".hoodie", "metadata").iterdir()) == [
-            ".hoodie", "column_stats", "files", "record_index"]
+            ".hoodie", "bloom_filters", "column_stats", "files", "record_index"]
         _check_indexes(path, layout)
         mdt = _metadata_table_props(path)
         assert (mdt["hoodie.table.version"], mdt["hoodie.timeline.layout.version"]) == (props["hoodie.table.version"],
