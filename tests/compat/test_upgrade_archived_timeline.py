@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from hoodpy.config.properties import parse_properties
-from hoodpy.errors import ChangesNotReadableError, InstantNotRetainedError
+from hoodpy.errors import ChangesNotReadableError, InstantNotRetainedError, TableVersionChangeError
 from hoodpy.inspect.metadata_table import validate_files
 from hoodpy.meta_fields import FOOTER_BLOOM_FILTER_KEY
 from hoodpy.metadata_table import bloom_filters as bf
@@ -245,6 +245,17 @@ def _as_of(table: HoodieTable, when: str) -> list[tuple] | str:
         return "not retained"
 
 
+def _compacted_then_changed(spark, path: str, commits: list[str], version: str) -> HoodieTable:
+    """The table after a version change of a merge-on-read table: at ``version``, with one compaction commit
+    after ``commits`` (the completed commits before), and no log files in its latest slices."""
+    table = HoodieTable.for_path(spark, path)
+    assert table.properties["hoodie.table.version"] == version
+    completed = table.timeline.completed_commits()
+    assert [i.timestamp for i in completed][:-1] == commits and completed[-1].action == "commit"
+    assert all(not s.log_files for s in table.file_system_view().latest_file_slices())
+    return table
+
+
 def test_merge_on_read_upgrade_and_downgrade_with_archived_compactions(hoodpy_spark, tmp_path):
     spark, path = hoodpy_spark, str(tmp_path / "mor")
     table = HoodieTable.create(spark, path, table_name="mor", record_key_fields=["id"], partition_fields=["part"],
@@ -268,11 +279,7 @@ def test_merge_on_read_upgrade_and_downgrade_with_archived_compactions(hoodpy_sp
 
     # The upgrade compacts every slice with log files first (as Hudi's): one more commit, base files only.
     assert spark.sql(f"CALL upgrade_table(path => '{path}', to_version => 'EIGHT')").collect() == [(True,)]
-    table8 = HoodieTable.for_path(spark, path)
-    assert table8.properties["hoodie.table.version"] == "8"
-    commits8 = table8.timeline.completed_commits()
-    assert [i.timestamp for i in commits8][:-1] == active and commits8[-1].action == "commit"
-    assert all(not s.log_files for s in table8.file_system_view().latest_file_slices())
+    table8 = _compacted_then_changed(spark, path, active, "8")
     history = {(h.instant_time, h.action) for h in read_history(table8.storage)}
     assert set(archived) == history  # the archived compaction commits and deltacommits, with their plans
     assert any(h.plan for h in read_history(table8.storage) if h.action == "commit")
@@ -298,8 +305,8 @@ def test_merge_on_read_upgrade_and_downgrade_with_archived_compactions(hoodpy_sp
 
 
 def _mor_table_with_logs(spark, path: str, version: str) -> HoodieTable:
-    table = HoodieTable.create(spark, path, table_name="mor8", record_key_fields=["id"], partition_fields=["part"],
-                               precombine_field="ts", table_type="MERGE_ON_READ",
+    table = HoodieTable.create(spark, path, table_name=f"mor{version}", record_key_fields=["id"],
+                               partition_fields=["part"], precombine_field="ts", table_type="MERGE_ON_READ",
                                options={**OPTIONS, "hoodie.compact.inline": "false",
                                         "hoodie.write.table.version": version, "hoodie.parquet.small.file.limit": "0"})
     for i in range(3):
@@ -318,11 +325,7 @@ def test_merge_on_read_downgrade_compacts_version_8_log_files(hoodpy_spark, tmp_
     before, commits = _rows(table.read()), [i.timestamp for i in table.timeline.completed_commits()]
 
     assert spark.sql(f"CALL downgrade_table(path => '{path}', to_version => 'SIX')").collect() == [(True,)]
-    table6 = HoodieTable.for_path(spark, path)
-    assert table6.properties["hoodie.table.version"] == "6"
-    completed = table6.timeline.completed_commits()
-    assert [i.timestamp for i in completed][:-1] == commits and completed[-1].action == "commit"
-    assert all(not s.log_files for s in table6.file_system_view().latest_file_slices())
+    table6 = _compacted_then_changed(spark, path, commits, "6")
     assert _rows(table6.read()) == before == [(1, "a", 2, "a2"), (2, "b", 2, "b2")]
     assert hudi_rs.snapshot(path) == hudi_rs.df_rows(table6.read())
     table6.upsert(spark.createDataFrame([(1, "a", 9, "after")], DDL))
@@ -333,7 +336,7 @@ def test_merge_on_read_version_9_is_refused_before_anything_is_compacted(hoodpy_
     spark, path = hoodpy_spark, str(tmp_path / "mor9")
     table = _mor_table_with_logs(spark, path, "9")
     commits = [i.timestamp for i in table.timeline.completed_commits()]
-    with pytest.raises(Exception, match="table version 9: hoodpy changes versions 6 and 8"):
+    with pytest.raises(TableVersionChangeError, match="table version 9: hoodpy changes versions 6 and 8"):
         spark.sql(f"CALL downgrade_table(path => '{path}', to_version => 'SIX')").collect()
     table = HoodieTable.for_path(spark, path)
     assert [i.timestamp for i in table.timeline.completed_commits()] == commits
