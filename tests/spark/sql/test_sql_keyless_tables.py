@@ -33,12 +33,17 @@ def assert_hudi_rs_agrees(spark, name: str, path: str) -> list[tuple]:
     return ours
 
 
+def create_keyless(spark, name: str, path: str, table_type: str) -> None:
+    """A partitioned table without primaryKey (generated keys), with an ordering field."""
+    spark.sql(f"CREATE TABLE {name} (id INT, v STRING, ts BIGINT, city STRING) USING hoodpy PARTITIONED BY (city) "
+              f"LOCATION '{path}' TBLPROPERTIES (preCombineField = 'ts', type = '{table_type}')")
+
+
 @pytest.mark.parametrize("table_type", ["cow", "mor"])
 def test_keyless_table_insert_update_delete(hoodpy_spark, database, tmp_path, table_type):
     spark = hoodpy_spark
     name, path = f"{database}.keyless_{table_type}", str(tmp_path / "keyless")
-    spark.sql(f"CREATE TABLE {name} (id INT, v STRING, ts BIGINT, city STRING) USING hoodpy PARTITIONED BY (city) "
-              f"LOCATION '{path}' TBLPROPERTIES (preCombineField = 'ts', type = '{table_type}')")
+    create_keyless(spark, name, path, table_type)
     props = load_table_properties(Storage(path))
     assert "hoodie.table.recordkey.fields" not in props and props["hoodie.table.partition.fields"] == "city"
     assert "primaryKey" not in dict(tuple(r) for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect())
@@ -89,8 +94,7 @@ def test_keyless_non_partitioned_ctas(hoodpy_spark, database, tmp_path):
 def test_keyless_merge_into(hoodpy_spark, database, tmp_path, table_type):
     spark = hoodpy_spark
     name, path = f"{database}.keyless_merge_{table_type}", str(tmp_path / "keyless_merge")
-    spark.sql(f"CREATE TABLE {name} (id INT, v STRING, ts BIGINT, city STRING) USING hoodpy PARTITIONED BY (city) "
-              f"LOCATION '{path}' TBLPROPERTIES (preCombineField = 'ts', type = '{table_type}')")
+    create_keyless(spark, name, path, table_type)
     spark.sql(f"INSERT INTO {name} VALUES (1, 'a', 1, 'sf'), (2, 'b', 1, 'la'), (3, 'c', 1, 'sf'), (4, 'd', 1, 'la')")
     before = {r[3]: r for r in assert_hudi_rs_agrees(spark, name, path)}
 
