@@ -13,15 +13,17 @@
 * ``DELETE FROM t [WHERE c]``: the matching rows' keys, deleted (no commit when nothing matches).
 * A table created without ``primaryKey`` has generated record keys: INSERT INTO inserts (an upsert operation
   becomes insert: new rows have no key to match), UPDATE and DELETE locate the rows by their stored
-  ``_hoodie_record_key``, as Hudi 0.14+ does; MERGE INTO is refused (it matches by record key columns).
+  ``_hoodie_record_key``, as Hudi 0.14+ does; so does MERGE INTO, whose ON condition may then be any
+  condition: matched rows keep their stored keys, inserted rows get new keys in the same commit (HUDI-6464).
 * ``UPDATE t SET a = e, ... [WHERE c]``: the matching rows with the assignments, upserted with
   COMMIT_TIME_ORDERING (an explicit UPDATE wins even if it lowers the ordering field). Record key and
   partition columns cannot be updated.
 * ``MERGE INTO t USING s ON <cond> WHEN MATCHED [AND c] THEN UPDATE SET * | SET a = e, ... | DELETE
   WHEN NOT MATCHED [AND c] THEN INSERT * | (cols) VALUES (...)``: the ON condition must equate every record
-  key column of ``t``; clauses apply first-match-wins per source row; the outcome is one upsert carrying
-  ``_hoodie_is_deleted`` for the deleted rows. Matched updates follow the table's merge mode (with an
-  ordering field, an update carrying a smaller ordering value than the stored row is ignored, as in Hudi).
+  key column of ``t`` (a table with record key columns); clauses apply first-match-wins per source row; the
+  outcome is one upsert carrying ``_hoodie_is_deleted`` for the deleted rows. Matched updates follow the
+  table's merge mode (with an ordering field, an update carrying a smaller ordering value than the stored row
+  is ignored, as in Hudi).
   ``WHEN NOT MATCHED BY SOURCE`` is not supported.
 """
 
@@ -328,10 +330,9 @@ def merge(layer: SqlLayer, tree: exp.Merge, entry: CatalogTable, text: str) -> D
     if t_alias.lower() == s_alias.lower():
         raise InvalidStatementError(f"MERGE INTO {entry.name}: give the target and the source different aliases")
     source_columns = {c.lower(): c for c in source.columns}
-    if table.keygen.auto_keys:
-        raise UnsupportedStatementError(text, f"MERGE INTO {entry.name}, whose record keys are generated (no "
-                                        "primaryKey); use UPDATE, DELETE and INSERT INTO")
-    _check_on_keys(tree.args["on"], t_alias, table.keygen.record_key_fields, entry)
+    if not table.keygen.auto_keys:  # generated keys: any condition (the rows it matches keep their keys)
+        _check_on_keys(tree.args["on"], t_alias, table.keygen.record_key_fields, entry)
+    stored_key = _stored_key(table)
 
     matched = _matched(t_alias)
     clause_conditions, clause_values, deletes = [], [], []
@@ -383,6 +384,9 @@ def merge(layer: SqlLayer, tree: exp.Merge, entry: CatalogTable, text: str) -> D
                 values = {f.name: _sql(given[f.name]) if f.name in given else "NULL" for f in fields}
         else:
             raise UnsupportedStatementError(text, f"MERGE action {then.sql(dialect=DIALECT)}")
+        # Generated keys: a matched row keeps its stored key, an inserted one gets a new key in the write
+        values.update({k: _qualified(t_alias, k) if when.args.get("matched") else "CAST(NULL AS STRING)"
+                       for k in stored_key})
         clause_conditions.append(cond)
         clause_values.append(values)
 
@@ -391,7 +395,7 @@ def merge(layer: SqlLayer, tree: exp.Merge, entry: CatalogTable, text: str) -> D
                          on=_sql(tree.args["on"]), clauses=list(zip(clause_conditions, clause_values)),
                          frames=layer.reads.frames(refs))
     outcome = outcome.select(
-        *[F.col(quote_identifier(f.name)).cast(f.dataType).alias(f.name) for f in fields],
+        *stored_key, *[F.col(quote_identifier(f.name)).cast(f.dataType).alias(f.name) for f in fields],
         F.col(CLAUSE_COLUMN).isin(deletes).alias(IS_DELETED_COLUMN) if deletes
         else F.lit(False).alias(IS_DELETED_COLUMN),
     )

@@ -33,6 +33,9 @@ from hoodpy.schema import IS_DELETED_COLUMN
 from hoodpy.write.merge import INVALID_KEY, OP, OP_DELETE, OP_UPSERT
 
 _BATCH_SEQ = "_hoodie_batch_seq"
+# In front of a generated key that still lacks its instant time, in an upsert that also carries stored keys (see
+# keyed_records): no key Hudi generates or hoodpy reads from a table starts with it.
+_NEW_KEY_MARK = "\x00"
 # Columns keyed_records adds in front of the data columns.
 WORKING_COLUMNS = (RECORD_KEY, PARTITION_PATH, OP, INVALID_KEY)
 
@@ -123,6 +126,22 @@ def with_key_instant(records: DataFrame, instant_time: str) -> DataFrame:
     return records.withColumn(RECORD_KEY, F.concat(F.lit(instant_time + "_"), F.col(RECORD_KEY)))
 
 
+def complete_new_keys(records: DataFrame, instant_time: str) -> DataFrame:
+    """:func:`with_key_instant` for the rows of an upsert that got a generated key (marked by keyed_records);
+    the stored keys stay as they are."""
+    key = F.col(RECORD_KEY)
+    completed = F.concat(F.lit(instant_time + "_"), F.substring(key, 2, 1 << 30))
+    return records.withColumn(RECORD_KEY, F.when(key.startswith(_NEW_KEY_MARK), completed).otherwise(key))
+
+
+def complete_new_keys_arrow(keys: pa.Table, instant_time: str) -> pa.Table:
+    """:func:`complete_new_keys` on the batch keys collected to the driver (:func:`collect_keys`)."""
+    column = keys.column(RECORD_KEY).combine_chunks()
+    completed = pc.binary_join_element_wise(instant_time + "_", pc.utf8_slice_codeunits(column, 1), "")
+    new = pc.fill_null(pc.starts_with(column, _NEW_KEY_MARK), False)
+    return keys.set_column(keys.schema.get_field_index(RECORD_KEY), RECORD_KEY, pc.if_else(new, completed, column))
+
+
 def stored_key_column(df: DataFrame, what: str) -> tuple[Column, Column]:
     """(record key, is-invalid) from the ``_hoodie_record_key`` the rows carry: how a table with generated keys
     is updated or deleted from (rows read from it), as in Hudi."""
@@ -142,7 +161,10 @@ def keyed_records(df: DataFrame, keygen: KeyGenerator, *, deletes: bool = False,
     ``_hoodie_is_deleted`` is true are deletes. ``with_partition=False`` leaves the partition path null
     (a delete by key alone, located through a global lookup). A table with generated keys
     (:attr:`KeyGenerator.auto_keys`) takes keys from ``_hoodie_record_key``, or with ``generate_keys``
-    (inserts) gets new ones (:func:`generated_key_column`, completed by :func:`with_key_instant`).
+    (inserts) gets new ones (:func:`generated_key_column`, completed by :func:`with_key_instant`). In an upsert
+    there, a non-deleted row whose ``_hoodie_record_key`` is null is a new record and gets a generated key too
+    (completed by :func:`complete_new_keys`): Hudi's MERGE INTO on a table without a primary key writes the
+    matched rows with their stored keys and the inserted ones with new keys in one batch.
     """
     data = df.drop(*[c for c in META_COLUMNS if c in df.columns])
     if not keygen.auto_keys:
@@ -161,6 +183,10 @@ def keyed_records(df: DataFrame, keygen: KeyGenerator, *, deletes: bool = False,
             F.lit(OP_UPSERT))
     else:
         op = F.lit(OP_UPSERT)
+    if keygen.auto_keys and not generate_keys:
+        new = F.col(RECORD_KEY).isNull() & (op == OP_UPSERT)
+        key = F.when(new, F.concat(F.lit(_NEW_KEY_MARK), generated_key_column())).otherwise(key)
+        invalid = invalid & ~new
     partition = partition_path_column(keygen, data.schema) if with_partition else F.lit(None).cast("string")
     out = df.select(  # df: the key may come from its _hoodie_record_key; the data columns are data's
         key.alias(RECORD_KEY), partition.alias(PARTITION_PATH), op.cast("int").alias(OP),

@@ -376,6 +376,10 @@ class Writer:
                                                    extra=self.extra_metadata)
         if self._generates_keys:
             records = rec.with_key_instant(records, inflight.timestamp)
+        elif self.keygen.auto_keys and operation == WriteOperation.UPSERT:  # rows new to the table get keys
+            records = rec.complete_new_keys(records, inflight.timestamp)
+            if self._batch_keys is not None:
+                self._batch_keys = rec.complete_new_keys_arrow(self._batch_keys, inflight.timestamp)
         if self._combines(operation):
             by_partition = not self._global_lookup(operation)
             if self._batch_keys is not None and not rec.has_duplicate_keys(self._batch_keys,

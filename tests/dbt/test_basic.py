@@ -1,6 +1,6 @@
 """dbt's shared adapter suites (dbt-tests-adapter) against ``type: hoodpy``.
 
-Models without a unique_key are plain Spark (parquet) tables, as hoodpy tables are keyed; where a suite's
+Models without a unique_key are plain Spark (parquet) tables unless they set file_format='hoodpy'; where a suite's
 models have a natural key, the subclasses below set ``+unique_key`` so that they run on hoodpy tables.
 """
 

@@ -218,7 +218,7 @@ class HoodpyAdapter(SparkAdapter):
         if not spec.is_hoodpy:
             raise DbtRuntimeError(f"hoodpy_changes({name}) in model '{_node_name(model)}': the model keeps the "
                                   "upstream instant it consumed in its own commits, so it must be a hoodpy table "
-                                  "(give it a unique_key)")
+                                  "(give it a unique_key or file_format='hoodpy')")
         spark = self._spark()
         try:
             table = table_for_name(spark, name)

@@ -3,7 +3,8 @@
 =====================  ===============================================================================
 model config           hoodpy / Hudi
 =====================  ===============================================================================
-unique_key (str|list)  record key (``primaryKey`` / ``hoodie.datasource.write.recordkey.field``)
+unique_key (str|list)  record key (``primaryKey`` / ``hoodie.datasource.write.recordkey.field``); none with
+                       ``file_format='hoodpy'``: a table with generated keys (Hudi 0.14+), appended to
 precombine_key         ordering field (``preCombineField``): a stored row with a larger value survives
 partition_by           partition fields (hive-style paths)
 table_type             ``cow`` (copy-on-write, the default) or ``mor`` (merge-on-read): ``type`` in TBLPROPERTIES
@@ -150,8 +151,10 @@ def table_spec(model: str, config: Mapping[str, Any], *, resource_type: str = "m
                record_key: Sequence[str] | None = None) -> TableSpec:
     """Validate a node's config into a :class:`TableSpec`.
 
-    ``file_format`` defaults to ``hoodpy`` when a ``unique_key`` is set (hoodpy tables are keyed), else to
-    Spark's ``parquet``. ``record_key`` overrides ``unique_key`` (snapshots key by ``dbt_scd_id``).
+    ``file_format`` defaults to ``hoodpy`` when a ``unique_key`` is set, else to Spark's ``parquet`` (as
+    dbt-spark's default); ``file_format='hoodpy'`` without a ``unique_key`` is a table whose record keys are
+    generated, as Hudi 0.14+ makes a table without a record key. ``record_key`` overrides ``unique_key``
+    (snapshots key by ``dbt_scd_id``).
     """
     keys = tuple(record_key) if record_key is not None else _names(config.get("unique_key"))
     file_format = str(config.get("file_format") or ("hoodpy" if keys else "parquet")).lower()
@@ -163,9 +166,6 @@ def table_spec(model: str, config: Mapping[str, Any], *, resource_type: str = "m
                                      f"model {model!r}: applies to hoodpy tables only, but file_format is "
                                      f"{file_format!r}")
         return TableSpec(model, file_format, partition_by=_names(config.get("partition_by")))
-    if not keys:
-        raise MissingConfigError("unique_key", f"model {model!r}: a hoodpy table (file_format "
-                                 f"{file_format!r}) needs a unique_key, its record key")
     options: dict[str, str] = {}
     index_type = config.get("index_type")
     if index_type:
@@ -270,11 +270,14 @@ def _clean(model: str, value: Any, options: dict[str, str]) -> bool:
 
 def incremental_strategy(spec: TableSpec, strategy: str | None) -> str:
     """The model's strategy (default: upsert when keyed, else append), checked against its table format."""
-    chosen = (strategy or ("upsert" if spec.is_hoodpy else "append")).lower()
+    chosen = (strategy or ("upsert" if spec.record_key else "append")).lower()
     allowed = HOODPY_STRATEGIES if spec.is_hoodpy else SPARK_STRATEGIES
     if chosen in KEYED_STRATEGIES and not spec.record_key:
+        generated = (" (without one, a hoodpy table's record keys are generated: its incremental runs append; "
+                     "use incremental_strategy 'append' or 'insert_overwrite', or set unique_key)"
+                     if spec.is_hoodpy else "")
         raise MissingConfigError("unique_key", f"model {spec.model!r}: incremental_strategy {chosen!r} needs a "
-                                 "unique_key")
+                                 f"unique_key, the record key it matches rows by{generated}")
     if chosen not in allowed:
         raise InvalidConfigError("incremental_strategy", chosen,
                                  f"model {spec.model!r}: file_format {spec.file_format!r} supports "

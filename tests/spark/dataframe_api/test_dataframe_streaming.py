@@ -233,3 +233,28 @@ def test_bad_sink_input_fails_at_start_or_leaves_the_table_unchanged(api_spark, 
     while query.isActive and time.time() < deadline:
         time.sleep(0.2)
     assert tree(target) == before
+
+
+def test_the_sink_appends_with_generated_keys_without_a_record_key(api_spark, tmp_path):
+    """Without hoodie.datasource.write.recordkey.field the sink appends, as Hudi 0.14+'s streaming sink with
+    generated keys: each micro-batch one bulk_insert commit whose rows get new keys <instant>_<task>_<row>
+    (a row repeated across batches is two records), the batch id recorded as for a keyed table."""
+    spark = api_spark
+    source, table = tmp_path / "source", str(tmp_path / "keyless")
+    batches = [[row(1, 1), row(2, 1)], [row(1, 1), row(3, 2)]]
+    put_files(source, [[{k: v for k, v in r.items() if k != "_hoodie_is_deleted"} for r in b] for b in batches], 0)
+    options = {"hoodie.table.name": "events", "hoodie.datasource.write.partitionpath.field": "city"}
+    query = (spark.readStream.schema("id int, ts long, v string, city string").option("maxFilesPerTrigger", 1)
+             .json(str(source)).writeStream.format("hoodpy").options(**options)
+             .option("checkpointLocation", str(tmp_path / "cp")).trigger(availableNow=True).start(table))
+    query.awaitTermination()
+    timeline = Timeline.load(Storage(table))
+    commits = timeline.completed_commits()
+    assert [timeline.commit_metadata(i).operation_type for i in commits] == ["BULK_INSERT", "BULK_INSERT"]
+    assert [b for b, _ in sink_checkpoints(table)] == ["0", "1"]
+    theirs = hudi_rs.snapshot(table)
+    assert sorted((r["id"], r["ts"], r["city"]) for r in theirs) == [(1, 1, "la"), (1, 1, "la"), (2, 1, "ny"),
+                                                                    (3, 2, "sf")]
+    assert len({r["_hoodie_record_key"] for r in theirs}) == 4
+    assert all(r["_hoodie_record_key"].startswith(r["_hoodie_commit_time"] + "_") for r in theirs)
+    assert {r["_hoodie_commit_time"] for r in theirs} == {i.timestamp for i in commits}

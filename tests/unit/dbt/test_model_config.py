@@ -61,7 +61,6 @@ def test_unkeyed_model_is_a_spark_table_and_appends():
     ({"unique_key": "id", "clean": {"retain": 1}}, InvalidConfigError, "clean.retain"),
     ({"unique_key": "id", "clean": {"policy": "KEEP_ALL"}}, InvalidConfigError, "clean.policy"),
     ({"unique_key": "id", "hoodie_options": {"parquet.size": 1}}, InvalidConfigError, "hoodie_options.parquet.size"),
-    ({"file_format": "hoodpy"}, MissingConfigError, "unique_key"),
     ({"clustering": {"order": ["id"]}}, InvalidConfigError, "clustering"),
     ({"unique_key": "id", "index_type": "hash"}, InvalidConfigError, "index_type"),
     ({"unique_key": "id", "table_type": "orc"}, InvalidConfigError, "table_type"),
@@ -85,6 +84,19 @@ def test_check_columns_names_the_missing_sort_column():
     with pytest.raises(InvalidConfigError) as info:
         spec.check_columns(["id", "fare"])
     assert info.value.key == "clustering.order" and "'nope'" in str(info.value)
+
+
+def test_hoodpy_model_without_unique_key_has_generated_keys_and_appends():
+    spec = table_spec("events", {"file_format": "hoodpy", "partition_by": "day", "precombine_key": "ts"})
+    assert spec.is_hoodpy and spec.record_key == ()
+    assert spec.table_properties() == {"preCombineField": "ts", "type": "cow"}  # no primaryKey: generated keys
+    assert incremental_strategy(spec, None) == "append"
+    assert incremental_strategy(spec, "insert_overwrite") == "insert_overwrite"
+    for keyed in ("merge", "upsert", "delete+insert"):
+        with pytest.raises(MissingConfigError) as info:
+            incremental_strategy(spec, keyed)
+        assert info.value.key == "unique_key" and f"incremental_strategy {keyed!r}" in str(info.value)
+        assert "generated" in str(info.value) and "'events'" in str(info.value)
 
 
 def test_keyed_strategies_need_a_unique_key():
