@@ -119,7 +119,7 @@ def _compact(ctx: _JobContext, op: CompactionOperation) -> dict | None:
     base = read_base_file(storage, op.data_file_path, ctx.schema) if op.data_file_name else None
     logs = effective_blocks(((storage.full_path(rel), storage.read_bytes(rel)) for rel in op.delta_file_paths),
                             ctx.committed)
-    rows, merged = merge_slice_with_stats(base, logs.blocks, ctx.schema, ctx.ordering_field)
+    rows, merged = merge_slice_with_stats(base, logs.blocks, ctx.schema, ctx.ordering_field, ctx.options.virtual_keys)
     scanned = time.monotonic()
     if base is None and merged.log_records == 0:
         return None
