@@ -15,8 +15,10 @@ compaction; after each step hudi-rs reads the expected rows, as hoodpy does, and
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+import fastavro
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -81,13 +83,27 @@ def _check_virtual_base_files(table: HoodieTable, paths: list[str]) -> None:
         assert set(stored.column(FILE_NAME).to_pylist()) <= {rel.rsplit("/", 1)[-1]}
 
 
-def _compact(table: HoodieTable) -> str:
+def _compact(table: HoodieTable, path: str) -> str:
+    """Compact every slice with logs; checks the new base files and the commit's write stats: at versions 8
+    and 9 each names the base file it replaced as ``prevBaseFile`` (Java 1.x's merge handle), version 6's JSON
+    has no such field (Hudi 0.14's HoodieWriteStat)."""
+    replaced = {(s.partition_path, s.file_id): s.base_file.file_name if s.base_file is not None else None
+                for s in table.file_system_view().latest_file_slices() if s.log_files}
     [result] = table.compaction.run()
     [done] = [i for i in table.timeline.completed_commits() if i.timestamp == result.instant_time]
     assert done.action == Action.COMMIT
     stats = table.timeline.commit_metadata(done).write_stats
     _check_virtual_base_files(table, [s.path for s in stats])
     assert not [s for s in table.file_system_view().latest_file_slices() if s.log_files]
+    [commit_file] = Path(path, ".hoodie").rglob(f"{result.instant_time}*.commit")
+    raw = commit_file.read_bytes()
+    if raw.startswith(b"Obj"):
+        [record] = fastavro.reader(io.BytesIO(raw))
+        written = [s for group in record["partitionToWriteStats"].values() for s in group]
+        assert {(s["partitionPath"], s["fileId"]): s["prevBaseFile"] for s in written} == replaced
+        assert all(s["totalLogReadTimeMs"] == s["runtimeStats"]["totalScanTime"] for s in written)
+    else:
+        assert b"prevBaseFile" not in raw and b"totalLogReadTimeMs" not in raw
     return result.instant_time
 
 
@@ -140,7 +156,7 @@ def test_java_sample_upsert_delete_compaction(spark, tmp_path, fmt):
     del expected[2]
     assert _java_state(table, path) == sorted(expected.values())
 
-    _compact(table)
+    _compact(table, path)
     assert _java_state(table, path) == sorted(expected.values())
     assert _props(path) == props
 
@@ -201,7 +217,7 @@ def test_hoodpy_table_writes_compaction_and_clustering(spark, tmp_path, version,
     expected.update({1: (1, "A2", 6, "sf"), 4: (4, "D", 2, "la")})
     del expected[3]
     _state(table, path, expected)
-    _compact(table)
+    _compact(table, path)
     _state(table, path, expected)
     assert _props(path) == props
 
