@@ -6,7 +6,8 @@
 * snapshot reads, time travel, clustering and compaction merge each slice by the keys the key generator
   computes from the key fields (event-time ordering included); compacted and clustered base files keep the
   meta columns null but for the file name, as every virtual-key base file;
-* incremental and CDC reads are refused, as Java refuses them (no commit time or key is stored per row).
+* incremental and CDC reads are refused, as Java refuses them (no commit time or key is stored per row); so
+  is the record index (built from stored keys), on either table type, before anything is written.
 
 The Java 0.14 sample ``v6_simplekeygen_hivestyle_no_metafields`` (base files only, no log files) and hoodpy-created
 tables (version 6 with Avro log blocks, version 9 with parquet ones) go through upserts, a delete and a
@@ -25,7 +26,7 @@ import pytest
 from hoodpy_spark_helpers import rows
 from pyspark.sql import functions as F
 
-from java_samples import MOR_V6, unzip_sample
+from java_samples import MOR_V6, file_digests, unzip_sample
 from tests.compat import hudi_rs
 from hoodpy.config.clustering import ClusteringConfig
 from hoodpy.config.properties import parse_properties
@@ -224,3 +225,22 @@ def test_hoodpy_table_writes_compaction_and_clustering(spark, tmp_path, version,
     with pytest.raises(InvalidConfigError, match="hoodie.populate.meta.fields"):
         table.read_incremental(first.instant_time)
     assert RECORD_KEY not in table.read(query_type="read_optimized").columns
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize(("options", "key"), [
+    ({"hoodie.index.type": "RECORD_INDEX"}, "hoodie.index.type"),
+    ({"hoodie.metadata.record.index.enable": "true"}, "hoodie.metadata.record.index.enable"),
+])
+def test_record_index_refused_before_writing(spark, tmp_path, table_type, options, key):
+    """The record index is built from stored record keys: with virtual keys it is refused, the table unchanged
+    (it failed with an AttributeError while committing before)."""
+    path = str(tmp_path / "vk_ri")
+    table = HoodieTable.create(spark, path, table_name="vk_ri", record_key_fields=["id"], partition_fields=["city"],
+                               precombine_field="ts", table_type=table_type,
+                               table_properties={"hoodie.populate.meta.fields": "false"})
+    before = file_digests(path)
+    with pytest.raises(InvalidConfigError, match="hoodie.populate.meta.fields=false") as info:
+        table.insert(spark.createDataFrame([(1, "a", 1, "sf")], DDL), options=options)
+    assert info.value.key == key
+    assert file_digests(path) == before

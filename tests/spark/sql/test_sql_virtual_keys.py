@@ -16,7 +16,7 @@ pytestmark = pytest.mark.spark
 @pytest.mark.parametrize("kind", ["cow", "mor"])
 def test_sql_on_a_virtual_key_table(hoodpy_spark, database, tmp_path, kind):
     spark = hoodpy_spark
-    t = f"{database}.vk"
+    t = f"{database}.vk_{kind}"  # the database is shared by the module
     location = str(tmp_path / "vk")
     spark.sql(f"""
         CREATE TABLE {t} (id INT, name STRING, ts BIGINT, city STRING) USING hoodpy
