@@ -44,6 +44,14 @@ def align(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
+def null_columns(table: pa.Table, names: Sequence[str]) -> pa.Table:
+    """``table`` with the string columns ``names`` all null (the meta values a table with virtual keys does not
+    keep)."""
+    for name in names:
+        table = table.set_column(table.schema.get_field_index(name), name, pa.nulls(table.num_rows, pa.string()))
+    return table
+
+
 def task_ids() -> tuple[int, int, int]:
     from pyspark import TaskContext  # executors only; keeps this module importable without a task
 

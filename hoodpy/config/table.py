@@ -170,15 +170,12 @@ def check_writable(base_uri: str, table_type: str, operation: str = "write to", 
 
 def check_merge_on_read_writable(base_uri: str, config: HoodieConfig) -> None:
     """Raise UnsupportedTableTypeError unless hoodpy writes a merge-on-read table so configured: table versions
-    6, 8 and 9 (8 and 9 name each log file after the deltacommit that wrote it) with meta fields (virtual keys
-    are not written)."""
+    6, 8 and 9 (8 and 9 name each log file after the deltacommit that wrote it), with meta fields or virtual
+    keys (``hoodie.populate.meta.fields=false``: log records keep the meta columns null, as Java writes them)."""
     version = config.get(TableConfig.VERSION)
     if version not in (6, 8, 9):
         raise UnsupportedTableTypeError(base_uri, MERGE_ON_READ, f"write to it at table version {version} (hoodpy "
                                         "writes merge-on-read tables of table versions 6, 8 and 9)")
-    if not config.get(TableConfig.POPULATE_META_FIELDS):
-        raise UnsupportedTableTypeError(base_uri, MERGE_ON_READ, f"write to it with "
-                                        f"{TableConfig.POPULATE_META_FIELDS.key}=false (log records keep their keys)")
 
 
 def writes_merge_on_read(base_uri: str, properties: Mapping[str, str], config: HoodieConfig) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from hoodpy.config import HoodieConfig
 from hoodpy.config.index import BLOOM, GLOBAL_BLOOM, RECORD_INDEX, IndexConfig
 from hoodpy.config.metadata import MetadataConfig
+from hoodpy.config.table import TableConfig
 from hoodpy.errors import InvalidConfigError
 from hoodpy.index.base import Index
 from hoodpy.index.bloom import BloomIndex
@@ -34,3 +35,17 @@ def require_metadata_table(config: HoodieConfig) -> None:
         raise InvalidConfigError(IndexConfig.TYPE.key, RECORD_INDEX,
                                  "the record index lives in the metadata table, but hoodie.metadata.enable=false; "
                                  "enable the metadata table or choose another index type")
+
+
+def require_stored_keys(config: HoodieConfig) -> None:
+    """The record index is built and kept from the ``_hoodie_record_key`` column of the files a write adds,
+    which a table with virtual keys (``hoodie.populate.meta.fields=false``) leaves null: refuse it there,
+    before anything is written."""
+    if config.get(TableConfig.POPULATE_META_FIELDS):
+        return
+    why = (f"the record index is built from the stored record keys, which a table with "
+           f"{TableConfig.POPULATE_META_FIELDS.key}=false does not keep; choose another index type")
+    if config.get(IndexConfig.TYPE) == RECORD_INDEX:
+        raise InvalidConfigError(IndexConfig.TYPE.key, RECORD_INDEX, why)
+    if config.get(MetadataConfig.RECORD_INDEX_ENABLE):
+        raise InvalidConfigError(MetadataConfig.RECORD_INDEX_ENABLE.key, "true", why)

@@ -29,7 +29,7 @@ from hoodpy.errors import ChangesNotReadableError, InvalidConfigError
 from hoodpy.file_group.file_group import BaseFile, FileSlice
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.bloom import key_ranges
-from hoodpy.keygen import KeyGenerator
+from hoodpy.keygen import KeyGenerator, virtual_keys
 from hoodpy.meta_fields import COMMIT_TIME
 from hoodpy.read.data_skipping import prune_by_column_stats, prune_slices_by_column_stats
 from hoodpy.read.file_scan import read_parquet_files
@@ -207,7 +207,8 @@ def _read_slices(table: ReadableTable, timeline: Timeline, slices: list[FileSlic
                  committed: CommittedInstants) -> DataFrame:
     ordering = event_time_ordering_field(table.config)
     written = written_schemas(timeline, [s.base_file for s in slices if s.base_file is not None], schema)
-    return read_file_slices(table.spark, table.storage, slices, schema, committed, ordering, written)
+    return read_file_slices(table.spark, table.storage, slices, schema, committed, ordering, written,
+                            virtual=virtual_keys(table.config))
 
 
 def snapshot(table: ReadableTable, *, as_of: str | None = None, filters: Sequence[Filter] = (),

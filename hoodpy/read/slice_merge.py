@@ -29,6 +29,8 @@ import pyarrow.compute as pc
 from hoodpy.arrow_rows import align, ordering_rank
 from hoodpy.config import ordering_fields
 from hoodpy.file_group.log_file import DeletedRecord, data_rows, deleted_records
+from hoodpy.keygen import KeyGenerator
+from hoodpy.keygen.stored import with_record_keys
 from hoodpy.meta_fields import RECORD_KEY
 from hoodpy.timeline import log_format
 from hoodpy.timeline.log_format import LogBlock
@@ -71,19 +73,24 @@ def merge_slice(base: pa.Table | None, blocks: Sequence[LogBlock], schema: pa.Sc
 
 
 def merge_slice_with_stats(base: pa.Table | None, blocks: Sequence[LogBlock], schema: pa.Schema,
-                           ordering_field: str | None) -> tuple[pa.Table, MergeStats]:
+                           ordering_field: str | None, virtual: KeyGenerator | None = None,
+                           ) -> tuple[pa.Table, MergeStats]:
     """:func:`merge_slice`, and what the merge did. Rows come out as the base rows no log names (in file
-    order), then the merged keys (in the order of their first version)."""
-    return merge_decoded(base, decode_blocks(blocks, schema), schema, ordering_field)
+    order), then the merged keys (in the order of their first version). ``virtual``: the key generator of a
+    table with virtual keys (its base and log rows keep no keys: they are computed, see :func:`decode_blocks`)."""
+    base = with_record_keys(base, virtual) if base is not None else None
+    return merge_decoded(base, decode_blocks(blocks, schema, virtual), schema, ordering_field)
 
 
 Decoded = list[pa.Table | list[DeletedRecord]]  # a slice's log records: a table per data block, deletes per delete block
 
 
-def decode_blocks(blocks: Sequence[LogBlock], schema: pa.Schema) -> Decoded:
-    """The records of data and delete blocks, in log order (data rows with ``schema``)."""
-    return [deleted_records(b) if b.block_type == log_format.DELETE_BLOCK else align(data_rows(b, schema), schema)
-            for b in blocks]
+def decode_blocks(blocks: Sequence[LogBlock], schema: pa.Schema, virtual: KeyGenerator | None = None) -> Decoded:
+    """The records of data and delete blocks, in log order (data rows with ``schema``). With ``virtual`` (the
+    key generator of a table with virtual keys) the data rows' keys are computed into ``_hoodie_record_key``,
+    which ``schema`` must hold; delete blocks always name their keys."""
+    return [deleted_records(b) if b.block_type == log_format.DELETE_BLOCK
+            else with_record_keys(align(data_rows(b, schema), schema), virtual) for b in blocks]
 
 
 def merge_decoded(base: pa.Table | None, logs: Decoded, schema: pa.Schema, ordering_field: str | None,

@@ -21,6 +21,8 @@ import pyarrow.compute as pc
 
 from hoodpy.arrow_rows import align
 from hoodpy.file_group.log_file import DeletedRecord, data_rows, deleted_records, record_keys
+from hoodpy.keygen import KeyGenerator
+from hoodpy.keygen.stored import with_record_keys
 from hoodpy.meta_fields import RECORD_KEY
 from hoodpy.read.slice_merge import Decoded, decode_blocks, merge_decoded
 from hoodpy.timeline import log_format
@@ -28,15 +30,18 @@ from hoodpy.timeline.log_format import LogBlock
 
 
 def merge_slice_part(base: pa.Table | None, blocks: Sequence[LogBlock], schema: pa.Schema,
-                     ordering_field: str | None, part: int = 0, parts: int = 1, *, named_only: bool = False) -> pa.Table:
+                     ordering_field: str | None, part: int = 0, parts: int = 1, *, named_only: bool = False,
+                     virtual: KeyGenerator | None = None) -> pa.Table:
     """Part ``part`` of ``parts`` of the merged slice (:func:`hoodpy.read.slice_merge.merge_slice`'s
     arguments): the rows of the keys it owns. ``named_only``: only the rows of keys the logs name (the base
-    rows of other keys are read elsewhere, see :func:`named_keys`)."""
+    rows of other keys are read elsewhere, see :func:`named_keys`). ``virtual``: the key generator of a table
+    with virtual keys (``base`` already holds the computed keys; the log records' are computed)."""
     if parts == 1:
-        return merge_decoded(base, decode_blocks(blocks, schema), schema, ordering_field,
+        return merge_decoded(base, decode_blocks(blocks, schema, virtual), schema, ordering_field,
                              untouched=not named_only)[0]
     deletes = {i: deleted_records(b) for i, b in enumerate(blocks) if b.block_type == log_format.DELETE_BLOCK}
-    block_keys = [pa.array([d.record_key for d in deletes[i]], pa.string()) if i in deletes else record_keys(b)
+    block_keys = [pa.array([d.record_key for d in deletes[i]], pa.string()) if i in deletes
+                  else record_keys(b) if virtual is None else virtual.record_keys_of(data_rows(b, schema))
                   for i, b in enumerate(blocks)]
     # The distinct log keys numbered in order of first appearance; part i owns those numbered i mod parts.
     encoded = pc.dictionary_encode(pa.chunked_array(block_keys, pa.string()).combine_chunks())
@@ -52,7 +57,7 @@ def merge_slice_part(base: pa.Table | None, blocks: Sequence[LogBlock], schema: 
                         named.fill_null(0).to_numpy(zero_copy_only=False) % parts == part,
                         False if named_only else in_share)
         base = base.filter(pa.array(mine))
-    return merge_decoded(base, _decode(blocks, schema, keep, deletes), schema, ordering_field)[0]
+    return merge_decoded(base, _decode(blocks, schema, keep, deletes, virtual), schema, ordering_field)[0]
 
 
 def named_keys(blocks: Sequence[LogBlock]) -> pa.Array:
@@ -63,7 +68,8 @@ def named_keys(blocks: Sequence[LogBlock]) -> pa.Array:
 
 
 def _decode(blocks: Sequence[LogBlock], schema: pa.Schema, keep: list[np.ndarray],
-            deletes: dict[int, list[DeletedRecord]]) -> Decoded:
+            deletes: dict[int, list[DeletedRecord]], virtual: KeyGenerator | None) -> Decoded:
     """The kept records of each block (``deletes``: the delete blocks' records, already decoded)."""
     return [[deletes[i][j] for j in keep[i].tolist()] if i in deletes
-            else align(data_rows(block, schema, keep[i]), schema) for i, block in enumerate(blocks)]
+            else with_record_keys(align(data_rows(block, schema, keep[i]), schema), virtual)
+            for i, block in enumerate(blocks)]

@@ -17,6 +17,8 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from hoodpy.file_group.file_group import FileSlice
 from hoodpy.file_group.log_file import effective_blocks
+from hoodpy.keygen import KeyGenerator
+from hoodpy.keygen.stored import with_record_keys
 from hoodpy.meta_fields import RECORD_KEY
 from hoodpy.read.file_scan import MAX_SCAN_TASKS, read_base_file, read_parquet_files
 from hoodpy.read.slice_parts import merge_slice_part, named_keys
@@ -39,14 +41,16 @@ def slice_name(file_slice: FileSlice) -> str:
 def read_file_slices(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], schema: StructType,
                      committed: CommittedInstants, ordering_field: str | None,
                      written: Mapping[str, StructType] | None = None, *,
-                     file_name_column: str | None = None) -> DataFrame:
+                     file_name_column: str | None = None, virtual: KeyGenerator | None = None) -> DataFrame:
     """The rows of ``slices`` with ``schema``: log blocks count when their instant is in ``committed``;
     ``written`` as read_parquet_files takes it (merged slices cast every column to ``schema`` anyway);
     ``file_name_column`` adds a string column holding each row's :func:`slice_name`.
 
     A slice with logs is read in two halves: the base rows of keys no log names through the base-file scan
     (Spark's reader: vectorized, only the columns the query uses), less the keys its logs name (a broadcast
-    anti-join on file name and key); the keys the logs name merged in Python tasks, a big slice in several."""
+    anti-join on file name and key); the keys the logs name merged in Python tasks, a big slice in several.
+    With virtual keys (``virtual``: the table's key generator) the files hold no keys to anti-join on, so
+    whole slices with logs are merged in the Python tasks, their keys computed from the key fields."""
     plain = [s.base_file.path for s in slices if not s.log_files and s.base_file is not None]
     with_logs = [s for s in slices if s.log_files]
     if not with_logs:
@@ -56,11 +60,11 @@ def read_file_slices(spark: SparkSession, storage: Storage, slices: Sequence[Fil
               for s, parts in zip(with_logs, slice_parts(with_logs, _cores(spark))) for part in range(parts)]
     tasks = min(len(merged), MAX_SCAN_TASKS)
     merge = _merge_slices(storage.base_uri, merged, tasks, to_arrow_schema(schema), committed, ordering_field,
-                          file_name_column)
+                          file_name_column, virtual)
     out_schema = StructType([*schema.fields, *([StructField(file_name_column, StringType(), False)]
                                                if file_name_column else [])])
     parts = [spark.range(0, tasks, 1, tasks).mapInArrow(merge, out_schema)]
-    based = [s for s in with_logs if s.base_file is not None]
+    based = [s for s in with_logs if s.base_file is not None and virtual is None]
     if based:
         parts.append(_untouched_rows(spark, storage, based, schema, committed, written, file_name_column))
     if plain:
@@ -125,16 +129,19 @@ def _cores(spark: SparkSession) -> int:
 
 def _merge_slices(base_uri: str, slices: list[tuple[str | None, list[str], str, int, int]], tasks: int,
                   schema: pa.Schema, committed: CommittedInstants, ordering_field: str | None,
-                  file_name_column: str | None):
-    """The task function: task i merges every ``tasks``-th slice part starting at i."""
+                  file_name_column: str | None, virtual: KeyGenerator | None):
+    """The task function: task i merges every ``tasks``-th slice part starting at i (with virtual keys, all
+    of each slice's rows: see :func:`read_file_slices`)."""
+    keyed = schema if virtual is None or RECORD_KEY in schema.names else \
+        pa.schema([pa.field(RECORD_KEY, pa.string()), *schema])  # the computed keys to merge by
 
     def merge(batches):
         storage = Storage(base_uri)
         for batch in batches:
             for task in batch.column(0).to_pylist():
                 for base_rel, log_rels, name, part, parts in slices[task::tasks]:
-                    rows = slice_rows(storage, base_rel, log_rels, schema, committed, ordering_field, part, parts,
-                                      named_only=True)
+                    rows = slice_rows(storage, base_rel, log_rels, keyed, committed, ordering_field, part, parts,
+                                      named_only=virtual is None, virtual=virtual).select(schema.names)
                     if file_name_column:
                         rows = rows.append_column(file_name_column, pa.array([name] * rows.num_rows, pa.string()))
                     yield from rows.to_batches()
@@ -144,12 +151,16 @@ def _merge_slices(base_uri: str, slices: list[tuple[str | None, list[str], str, 
 
 def slice_rows(storage: Storage, base_rel: str | None, log_rels: Sequence[str], schema: pa.Schema,
                committed: CommittedInstants, ordering_field: str | None, part: int = 0, parts: int = 1, *,
-               named_only: bool = False) -> pa.Table:
+               named_only: bool = False, virtual: KeyGenerator | None = None) -> pa.Table:
     """One file slice's rows with ``schema`` (pyarrow only): its base file (None: a slice of logs only) merged
     with the blocks of its log files that ``committed`` counts; with ``parts``, only part ``part``'s keys
-    (:mod:`hoodpy.read.slice_parts`); ``named_only``: only the rows of keys the logs name."""
+    (:mod:`hoodpy.read.slice_parts`); ``named_only``: only the rows of keys the logs name. ``virtual``: the key
+    generator of a table with virtual keys (``schema`` must then hold ``_hoodie_record_key``, which the merged
+    rows carry computed)."""
     base = read_base_file(storage, base_rel, schema) if base_rel is not None else None
     if not log_rels:
         return base if base is not None else schema.empty_table()
     logs = effective_blocks(((storage.full_path(rel), storage.read_bytes(rel)) for rel in log_rels), committed)
-    return merge_slice_part(base, logs.blocks, schema, ordering_field, part, parts, named_only=named_only)
+    base = with_record_keys(base, virtual) if base is not None else None
+    return merge_slice_part(base, logs.blocks, schema, ordering_field, part, parts, named_only=named_only,
+                            virtual=virtual)

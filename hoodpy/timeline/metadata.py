@@ -66,6 +66,10 @@ class WriteStat:
     base_file: str = ""
     log_files: list[str] | None = None
     cdc_stats: dict[str, int] | None = None  # CDC log file path (relative to the base path) -> size
+    # Hudi 1.x's additions, written at table versions 8 and 9 only (:meth:`version_1x_fields`): the base file
+    # a merge replaced (its name; compaction sets it) and the time compaction spent reading the log files.
+    prev_base_file: str | None = None
+    total_log_read_time_ms: int = 0
 
     @property
     def is_log_write(self) -> bool:
@@ -108,6 +112,10 @@ class WriteStat:
                          "recordsStats": {"val": None}})  # Java's empty Option, as Jackson writes it
         return body
 
+    def version_1x_fields(self) -> dict[str, Any]:
+        """The HoodieWriteStat fields Hudi 1.x adds, as its commit metadata (Avro) holds them."""
+        return {"prevBaseFile": self.prev_base_file, "totalLogReadTimeMs": int(self.total_log_read_time_ms)}
+
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> WriteStat:
         runtime = d.get("runtimeStats") or {}
@@ -139,6 +147,8 @@ class WriteStat:
             base_file=d.get("baseFile") or "",
             log_files=list(d.get("logFiles") or []) if log_version is not None else None,
             cdc_stats={str(k): int(v) for k, v in d["cdcStats"].items()} if d.get("cdcStats") else None,
+            prev_base_file=d.get("prevBaseFile") or None,
+            total_log_read_time_ms=int(d.get("totalLogReadTimeMs") or 0),
         )
 
 
@@ -191,6 +201,9 @@ class CommitMetadata:
         replace = self.partition_to_replace_file_ids is not None
         record = json.loads(self.to_json_bytes())
         record["version"] = None  # as Hudi 1.x writes it
+        for partition, stats in self.partition_to_write_stats.items():
+            for body, stat in zip(record["partitionToWriteStats"][partition], stats, strict=True):
+                body.update(stat.version_1x_fields())
         if not replace:
             record.pop("partitionToReplaceFileIds", None)
         buf = io.BytesIO()

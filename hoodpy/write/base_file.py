@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hoodpy.arrow_rows import null_columns
 from hoodpy.config import HoodieConfig
 from hoodpy.config.index import IndexConfig
 from hoodpy.config.storage import StorageConfig
@@ -116,9 +117,7 @@ def write_base_file(storage: Storage, rel_path: str, table: pa.Table, options: B
 
 def _without_keys(table: pa.Table) -> pa.Table:
     """A virtual-keys table's rows as Java Hudi writes them: meta columns null but for the file name."""
-    for name in (COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH):
-        table = table.set_column(table.schema.get_field_index(name), name, pa.nulls(table.num_rows, pa.string()))
-    return table
+    return null_columns(table, (COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH))
 
 
 def _create_parent(storage: Storage, rel_path: str) -> str:

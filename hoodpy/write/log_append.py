@@ -6,7 +6,8 @@ As Hudi's append handle (HoodieAppendHandle) writes them:
 
 * only the incoming (combined) records are written; no base file is read;
 * each record carries the meta fields: the deltacommit's instant, ``<instant>_<task partition>_<n>``, its key
-  and partition path, and the file id (not a file name) as ``_hoodie_file_name``;
+  and partition path, and the file id (not a file name) as ``_hoodie_file_name``; with virtual keys
+  (``hoodie.populate.meta.fields=false``) the meta columns stay in the block's rows and schema, all null;
 * records go into data blocks of at most ``hoodie.logfile.data.block.max.size`` bytes (Avro or parquet,
   ``hoodie.logfile.data.block.format``), then the deletes into one delete block;
 * the blocks go into a new log file ``.<fileId>_<baseInstant>.log.<version>_<writeToken>`` (hoodpy never
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodpy.arrow_rows import add_meta_columns, align, finalize, task_ids, write_stats, write_stats_row
+from hoodpy.arrow_rows import add_meta_columns, align, finalize, null_columns, task_ids, write_stats, write_stats_row
 from hoodpy.config import HoodieConfig, ordering_fields
 from hoodpy.config.storage import StorageConfig
 from hoodpy.config.table import TableConfig
@@ -40,7 +41,7 @@ from hoodpy.file_group import log_writer
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.file_group.markers import create_marker
 from hoodpy.file_group.naming import LogFileName, join_partition, write_token
-from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
+from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import avro_schema_to_json
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import encode_parquet
@@ -154,6 +155,8 @@ def append_file_group(ctx: AppendContext, partition_path: str, file_id: str, tar
                             partition_path, instant)
     rows = finalize(rows, pa.repeat(pa.scalar(True), rows.num_rows), instant_time=instant, file_name=file_id,
                     task_partition=task_partition)
+    if ctx.merge.options.virtual_keys is not None:  # virtual keys: the meta columns stay, all null, as Java writes
+        rows = null_columns(rows, META_COLUMNS)
     # A group this write creates (a new bucket of an index that indexes logs) takes inserts; the records for
     # an existing group were located in it: updates.
     inserts = target.new_group

@@ -31,7 +31,7 @@ from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, tag
 from hoodpy.index.bloom import locate_on_driver
 from hoodpy.index.bucket import BucketSpec, bucket_file_groups, bucket_id_column, new_bucket_file_id
-from hoodpy.index.configured import index_for, require_metadata_table
+from hoodpy.index.configured import index_for, require_metadata_table, require_stored_keys
 from hoodpy.keygen import KeyGenerator, key_generator_for_write, virtual_keys
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json, evolve_schema
@@ -146,6 +146,7 @@ class Writer:
                 raise InvalidConfigError(key.key, self.config.raw(key), f"the table has {key.key}="
                                          f"{str(recorded.get(key)).lower()}, set when it was created")
         require_metadata_table(self.config)  # RECORD_INDEX with the metadata table off: refused before writing
+        require_stored_keys(self.config)  # the record index with virtual keys: refused too
         self.merge_on_read = writes_merge_on_read(self.storage.base_uri, table.properties, self.config)
         self.keygen = key_generator_for_write(table.keygen, table.config, options)
         check_ordering_field_kept(table.config, options)

@@ -1,7 +1,7 @@
 """hoodpy writes into the Java Hudi 0.14 merge-on-read sample tables (table version 6, parquet log blocks): an
 upsert (one update with a larger ordering value, one new key) and a delete, with Avro log blocks (Hudi's
 default) or parquet ones. hudi-rs then reads the expected rows, and reads them as hoodpy does; the update lands
-in a new log version of the file group Java's logs are in. The virtual-keys sample refuses the write unchanged.
+in a new log version of the file group Java's logs are in. (The virtual-keys sample: test_mor_virtual_keys.py.)
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from pyspark.sql import functions as F
 
 from tests.compat import hudi_rs
 from tests.compat.hudi_rs import COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
-from java_samples import MOR_V6, file_digests, unzip_sample
-from hoodpy.errors import UnsupportedTableTypeError
+from java_samples import MOR_V6, unzip_sample
 from hoodpy.file_group.naming import parse_log_file_name
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.table import HoodieTable
@@ -89,16 +88,6 @@ def test_upsert_and_delete_into_java_table_read_by_hudi_rs(spark, tmp_path, name
 def _instant_of(path: str, log_name: str) -> str:
     [block, *_] = lf.scan_blocks(next(Path(path).rglob(log_name)).read_bytes())
     return block.instant_time
-
-
-def test_virtual_keys_sample_refuses_writes_unchanged(spark, tmp_path):
-    path = str(unzip_sample(f"{MOR_V6}/v6_simplekeygen_hivestyle_no_metafields", tmp_path))
-    before = file_digests(path)
-    table = HoodieTable.for_path(spark, path)
-    batch = table.read().limit(1)
-    with pytest.raises(UnsupportedTableTypeError, match="hoodie.populate.meta.fields=false"):
-        table.upsert(batch)
-    assert file_digests(path) == before
 
 
 def test_first_write_into_the_empty_sample(spark, tmp_path):

@@ -13,7 +13,7 @@ import pytest
 from hoodpy_spark_helpers import SMALL_BLOOM, tree
 
 from tests.compat import hudi_rs
-from hoodpy.errors import InvalidConfigError, UnsupportedTableTypeError
+from hoodpy.errors import InvalidConfigError
 from hoodpy.file_group.naming import parse_log_file_name
 from hoodpy.table import HoodieTable
 from hoodpy.timeline import log_format as lf
@@ -127,16 +127,6 @@ def test_bad_options_leave_the_table_unchanged(spark, table_path, options, key):
         table.upsert(spark.createDataFrame([("k1", "a", 2, "y")], DDL), options=options)
     assert info.value.key == key
     assert tree(table_path) == before
-
-
-def test_merge_on_read_tables_hoodpy_does_not_write_are_refused(spark, tmp_path):
-    for name, options, match in [
-        ("virtual", {"hoodie.populate.meta.fields": "false"}, "hoodie.populate.meta.fields=false"),
-    ]:
-        with pytest.raises(UnsupportedTableTypeError, match=match):
-            HoodieTable.create(spark, str(tmp_path / name), table_name="t", record_key_fields=["id"],
-                               table_type="MERGE_ON_READ", table_properties=options)
-        assert not (tmp_path / name).exists()
 
 
 def test_table_type_from_the_option(spark, table_path):

@@ -254,7 +254,8 @@ class _ClusteringJob:
         file_group_index = {slice_name(fs): gi for gi, slices in enumerate(inputs) for fs in slices}
         # Slices with log files are merged (base and log records by key) while being read.
         df = read_file_slices(self.spark, self.storage, [fs for slices in inputs for fs in slices],
-                              self.spark_schema, self.committed, self.ordering_field, file_name_column=FILE_COLUMN)
+                              self.spark_schema, self.committed, self.ordering_field, file_name_column=FILE_COLUMN,
+                              virtual=self.options.virtual_keys)
         group_rows = [sum(counts.get(fs.base_file.path, 0) for fs in slices if fs.base_file is not None)
                       for slices in inputs]
         sample = self._sample(df, groups, group_rows, file_group_index)

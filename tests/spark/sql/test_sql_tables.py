@@ -10,7 +10,7 @@ import pytest
 
 from sql_ext import disable, enable, table_for_name
 from hoodpy.config.properties import load_table_properties
-from hoodpy.errors import HoodieError, InvalidConfigError, UnsupportedTableTypeError
+from hoodpy.errors import HoodieError, InvalidConfigError
 from sql_ext.catalog import PLACEHOLDER
 from hoodpy.errors import (
     CatalogTableExistsError,
@@ -79,8 +79,6 @@ def test_create_if_not_exists_and_duplicates(hoodpy_spark, events):
 
 @pytest.mark.parametrize(("ddl", "error", "fragment"), [
     ("(id INT) USING hoodpy TBLPROPERTIES (primaryKey = 'id', type = 'mox')", InvalidConfigError, "cow"),
-    ("(id INT) USING hoodpy TBLPROPERTIES (primaryKey = 'id', type = 'mor', 'hoodie.populate.meta.fields' = 'false')",
-     UnsupportedTableTypeError, "hoodie.populate.meta.fields=false"),
     ("(id INT) USING hoodpy PARTITIONED BY (nope) TBLPROPERTIES (primaryKey = 'id')", InvalidStatementError,
      "PARTITIONED BY column(s) nope"),
     ("(id INT) USING hoodpy TBLPROPERTIES (primaryKey = 'key')", InvalidConfigError, "lacks configured field"),

@@ -107,6 +107,22 @@ def test_commit_metadata_round_trips_through_avro():
     assert CommitMetadata.from_bytes(m.to_json_bytes()).to_json_bytes() == m.to_json_bytes()
 
 
+def test_hudi_1x_write_stat_fields_only_in_avro():
+    """prevBaseFile and totalLogReadTimeMs (Hudi 1.x's HoodieWriteStat, set by its compaction: the v9 samples'
+    compaction commits) are written in the Avro metadata of versions 8 and 9; version 6's JSON keeps 0.14's
+    fields."""
+    m = CommitMetadata(OperationType.COMPACT, compacted=True)
+    m.add_write_stat(WriteStat("f1", "p/f1_0-1-1_2.parquet", "p", prev_commit="1", num_writes=1,
+                               prev_base_file="f1_0-1-1_1.parquet", total_log_read_time_ms=15))
+    m.add_write_stat(WriteStat("f2", "p/f2_0-1-1_2.parquet", "p", num_writes=1))
+    [record] = fastavro.reader(io.BytesIO(m.to_avro_bytes()))
+    assert [(s["prevBaseFile"], s["totalLogReadTimeMs"]) for s in record["partitionToWriteStats"]["p"]] == [
+        ("f1_0-1-1_1.parquet", 15), (None, 0)]
+    assert b"prevBaseFile" not in m.to_json_bytes() and b"totalLogReadTimeMs" not in m.to_json_bytes()
+    back = CommitMetadata.from_bytes(m.to_avro_bytes()).write_stats
+    assert [(s.prev_base_file, s.total_log_read_time_ms) for s in back] == [("f1_0-1-1_1.parquet", 15), (None, 0)]
+
+
 def test_state_transition_times_are_listed_from_the_layout_2_folder(storage):
     from hoodpy.inspect.instant_times import completed_time, state_file_times
 
