@@ -129,6 +129,11 @@ def _jackson(value: Any) -> str:
     return _string(str(value))
 
 
+def jackson_text(value: Any) -> str:
+    """One value as Jackson prints it in a row image."""
+    return _jackson(value)
+
+
 def row_text(row: dict[str, Any]) -> str:
     """A row as Hudi's InternalRowToJsonStringConverter prints it (Jackson, compact, the columns in order)."""
     return _jackson(row)
