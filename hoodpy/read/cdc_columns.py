@@ -27,21 +27,25 @@ import pyarrow.compute as pc
 from hoodpy.file_group.avro_block import record_offsets
 from hoodpy.file_group.avro_columns import UnsupportedSchema, block_columns
 from hoodpy.file_group.log_writer import avro_records
-from hoodpy.read.cdc_images import avro_text, jackson_text
+from hoodpy.read.cdc_images import avro_string, avro_text, jackson_float, jackson_string, jackson_text
 from hoodpy.schema import decimal_fixed_size
 
 # Column kinds: how a column's values print.
 _INT, _MILLIS, _BOOL, _STRING, _FIXED, _PYTHON = "int", "millis", "bool", "string", "fixed", "python"
 _RAW_TYPES = {_INT: pa.int64(), _MILLIS: pa.int64(), _BOOL: pa.bool_(), _STRING: pa.string()}
 _SIGNED_BYTES = pa.array([str(b - 256 if b > 127 else b) for b in range(256)])  # Java's byte, by unsigned value
-_PLAIN_CONTROL = "[\\x00-\\x07\\x0b\\x0e-\\x1f]"  # control characters json.dumps writes as \u00xx
+# The characters a printer writes as \uXXXX (RE2): control characters without a short escape; Avro's also
+# U+007F to U+009F and U+2000 to U+20FF.
+_HEX_ESCAPED = {False: "[\\x00-\\x07\\x0b\\x0e-\\x1f]",
+                True: "[\\x00-\\x07\\x0b\\x0e-\\x1f\\x7f-\\x9f\\x{2000}-\\x{20ff}]"}
 
 
-def _json_strings(col: pa.Array) -> pa.Array:
-    """Strings as JSON string literals, exactly as ``json.dumps(s, ensure_ascii=False)`` writes them."""
-    if col.null_count < len(col) and pc.any(pc.match_substring_regex(col, _PLAIN_CONTROL)).as_py():
-        return pa.array([None if s is None else json.dumps(s, ensure_ascii=False) for s in col.to_pylist()],
-                        pa.string())  # rare: \u escapes per character
+def _json_strings(col: pa.Array, avro: bool) -> pa.Array:
+    """Strings quoted and escaped as Avro's toString (``avro``) or Jackson writes them
+    (:func:`hoodpy.read.cdc_images.avro_string`, :func:`~hoodpy.read.cdc_images.jackson_string`)."""
+    if col.null_count < len(col) and pc.any(pc.match_substring_regex(col, _HEX_ESCAPED[avro])).as_py():
+        quote = avro_string if avro else jackson_string  # rare: \u escapes, per value
+        return pa.array([None if s is None else quote(s) for s in col.to_pylist()], pa.string())
     for plain, escaped in (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"),
                            ("\b", "\\b"), ("\f", "\\f")):
         col = pc.replace_substring(col, plain, escaped)
@@ -57,10 +61,10 @@ def _signed_bytes(col: pa.Array) -> pa.Array:
     return pc.binary_join_element_wise("[", pc.binary_join(listed, ", "), "]", "")
 
 
-def _printed(col: pa.Array, kind: str) -> pa.Array:
+def _printed(col: pa.Array, kind: str, avro: bool) -> pa.Array:
     """A column's values printed (null where the value is null)."""
     if kind == _STRING:
-        return _json_strings(col.cast(pa.string()))
+        return _json_strings(col.cast(pa.string()), avro)
     if kind == _BOOL:
         return pc.if_else(col, "true", "false")
     if kind == _FIXED:
@@ -80,7 +84,7 @@ def _joined(names: list[str], texts: list[pa.Array], valid: pa.Array | None, *, 
     else:
         parts: list[Any] = []
         for i, (name, text) in enumerate(zip(names, texts, strict=True)):
-            parts += [("{" if i == 0 else comma) + json.dumps(name, ensure_ascii=False) + colon,
+            parts += [("{" if i == 0 else comma) + (avro_string if avro else jackson_string)(name) + colon,
                       pc.fill_null(text, "null")]
         out = pc.binary_join_element_wise(*parts, "}", "")
     return out if valid is None else pc.if_else(valid, out, pa.scalar(None, pa.string()))
@@ -107,13 +111,18 @@ def row_texts(rows: pa.Table) -> pa.Array:
     for name, col in zip(rows.column_names, rows.columns, strict=True):
         col = col.combine_chunks()
         kind = _row_kind(col.type)
+        if kind is None and pa.types.is_floating(col.type):  # Float.toString for float32
+            single = pa.types.is_float32(col.type)
+            texts.append(pa.array([None if v is None else jackson_float(v, single) for v in col.to_pylist()],
+                                  pa.string()))
+            continue
         if kind is None:
             values = [r[name] for r in avro_records(rows.select([name]))]
             texts.append(pa.array([jackson_text(v) for v in values], pa.string()))
             continue
         if pa.types.is_timestamp(col.type) or pa.types.is_date32(col.type):
             col = col.cast(pa.int64() if pa.types.is_timestamp(col.type) else pa.int32())
-        texts.append(_printed(col, kind))
+        texts.append(_printed(col, kind, avro=False))
     return _joined(rows.column_names, texts, None, avro=False, rows=rows.num_rows)
 
 
@@ -241,6 +250,6 @@ def _images(decoded: pa.StructArray, images: list[dict[str, Any] | None] | None,
             assert images is not None
             texts.append(pa.array([None if im is None else avro_text(im[name], t) for im in images], pa.string()))
         else:
-            texts.append(_printed(decoded.field(name), kind))
+            texts.append(_printed(decoded.field(name), kind, avro=True))
     valid = decoded.is_valid()
     return _joined([n for n, _, _ in fields], texts, valid, avro=True, rows=len(decoded))

@@ -21,7 +21,7 @@ from hoodpy.file_group.avro_columns import UnsupportedSchema, block_columns
 from hoodpy.file_group.log_file import cdc_blocks, cdc_records
 from hoodpy.file_group.log_writer import _avro_content, avro_records, cdc_data_block
 from hoodpy.read.cdc_columns import logged_changes, row_texts
-from hoodpy.read.cdc_images import avro_text, row_text
+from hoodpy.read.cdc_images import avro_string, avro_text, jackson_float, jackson_string, java_float_text, row_text
 from hoodpy.schema import avro_schema_from_arrow
 
 UTC = dt.timezone.utc
@@ -129,3 +129,33 @@ def test_block_columns_are_fastavro_values():
     with pytest.raises(UnsupportedSchema):
         block_columns(content, offsets[:1], offsets[1:2] - 4,
                       {"type": "record", "name": "r", "fields": [{"name": "a", "type": {"type": "array", "items": "int"}}]})
+
+
+def test_strings_are_escaped_as_jackson_and_avro_escape_them():
+    """Jackson (CharTypes): control characters, upper-case hex; Avro's writeEscapedString: those, U+007F-U+009F
+    and U+2000-U+20FF too; neither escapes '/' or other non-ASCII."""
+    text = 'a"\\/\b\f\n\r\t\x01\x1f\x7f\x85é\u2028中'
+    assert jackson_string(text) == '"a\\"\\\\/\\b\\f\\n\\r\\t\\u0001\\u001F\x7f\x85é\u2028中"'
+    assert avro_string(text) == '"a\\"\\\\/\\b\\f\\n\\r\\t\\u0001\\u001F\\u007F\\u0085é\\u2028中"'
+    column = pa.array([text, "plain/é", None])
+    assert row_texts(pa.table({"s": column})).to_pylist() == \
+        ['{"s":' + jackson_string(text) + "}", '{"s":"plain/é"}', '{"s":null}']
+
+
+@pytest.mark.parametrize(("value", "single", "java"), [
+    (1.5, False, "1.5"), (100.0, False, "100.0"), (0.001, False, "0.001"), (0.00123, False, "0.00123"),
+    (9999999.0, False, "9999999.0"), (1e7, False, "1.0E7"), (12345678.9, False, "1.23456789E7"),
+    (1e-4, False, "1.0E-4"), (1.23e-8, False, "1.23E-8"), (-1e22, False, "-1.0E22"), (4.9e-324, False, "4.9E-324"),
+    (-0.0, False, "-0.0"), (0.0, False, "0.0"), (0.1, True, "0.1"), (3.4028235e38, True, "3.4028235E38"),
+    (1e-5, True, "1.0E-5")])
+def test_floats_print_as_java_prints_them(value, single, java):
+    assert java_float_text(value, single) == java
+
+
+def test_non_finite_floats():
+    assert jackson_float(float("nan")) == '"NaN"' and jackson_float(float("-inf")) == '"-Infinity"'
+    assert avro_text(float("nan")) == "NaN" and avro_text(float("inf")) == "Infinity"
+    assert row_text({"f": 1e7, "g": float("nan")}) == '{"f":1.0E7,"g":"NaN"}'
+    assert avro_text({"f": 0.10000000149011612}, pa.struct([("f", pa.float32())])) == '{"f": 0.1}'
+    table = pa.table({"f": pa.array([0.1, None, float("inf")], pa.float32())})
+    assert row_texts(table).to_pylist() == ['{"f":0.1}', '{"f":null}', '{"f":"Infinity"}']
