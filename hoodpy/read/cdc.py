@@ -24,8 +24,10 @@ Images are printed as Hudi prints them (:mod:`hoodpy.read.cdc_images`): logged i
 as Avro's ``GenericData.toString``, rows read from base and log files (meta columns included) as its
 InternalRowToJsonStringConverter.
 
-The changes are planned on the driver (commit metadata and file listings) and read in Spark tasks, one per
-(commit, file group).
+The changes are planned on the driver (commit metadata and file listings) and read in Spark tasks: a split per
+(commit, file group), a DATA_BEFORE_AFTER CDC log of ``PART_BYTES`` or more split into record ranges, one per core;
+at most one task per core, the heaviest splits spread first. Images are printed a column at a time
+(:mod:`hoodpy.read.cdc_columns`).
 """
 
 from __future__ import annotations
