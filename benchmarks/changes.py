@@ -135,7 +135,8 @@ def main() -> None:
                              f"{'match' if got == keys else 'differ'}")
         med = {name: statistics.median(v) for name, v in seconds.items()}
         result = {
-            "sf": args.sf, "max_file_mb": args.max_file_mb, "rows": source.num_rows, "changed_rows": batch.num_rows, "updates": updates,
+            "sf": args.sf, "max_file_mb": args.max_file_mb, "rows": source.num_rows, "changed_rows": batch.num_rows,
+            "updates": updates,
             "inserts": inserts, "spread": args.spread, "reps": args.reps,
             "load_seconds": round(load_s, 2), "change_upsert_seconds": round(change_s, 2),
             "upstream_files": len(latest), "upstream_bytes": full_bytes, "downstream_bytes": down_bytes,

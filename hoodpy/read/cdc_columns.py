@@ -7,9 +7,10 @@ bytes listed) and the columns are joined element-wise. A column with no column-w
 nested types, decimals Java would print in scientific notation, timestamps in nanoseconds) is printed per value
 by the per-record printers, so the text is the same either way.
 
-Logged images (DATA_BEFORE_AFTER CDC records) are decoded with the logical types of dates, timestamps and
-fixed decimals removed: their raw Avro values (days, micro- or milliseconds, the fixed's bytes) are what
-Hudi's images print, so nothing converts them to Python objects and back.
+Logged images (DATA_BEFORE_AFTER CDC records) are decoded as raw Avro values: days, micro- or milliseconds, a
+fixed decimal's bytes are what Hudi's images print, so nothing converts them to Python objects and back. Images
+whose columns all print column-wise are decoded a field at a time over all records
+(:mod:`hoodpy.file_group.avro_columns`); others by fastavro, record by record, with those logical types removed.
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ def _image_kind(branch: Any, table_type: pa.DataType | None) -> str:
     if branch in ("boolean", "string"):
         return _BOOL if branch == "boolean" else _STRING
     if not isinstance(branch, dict):
-        return _PYTHON  # float and double (Python's repr), bytes, and names of types defined elsewhere
+        return _PYTHON  # float and double (Java's toString), bytes, and names of types defined elsewhere
     logical, avro_type = branch.get("logicalType"), branch.get("type")
     if logical is None and avro_type in ("int", "long", "string", "boolean"):
         return _image_kind(avro_type, table_type)

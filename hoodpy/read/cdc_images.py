@@ -133,7 +133,8 @@ def avro_text(value: Any, t: pa.DataType | None = None) -> str:
         return literal
     if isinstance(value, dict):
         if t is not None and pa.types.is_map(t):
-            return "{" + ", ".join(f"{avro_string(str(k))}: {avro_text(v, t.item_type)}" for k, v in value.items()) + "}"
+            return "{" + ", ".join(f"{avro_string(str(k))}: {avro_text(v, t.item_type)}"
+                                   for k, v in value.items()) + "}"
         return "{" + ", ".join(f"{avro_string(str(k))}: {avro_text(v, _field_type(t, str(k)))}"
                                for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):

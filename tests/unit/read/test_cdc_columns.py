@@ -109,7 +109,8 @@ def test_block_columns_are_fastavro_values():
     """The column-wise decoder reads what fastavro reads (raw values: logical types ignored), nested records and
     nulls included; a schema it does not read is refused, a record whose length disagrees is an error."""
     schema = {"type": "record", "name": "r", "fields": [
-        {"name": "i", "type": "int"}, {"name": "l", "type": ["null", "long"]}, {"name": "s", "type": ["string", "null"]},
+        {"name": "i", "type": "int"}, {"name": "l", "type": ["null", "long"]},
+        {"name": "s", "type": ["string", "null"]},
         {"name": "b", "type": "boolean"}, {"name": "f", "type": "float"}, {"name": "d", "type": ["null", "double"]},
         {"name": "y", "type": "bytes"}, {"name": "x", "type": {"type": "fixed", "name": "x3", "size": 3}},
         {"name": "n", "type": ["null", {"type": "record", "name": "inner", "fields": [
@@ -127,8 +128,8 @@ def test_block_columns_are_fastavro_values():
     with pytest.raises(HoodieIOError, match="stored length"):
         block_columns(content, offsets[:2], offsets[1:3] - 3, schema)
     with pytest.raises(UnsupportedSchema):
-        block_columns(content, offsets[:1], offsets[1:2] - 4,
-                      {"type": "record", "name": "r", "fields": [{"name": "a", "type": {"type": "array", "items": "int"}}]})
+        block_columns(content, offsets[:1], offsets[1:2] - 4, {"type": "record", "name": "r", "fields": [
+            {"name": "a", "type": {"type": "array", "items": "int"}}]})
 
 
 def test_strings_are_escaped_as_jackson_and_avro_escape_them():
