@@ -18,7 +18,12 @@ Bytes are those of the files each query opens (the file slices or CDC files its 
 latest base file of the upstream, and the downstream's files for its ``max``), from the plans, not from Spark's
 input metrics (which need the JVM). Each query's rows are checked against the change.
 
+Layouts (``--max-file-mb``): a new user's file sizing (SF 1 loads into 2 files), or smaller files, the layout a
+user picks for change queries: a commit rewrites only the files holding changed keys, so ``latest_state`` reads
+those. The three queries always run on the same table.
+
     .venv/bin/python benchmarks/changes.py --sf 1 --reps 3 --out /tmp/changes.json
+    .venv/bin/python benchmarks/changes.py --sf 1 --reps 3 --max-file-mb 16 --out /tmp/changes-small.json
 """
 
 from __future__ import annotations
@@ -56,6 +61,8 @@ def main() -> None:
     p.add_argument("--spread", choices=("newest", "uniform"), default="newest",
                    help="newest: the change samples the newest 2x --change of the orders; uniform: all rows")
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--max-file-mb", type=float, default=None,
+                   help="hoodie.parquet.max.file.size of the upstream in MB (default: hoodpy's, 120 MB)")
     p.add_argument("--data", default="/tmp/hoodpy-bench/data")
     p.add_argument("--out", default="/tmp/hoodpy-changes.json")
     args = p.parse_args()
@@ -79,8 +86,11 @@ def main() -> None:
         # Read by Spark, not handed over from Arrow: a 6M-row table does not fit through the driver's JVM heap.
         loaded = spark.read.parquet(str(source_path)).drop("ship_year", "ship_month") \
             .withColumn(UPDATED_AT, F.lit(1).cast("long"))
+        options = {"hoodie.table.cdc.enabled": "true"}
+        if args.max_file_mb:
+            options["hoodie.parquet.max.file.size"] = str(int(args.max_file_mb * (1 << 20)))
         table = HoodieTable.create(spark, upstream, table_name="lineitem", record_key_fields=list(RECORD_KEY),
-                                   precombine_field=UPDATED_AT, options={"hoodie.table.cdc.enabled": "true"})
+                                   precombine_field=UPDATED_AT, options=options)
         t0 = time.perf_counter()
         load = table.write(loaded, "bulk_insert").instant_time
         load_s = time.perf_counter() - t0
@@ -125,7 +135,8 @@ def main() -> None:
                              f"{'match' if got == keys else 'differ'}")
         med = {name: statistics.median(v) for name, v in seconds.items()}
         result = {
-            "sf": args.sf, "rows": source.num_rows, "changed_rows": batch.num_rows, "updates": updates,
+            "sf": args.sf, "max_file_mb": args.max_file_mb, "rows": source.num_rows, "changed_rows": batch.num_rows,
+            "updates": updates,
             "inserts": inserts, "spread": args.spread, "reps": args.reps,
             "load_seconds": round(load_s, 2), "change_upsert_seconds": round(change_s, 2),
             "upstream_files": len(latest), "upstream_bytes": full_bytes, "downstream_bytes": down_bytes,

@@ -161,11 +161,17 @@ def _delete_schema() -> dict[str, Any]:
 def cdc_records(data: bytes, source: str) -> list[dict[str, Any]]:
     """The records of a CDC log file's CDC data blocks (type 6, encoded as Avro data blocks), in file order,
     each decoded with its block's SCHEMA header."""
-    out: list[dict[str, Any]] = []
+    return [r for content, schema in cdc_blocks(data, source)
+            for r in avro_block_records(content, parsed_schema(schema))]
+
+
+def cdc_blocks(data: bytes, source: str) -> list[tuple[bytes, str]]:
+    """A CDC log file's CDC data blocks, in file order: (Avro data block content, its SCHEMA header)."""
+    out: list[tuple[bytes, str]] = []
     for block in log_format.scan_blocks(data, source):
         if isinstance(block, CorruptBlock):
             raise HoodieIOError(source, f"corrupt CDC log block of {block.length} bytes at byte {block.offset}")
         if block.block_type != log_format.CDC_DATA_BLOCK:
             raise HoodieIOError(source, f"log block type {block.block_type} in a CDC log file")
-        out.extend(avro_block_records(block.content, parsed_schema(block.header.get(log_format.SCHEMA) or "")))
+        out.append((block.content, block.header.get(log_format.SCHEMA) or ""))
     return out

@@ -24,15 +24,17 @@ Images are printed as Hudi prints them (:mod:`hoodpy.read.cdc_images`): logged i
 as Avro's ``GenericData.toString``, rows read from base and log files (meta columns included) as its
 InternalRowToJsonStringConverter.
 
-The changes are planned on the driver (commit metadata and file listings) and read in Spark tasks, one per
-(commit, file group).
+The changes are planned on the driver (commit metadata and file listings) and read in Spark tasks: a split per
+(commit, file group), a DATA_BEFORE_AFTER CDC log of ``PART_BYTES`` or more split into record ranges, one per core;
+at most one task per core, the heaviest splits spread first. Images are printed a column at a time
+(:mod:`hoodpy.read.cdc_columns`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -42,14 +44,15 @@ import pyarrow.parquet as pq
 from hoodpy.config.table import DATA_BEFORE, DATA_BEFORE_AFTER, TableConfig, cdc_mode
 from hoodpy.config.write import event_time_ordering_field
 from hoodpy.errors import ChangesNotReadableError, HoodieIOError, InvalidConfigError
-from hoodpy.file_group.cdc_log import AFTER, BEFORE, OP, OP_DELETE, OP_INSERT, OP_UPDATE, RECORD_KEY
+from hoodpy.file_group.cdc_log import BEFORE, OP, OP_DELETE, OP_INSERT, OP_UPDATE, RECORD_KEY
 from hoodpy.file_group.file_group import BaseFile
 from hoodpy.file_group.fs_view import FileSystemView, list_base_files
-from hoodpy.file_group.log_file import cdc_records, effective_blocks
+from hoodpy.file_group.log_file import cdc_blocks, cdc_records, effective_blocks
 from hoodpy.file_group.log_writer import avro_records
 from hoodpy.file_group.naming import join_partition, parse_base_file_name
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.meta_fields import RECORD_KEY as KEY_COLUMN
+from hoodpy.read.cdc_columns import logged_changes, row_texts
 from hoodpy.read.cdc_images import avro_text, row_text
 from hoodpy.read.query import window_commits
 from hoodpy.read.slice_merge import decode_blocks, merge_decoded
@@ -71,6 +74,7 @@ _WRITES = (Action.COMMIT, Action.DELTACOMMIT, Action.REPLACECOMMIT)
 # WriteOperationType.isDataChange: table services rewrite files without changing records (a compaction's rows
 # were reported as the deltacommits that logged them).
 _NOT_DATA_CHANGES = {OperationType.CLUSTER, OperationType.COMPACT, "LOG_COMPACT", "INDEX"}
+PART_BYTES = 4 << 20  # a logged CDC file splits over the cores from this size up (read_cdc)
 _OUTPUT = pa.schema([(n, pa.string()) for n in ("op", "ts_ms", "before", "after")])
 
 
@@ -85,6 +89,9 @@ class CdcSplit:
     before_file: str | None = None  # the file version before the commit (its base file)
     after_file: str | None = None  # the file version the commit wrote
     before_logs: tuple[str, ...] = ()  # merge-on-read: the log files of the slice before the commit
+    cdc_bytes: int = 0  # the CDC log files' size (write stats)
+    part: int = 0  # DATA_BEFORE_AFTER CDC logs: the part-th of ``parts`` equal record ranges, read by one task
+    parts: int = 1
 
 
 @dataclass(frozen=True)
@@ -195,7 +202,8 @@ def plan_cdc(table: ReadableTable, start: str, end: str | None = None) -> list[C
                         before = need(versions.of(stat.partition_path, stat.file_id, at=prev),
                                       f"the version {prev} of {where}")
                 files = tuple(need(p, f"the CDC log {p}") for p in sorted(stat.cdc_stats))
-                splits.append(CdcSplit(ts, AS_IS, mode, files, before, after))
+                splits.append(CdcSplit(ts, AS_IS, mode, files, before, after,
+                                       cdc_bytes=sum(int(n or 0) for n in stat.cdc_stats.values())))
             elif parse_base_file_name(stat.path.rsplit("/", 1)[-1]) is None:  # a log file a deltacommit appended
                 name = stat.path.rsplit("/", 1)[-1]
                 base = join_partition(stat.partition_path, stat.base_file) if stat.base_file else None
@@ -244,18 +252,27 @@ def _slice(storage: Storage, split: CdcSplit, ctx: CdcReadContext | None) -> pa.
 def split_changes(storage: Storage, split: CdcSplit, ctx: CdcReadContext | None = None,
                   ) -> list[tuple[str, str, str | None, str | None]]:
     """The (op, ts_ms, before, after) rows of one split (``ctx``: for merge-on-read splits)."""
+    batch = split_batch(storage, split, ctx)
+    return list(zip(*(c.to_pylist() for c in batch.columns), strict=True))
+
+
+def split_batch(storage: Storage, split: CdcSplit, ctx: CdcReadContext | None = None) -> pa.RecordBatch:
+    """The changes of one split as a batch of ``op``, ``ts_ms``, ``before``, ``after`` (``ctx``: for
+    merge-on-read splits and the decimals of logged images)."""
     ts = split.instant_time
     if split.case == BASE_FILE_INSERT:
-        return [(OP_INSERT, ts, None, row_text(r)) for r in _rows(storage, split.after_file)]
+        return _batch(OP_INSERT, ts, None, row_texts(_table(storage, split.after_file)))
     if split.case in (BASE_FILE_DELETE, REPLACE_COMMIT):
-        before = avro_records(_slice(storage, split, ctx)) if split.before_logs else \
-            _rows(storage, split.before_file)
-        return [(OP_DELETE, ts, row_text(r), None) for r in before]
+        before = _slice(storage, split, ctx) if split.before_logs else _table(storage, split.before_file)
+        return _batch(OP_DELETE, ts, row_texts(before), None)
     if split.case == LOG_FILE:
-        return _log_file_changes(storage, split, ctx)
-    records = [r for path in split.cdc_files for r in cdc_records(storage.read_bytes(path), path)]
+        return _rows_batch(_log_file_changes(storage, split, ctx))
     if split.mode == DATA_BEFORE_AFTER:
-        return [(r[OP], ts, _avro_or_none(r[BEFORE], ctx), _avro_or_none(r[AFTER], ctx)) for r in records]
+        blocks = [b for path in split.cdc_files for b in cdc_blocks(storage.read_bytes(path), path)]
+        ops, before, after = logged_changes(blocks, ctx.image_type if ctx is not None else None,
+                                            split.part, split.parts)
+        return _batch(ops, ts, before, after)
+    records = [r for path in split.cdc_files for r in cdc_records(storage.read_bytes(path), path)]
     after = _keyed(_rows(storage, split.after_file))
     before = _keyed(_rows(storage, split.before_file)) if split.mode != DATA_BEFORE else {}
     out = []
@@ -264,7 +281,25 @@ def split_changes(storage: Storage, split: CdcSplit, ctx: CdcReadContext | None 
         image = r[BEFORE] if split.mode == DATA_BEFORE else before.get(key) if op != OP_INSERT else None
         out.append((op, ts, _avro_or_none(image, ctx),
                     row_text(after[key]) if op in (OP_INSERT, OP_UPDATE) and key in after else None))
-    return out
+    return _rows_batch(out)
+
+
+def _table(storage: Storage, path: str | None) -> pa.Table:
+    return pq.read_table(storage.full_path(path), filesystem=storage.fs) if path is not None else pa.table({})
+
+
+def _batch(op: str | pa.Array, ts: str, before: pa.Array | None, after: pa.Array | None) -> pa.RecordBatch:
+    """A batch of changes: ``op`` (one for all, or per change) and the absent image over the present one's rows."""
+    n = len(op) if isinstance(op, pa.Array) else len(before if before is not None else after)
+    absent = pa.nulls(n, pa.string())
+    return pa.RecordBatch.from_arrays(
+        [op if isinstance(op, pa.Array) else pa.array([op] * n, pa.string()), pa.array([ts] * n, pa.string()),
+         absent if before is None else before, absent if after is None else after], schema=_OUTPUT)
+
+
+def _rows_batch(rows: list[tuple[str, str, str | None, str | None]]) -> pa.RecordBatch:
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 4
+    return pa.RecordBatch.from_arrays([pa.array(c, pa.string()) for c in columns], schema=_OUTPUT)
 
 
 def _log_file_changes(storage: Storage, split: CdcSplit, ctx: CdcReadContext | None,
@@ -295,29 +330,52 @@ def _avro_or_none(image: dict | None, ctx: CdcReadContext | None) -> str | None:
     return None if image is None else avro_text(image, ctx.image_type if ctx is not None else None)
 
 
-def _run_splits(base_uri: str, ctx: CdcReadContext | None, batches: Iterator[pa.RecordBatch],
-                ) -> Iterator[pa.RecordBatch]:
+def _run_splits(base_uri: str, ctx: CdcReadContext | None, tasks: list[list[str]],
+                batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     storage = Storage(base_uri)
     for batch in batches:
-        for text in batch.column(0).to_pylist():
-            rows = split_changes(storage, CdcSplit(**{k: tuple(v) if isinstance(v, list) else v
-                                                      for k, v in json.loads(text).items()}), ctx)
-            if rows:
-                yield pa.RecordBatch.from_arrays([pa.array(c, pa.string()) for c in zip(*rows, strict=True)],
-                                                 schema=_OUTPUT)
+        for task in batch.column(0).to_pylist():
+            for text in tasks[task]:
+                changes = split_batch(storage, CdcSplit(**{k: tuple(v) if isinstance(v, list) else v
+                                                           for k, v in json.loads(text).items()}), ctx)
+                if changes.num_rows:
+                    yield changes
+
+
+def _in_parts(split: CdcSplit, parallelism: int) -> list[CdcSplit]:
+    """A logged (DATA_BEFORE_AFTER) split of several MB as one split per core, each decoding a record range:
+    decoding and printing cost ~10 µs a change in Python, the file one read."""
+    parts = min(parallelism, split.cdc_bytes // PART_BYTES) if split.case == AS_IS and \
+        split.mode == DATA_BEFORE_AFTER else 1
+    return [replace(split, part=i, parts=parts) for i in range(parts)] if parts > 1 else [split]
+
+
+def _weight(split: CdcSplit) -> int:
+    return split.cdc_bytes // split.parts if split.cdc_bytes else PART_BYTES
+
+
+def _tasks(splits: list[CdcSplit], parallelism: int) -> list[list[str]]:
+    """The splits (as JSON) each task reads: at most one task per core, the heaviest splits spread first."""
+    tasks: list[list[str]] = [[] for _ in range(min(len(splits), parallelism))]
+    loads = [0] * len(tasks)
+    for split in sorted(splits, key=_weight, reverse=True):
+        i = loads.index(min(loads))
+        tasks[i].append(json.dumps(asdict(split)))
+        loads[i] += _weight(split)
+    return tasks
 
 
 def read_cdc(table: ReadableTable, start: str, end: str | None = None) -> DataFrame:
     """The CDC query over (start, end]: a DataFrame of ``op``, ``ts_ms``, ``before``, ``after``."""
-    splits = plan_cdc(table, start, end)
+    parallelism = table.spark.sparkContext.defaultParallelism
+    splits = [p for s in plan_cdc(table, start, end) for p in _in_parts(s, parallelism)]
     base_uri = table.storage.base_uri
     ctx = read_context(table)
-    texts = [(json.dumps(asdict(s)),) for s in splits]
-    frame = table.spark.createDataFrame(texts, "split string") if texts else \
-        table.spark.createDataFrame([], "split string")
-    if texts:
-        frame = frame.repartition(min(len(texts), table.spark.sparkContext.defaultParallelism))
-    return frame.mapInArrow(lambda it: _run_splits(base_uri, ctx, it), CDC_COLUMNS_DDL)
+    tasks = _tasks(splits, parallelism)
+    # One row per task in a range of as many partitions: Spark runs each task's splits in its own task (a
+    # repartition of the splits' rows could put two in one task and leave a core idle).
+    frame = table.spark.range(0, len(tasks), 1, max(1, len(tasks))).selectExpr("cast(id as int) as task")
+    return frame.mapInArrow(lambda it: _run_splits(base_uri, ctx, tasks, it), CDC_COLUMNS_DDL)
 
 
 def read_context(table: ReadableTable) -> CdcReadContext:

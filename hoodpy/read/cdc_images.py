@@ -1,4 +1,4 @@
-"""How a CDC query prints its ``before`` / ``after`` record images, as Hudi 0.14's Spark CDC relation does.
+r"""How a CDC query prints its ``before`` / ``after`` record images, as Hudi 0.14's Spark CDC relation does.
 
 Two printers, by where the image comes from:
 
@@ -13,18 +13,25 @@ Two printers, by where the image comes from:
   JSON numbers (Hudi hands Jackson Spark's Decimal, which it prints as the bean ``{"zero":false}``, losing the
   value: hoodpy prints the value instead).
 
-Timestamps and dates print as Spark holds them: microseconds and days since the epoch. Pure Python (executors).
+Timestamps and dates print as Spark holds them: microseconds and days since the epoch. Strings are escaped as
+each printer escapes them: both write ``\"``, ``\\``, ``\b``, ``\f``, ``\n``, ``\r``, ``\t`` and other control
+characters as ``\u00XX`` (upper-case hex: Jackson's CharTypes, Avro's writeEscapedString); Avro also escapes
+U+007F to U+009F and U+2000 to U+20FF, nothing else (``/`` and other non-ASCII stay as they are). Floating-point
+numbers print as Java's ``Double.toString`` / ``Float.toString`` (``1.0E7``, ``1.0E-4``, ``0.001``, ``100.0``; the
+shortest digits that round-trip, as JDK 19+ prints them); Jackson quotes NaN and the infinities
+(QUOTE_NON_NUMERIC_NUMBERS, on by default), Avro's toString does not. Pure Python (executors).
 """
 
 from __future__ import annotations
 
 import base64
 import datetime as dt
-import json
 import math
-from decimal import Decimal
+import re
+from decimal import ROUND_HALF_EVEN, Context, Decimal
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from hoodpy.schema import decimal_fixed_size
@@ -53,8 +60,47 @@ def _literal(value: Any) -> str | None:
     return None
 
 
-def _string(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+_NAMED_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_JACKSON_RE = re.compile('[\\x00-\\x1f"\\\\]')
+_AVRO_RE = re.compile('[\\x00-\\x1f"\\\\\\x7f-\\x9f\\u2000-\\u20ff]')
+
+
+def _escape(match: re.Match) -> str:
+    ch = match.group()
+    return _NAMED_ESCAPES.get(ch) or f"\\u{ord(ch):04X}"
+
+
+def jackson_string(text: str) -> str:
+    """A string as Jackson writes it (quoted, escaped)."""
+    return '"' + _JACKSON_RE.sub(_escape, text) + '"'
+
+
+def avro_string(text: str) -> str:
+    """A string as Avro's GenericData.toString writes it (quoted, escaped)."""
+    return '"' + _AVRO_RE.sub(_escape, text) + '"'
+
+
+def java_float_text(value: float, single: bool = False) -> str:
+    """A finite float as Java's Double.toString (``single``: Float.toString of a float32) prints it: plain
+    notation from 10^-3 up to 10^7, else ``d.dddE<n>``; always a digit after the point, and as few digits as
+    tell the value apart (of two-digit decimals, the nearest: Double.MIN_VALUE is ``4.9E-324``)."""
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    parse = (lambda text: float(np.float32(text))) if single else float
+    shortest = Decimal(str(np.float32(value)) if single else repr(value))
+    if len(shortest.normalize().as_tuple().digits) == 1:  # Java prints two digits: the nearest two that parse back
+        nearest = Context(prec=2, rounding=ROUND_HALF_EVEN).plus(Decimal(value))
+        shortest = nearest if parse(str(nearest)) == value else shortest
+    sign, coefficient, exponent = shortest.normalize().as_tuple()
+    text = "".join(map(str, coefficient))
+    point = len(coefficient) + int(exponent)  # where the decimal point goes after text's first digit, minus one
+    prefix = "-" if sign else ""
+    if 1e-3 <= abs(value) < 1e7:
+        if point <= 0:
+            return f"{prefix}0.{'0' * -point}{text}"
+        whole, fraction = text[:point].ljust(point, "0"), text[point:]
+        return f"{prefix}{whole}.{fraction or '0'}"
+    return f"{prefix}{text[0]}.{text[1:] or '0'}E{point - 1}"
 
 
 def _field_type(t: pa.DataType | None, name: str) -> pa.DataType | None:
@@ -87,28 +133,32 @@ def avro_text(value: Any, t: pa.DataType | None = None) -> str:
         return literal
     if isinstance(value, dict):
         if t is not None and pa.types.is_map(t):
-            return "{" + ", ".join(f"{_string(str(k))}: {avro_text(v, t.item_type)}" for k, v in value.items()) + "}"
-        return "{" + ", ".join(f"{_string(str(k))}: {avro_text(v, _field_type(t, str(k)))}"
+            return "{" + ", ".join(f"{avro_string(str(k))}: {avro_text(v, t.item_type)}"
+                                   for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{avro_string(str(k))}: {avro_text(v, _field_type(t, str(k)))}"
                                for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(avro_text(v, _item_type(t)) for v in value) + "]"
     if isinstance(value, float):
-        return _java_double(value)
+        return _java_double(value, t)
     if isinstance(value, int):
         return str(value)
     if isinstance(value, Decimal):
         return _fixed_decimal(value, t)
     if isinstance(value, (bytes, bytearray)):
-        return '{"bytes": ' + _string(bytes(value).decode("latin-1")) + "}"
-    return _string(str(value))
+        return '{"bytes": ' + avro_string(bytes(value).decode("latin-1")) + "}"
+    return avro_string(str(value))
 
 
-def _java_double(value: float) -> str:
+def _non_finite(value: float) -> str | None:
     if math.isnan(value):
         return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return repr(value)
+    return ("Infinity" if value > 0 else "-Infinity") if math.isinf(value) else None
+
+
+def _java_double(value: float, t: pa.DataType | None = None) -> str:
+    special = _non_finite(value)
+    return special if special is not None else java_float_text(value, t is not None and pa.types.is_float32(t))
 
 
 def _jackson(value: Any) -> str:
@@ -117,16 +167,29 @@ def _jackson(value: Any) -> str:
     if literal is not None:
         return literal
     if isinstance(value, dict):
-        return "{" + ",".join(f"{_string(str(k))}:{_jackson(v)}" for k, v in value.items()) + "}"
+        return "{" + ",".join(f"{jackson_string(str(k))}:{_jackson(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(_jackson(v) for v in value) + "]"
-    if isinstance(value, (int, float)):
-        return json.dumps(value)
+    if isinstance(value, float):
+        return jackson_float(value)
+    if isinstance(value, int):
+        return str(value)
     if isinstance(value, Decimal):
         return str(value)  # BigDecimal.toString's notation
     if isinstance(value, (bytes, bytearray)):
         return '"' + base64.b64encode(bytes(value)).decode("ascii") + '"'
-    return _string(str(value))
+    return jackson_string(str(value))
+
+
+def jackson_float(value: float, single: bool = False) -> str:
+    """A float as Jackson writes it: Java's toString, NaN and the infinities quoted."""
+    special = _non_finite(value)
+    return f'"{special}"' if special is not None else java_float_text(value, single)
+
+
+def jackson_text(value: Any) -> str:
+    """One value as Jackson prints it in a row image."""
+    return _jackson(value)
 
 
 def row_text(row: dict[str, Any]) -> str:

@@ -149,6 +149,29 @@ def test_json_images_are_printed_as_hudi_prints_them(spark, tmp_path):
     assert upd.after == '{"id": 1, "p": "a", "ts": 2, "v": null}'
 
 
+def test_a_large_cdc_log_is_read_in_record_ranges_over_the_cores(spark, tmp_path, monkeypatch):
+    """A DATA_BEFORE_AFTER CDC log from hoodpy.read.cdc.PART_BYTES up is split into one record range per core
+    (each decoded in its own task): the changes are those of the whole log read at once."""
+    from hoodpy.read import cdc
+
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="cdc_parts", record_key_fields=["id"],
+                           precombine_field="ts", options=SMALL_BLOOM,
+                           table_properties={"hoodie.table.cdc.enabled": "true"})
+    c1 = t.upsert(spark.createDataFrame([(i, "a", 1, f"v{i}") for i in range(40)], DDL)).instant_time
+    c2 = t.upsert(spark.createDataFrame([(i, "a", 2, None if i % 3 else "w\"é") for i in range(25, 60)],
+                                        DDL)).instant_time
+    whole = sorted(tuple(r) for r in t.read_cdc(c1, c2).collect())
+    (split,) = cdc.plan_cdc(t, c1, c2)
+    assert split.case == cdc.AS_IS and split.cdc_bytes > 0
+    monkeypatch.setattr(cdc, "PART_BYTES", 1)
+    assert [(p.part, p.parts) for p in cdc._in_parts(split, 2)] == [(0, 2), (1, 2)]
+    parts = sorted(tuple(r) for r in t.read_cdc(c1, c2).collect())
+    assert parts == whole and len(whole) == 35
+    assert sum(op == "u" for op, *_ in whole) == 15 and sum(op == "i" for op, *_ in whole) == 20
+    assert ("u", c2, '{"id": 39, "p": "a", "ts": 1, "v": "v39"}', '{"id": 39, "p": "a", "ts": 2, "v": "w\\"é"}') \
+        in whole
+
+
 def test_clean_removes_cdc_logs_with_their_file_version(spark, tmp_path):
     path = str(tmp_path / "t")
     t = HoodieTable.create(spark, path, table_name="cdc_clean", record_key_fields=["id"], precombine_field="ts",
