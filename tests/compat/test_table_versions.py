@@ -162,6 +162,9 @@ WRITE_CASES = [
               lambda v: "UPDATED"),
     WriteCase("v9_txns_nonpart_nometa", "txn_id", "concat(txn_id, '-new')", "txn_type", "'UPDATED'",
               lambda v: "UPDATED"),
+    # TimestampBasedKeyGenerator, date folders (yyyy/MM/dd/HH) computed from txn_ts.
+    WriteCase("v9_timebasedkeygen_nonhivestyle", "txn_id", "concat(txn_id, '-new')", "txn_type", "'UPDATED'",
+              lambda v: "UPDATED"),
 ]
 
 
@@ -336,6 +339,20 @@ def test_a_version_above_9_is_refused_naming_it(spark, samples_dir, tmp_path):
     before = _tree(path)
     with pytest.raises(UnsupportedTableVersionError, match="table version 10 / timeline layout 1 \\(newer than"):
         HoodieTable.for_path(spark, path)
+    assert _tree(path) == before
+
+
+def test_an_unknown_key_generator_class_in_the_properties_is_refused_naming_it(spark, samples_dir, tmp_path):
+    path = str(tmp_path / "unknown_keygen")
+    shutil.copytree(unzip_sample("v6_nonpartitioned", samples_dir), path)
+    props = Path(path, ".hoodie", "hoodie.properties")
+    props.write_text(props.read_text().replace("org.apache.hudi.keygen.NonpartitionedKeyGenerator",
+                                               "com.example.MyKeyGenerator"))
+    assert "com.example.MyKeyGenerator" in props.read_text()
+    before = _tree(path)
+    with pytest.raises(InvalidConfigError, match="com.example.MyKeyGenerator"):
+        table = HoodieTable.for_path(spark, path)
+        table.upsert(table.read().drop(*hudi_rs.META))
     assert _tree(path) == before
 
 
