@@ -162,9 +162,6 @@ WRITE_CASES = [
               lambda v: "UPDATED"),
     WriteCase("v9_txns_nonpart_nometa", "txn_id", "concat(txn_id, '-new')", "txn_type", "'UPDATED'",
               lambda v: "UPDATED"),
-    # TimestampBasedKeyGenerator, date folders (yyyy/MM/dd/HH) computed from txn_ts.
-    WriteCase("v9_timebasedkeygen_nonhivestyle", "txn_id", "concat(txn_id, '-new')", "txn_type", "'UPDATED'",
-              lambda v: "UPDATED"),
 ]
 
 
