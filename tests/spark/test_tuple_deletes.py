@@ -12,12 +12,11 @@ the same rows. Before compaction it cannot: it decodes delete blocks with versio
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
 from hoodpy_spark_helpers import SMALL_BLOOM
+from test_ordering_fields import _hudi_rs, _tuples  # the same columns; hudi-rs reads a copy ordered by ts
 
 from hoodpy.config.properties import load_table_properties
 from hoodpy.file_group.log_file import deleted_records, effective_blocks
@@ -30,7 +29,6 @@ from tests.compat import hudi_rs
 pytestmark = [pytest.mark.spark]
 
 DDL = "id int, p string, ts long, seq string, v string, _hoodie_is_deleted boolean"
-COLUMNS = ("id", "p", "ts", "seq", "v")
 BASE = [(i, "a", 5, "m", "v0", False) for i in range(1, 6)]
 # 1: (5, l) older than (5, m): a late delete; 2: (5, n) newer: deletes; 3: a full tie: the later write, the
 # delete, wins; 4: (4, z) older by the first field: late; 5: an update.
@@ -40,18 +38,6 @@ JAVA_ROWS = [(1, "a", 5, "m", "v0"), (4, "a", 5, "m", "v0"), (5, "a", 6, "a", "v
 # Version 6: the tuple cannot be written, every delete applies.
 V6_ROWS = [(5, "a", 6, "a", "v1")]
 EXPECTED = {"mor_v9": JAVA_ROWS, "cow_v9": JAVA_ROWS, "mor_v6": V6_ROWS}
-
-
-def _tuples(rows):
-    return sorted(tuple(r[c] for c in COLUMNS) for r in rows)
-
-
-def _hudi_rs(path: str) -> list[tuple]:
-    with tempfile.TemporaryDirectory() as tmp:
-        copy = shutil.copytree(path, Path(tmp) / "t")
-        props = copy / ".hoodie" / "hoodie.properties"
-        props.write_text(props.read_text().replace("=ts,seq\n", "=ts\n"))
-        return _tuples(hudi_rs.snapshot(str(copy)))
 
 
 @pytest.fixture(scope="module", params=["mor_v9", "cow_v9", "mor_v6"])

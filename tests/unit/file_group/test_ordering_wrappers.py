@@ -19,29 +19,17 @@ import fastavro
 import pyarrow as pa
 import pytest
 from java_samples import MOR_V9, SAMPLES_DIR, metadata_table_files
+from test_tuple_ordering import ARROW, SCHEMA_JSON, T1, T2, T3, _rows
 
 from hoodpy.file_group import log_writer, ordering_wrappers
 from hoodpy.file_group.log_file import deleted_records, effective_blocks
 from hoodpy.hfile import HFileReader
-from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.read import slice_merge
 from hoodpy.read.slice_merge import decode_blocks, merge_slice
 from hoodpy.timeline import log_format as lf
 from hoodpy.timeline.timeline import CommittedInstants
 
-T1, T2, T3 = "20250101000000001", "20250101000000002", "20250101000000003"
-ARROW = pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS]
-                  + [pa.field("id", pa.string()), pa.field("ts", pa.int64()), pa.field("seq", pa.string())])
-AVRO = {"type": "record", "name": "t_record", "namespace": "hoodie.t", "fields": [
-    {"name": n, "type": ["null", t], "default": None} for n, t in (("id", "string"), ("ts", "long"),
-                                                                    ("seq", "string"))]}
-SCHEMA_JSON = json.dumps(log_writer.log_schema(AVRO))
 LAYOUT_2 = CommittedInstants(frozenset({T1, T2, T3}), T1, layout=2)
-
-
-def _rows(instant: str, rows: list[tuple]) -> pa.Table:
-    return pa.Table.from_pylist([{"_hoodie_commit_time": instant, "_hoodie_record_key": k, "_hoodie_partition_path": "",
-                                  "id": k, "ts": ts, "seq": seq} for k, ts, seq in rows], schema=ARROW)
 
 
 def _deletes(instant: str, rows: list[tuple], fields: tuple[str, ...]) -> bytes:
