@@ -6,7 +6,8 @@ late delete, whose tuple is older than the stored row's, is ignored as Java igno
 rows equal the copy-on-write table's. At version 6 the delete block's ordering union has no branch for a tuple:
 every delete applies there (the documented difference). Checked through the snapshot read, a CDC query, and
 compaction; after compaction hudi-rs 0.5 (given a copy naming ``ts`` alone: it refuses a list of fields) reads
-the same rows. Before compaction it cannot: it decodes delete blocks with version 6's union only.
+the same rows. Before compaction it is not asked: it decodes delete blocks with version 6's union only, where
+the ArrayWrapper's index 12 is timestamp-micros.
 """
 
 from __future__ import annotations
