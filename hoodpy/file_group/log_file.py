@@ -18,11 +18,13 @@ Block contents (table version 6, block version 3):
   record's schemaless Avro encoding under the header's SCHEMA as the value, its ``key`` field blanked
   (:mod:`hoodpy.hfile.records`; the metadata table's log files hold these);
 * delete block: int version, int length, then one HoodieDeleteRecordList datum (record key, partition path
-  and ordering value of each deleted record).
+  and ordering value of each deleted record); at table versions 8 and 9 (timeline layout 2) Hudi 1.x's schema,
+  whose ordering values are Avro value wrappers (:mod:`hoodpy.file_group.ordering_wrappers`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
 import struct
@@ -38,6 +40,7 @@ import pyarrow.parquet as pq
 
 from hoodpy.errors import HoodieIOError
 from hoodpy.file_group.avro_block import DATA_BLOCK_VERSION, avro_block_keys, avro_block_records, avro_block_table
+from hoodpy.file_group.ordering_wrappers import delete_schema_1x, unwrap
 from hoodpy.hfile import HFileReader, decode_record, parsed_schema
 from hoodpy.meta_fields import RECORD_KEY
 from hoodpy.timeline import log_format
@@ -68,7 +71,7 @@ DELETE_RECORD_LIST_SCHEMA = {
 class DeletedRecord:
     record_key: str
     partition_path: str | None
-    ordering_value: Any  # None or 0: the delete carries no ordering value (Hudi's default)
+    ordering_value: Any  # None or 0: the delete carries no ordering value (Hudi's default); a tuple: several fields'
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,9 @@ class SliceLogBlocks:
 
 
 def effective_blocks(files: Iterable[tuple[str, bytes]], committed: Container[str]) -> SliceLogBlocks:
-    """The data and delete blocks of a slice's log files ((name, bytes), in log order) that count."""
+    """The data and delete blocks of a slice's log files ((name, bytes), in log order) that count; a timeline
+    of layout 2 (``committed.layout``) marks them :attr:`LogBlock.hudi_1x`."""
+    hudi_1x = getattr(committed, "layout", 1) >= 2
     queue: list[LogBlock | CorruptBlock] = []
     total = rollbacks = 0
     for source, data in files:
@@ -102,7 +107,7 @@ def effective_blocks(files: Iterable[tuple[str, bytes]], committed: Container[st
             elif block.block_type in (log_format.AVRO_DATA_BLOCK, log_format.PARQUET_DATA_BLOCK,
                                       log_format.HFILE_DATA_BLOCK, log_format.DELETE_BLOCK):
                 if block.instant_time in committed:
-                    queue.append(block)
+                    queue.append(dataclasses.replace(block, hudi_1x=True) if hudi_1x else block)
             else:
                 raise HoodieIOError(source, f"Unsupported log block type {block.block_type}")
     blocks = tuple(b for b in queue if isinstance(b, LogBlock))
@@ -145,11 +150,16 @@ def record_keys(block: LogBlock) -> pa.Array:
 
 
 def deleted_records(block: LogBlock) -> list[DeletedRecord]:
-    """The keys a delete block deletes."""
+    """The keys a delete block deletes, with their ordering values (an ArrayWrapper's as a tuple)."""
     version, length = struct.unpack(">ii", block.content[:8])
     if version != DATA_BLOCK_VERSION:
         raise HoodieIOError("delete block", f"Unsupported delete block version {version}")
-    datum = fastavro.schemaless_reader(io.BytesIO(block.content[8:8 + length]), _delete_schema(), None)
+    payload = io.BytesIO(block.content[8:8 + length])
+    if block.hudi_1x:
+        datum = fastavro.schemaless_reader(payload, delete_schema_1x(), None, return_record_name=True)
+        return [DeletedRecord(r["recordKey"], r["partitionPath"], unwrap(r["orderingVal"]))
+                for r in datum["deleteRecordList"]]
+    datum = fastavro.schemaless_reader(payload, _delete_schema(), None)
     return [DeletedRecord(r["recordKey"], r["partitionPath"], r["orderingVal"]) for r in datum["deleteRecordList"]]
 
 

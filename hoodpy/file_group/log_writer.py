@@ -6,7 +6,8 @@ reverse pointer) is :func:`hoodpy.timeline.log_format.encode_block`.
   encoding under the header's SCHEMA (the table schema with the five meta fields first);
 * parquet data block (type 5): one whole parquet file, which the caller encodes (the base-file writer's codec);
 * delete block (type 1): block version 3, payload length, one HoodieDeleteRecordList datum; a delete without an
-  ordering value carries ``long 0``, as Java writes it (hudi-rs 0.5.0 applies only that form);
+  ordering value carries ``long 0``, as Java writes it (hudi-rs 0.5.0 applies only that form); at table versions
+  8 and 9 Hudi 1.x's schema of wrapped ordering values (:mod:`hoodpy.file_group.ordering_wrappers`);
 * rollback command block (type 0): no content; header INSTANT_TIME (the rollback), COMMAND_BLOCK_TYPE 0 and
   TARGET_INSTANT_TIME (the instant rolled back).
 
@@ -29,6 +30,7 @@ import fastavro
 import pyarrow as pa
 
 from hoodpy.file_group.log_file import DATA_BLOCK_VERSION, DELETE_RECORD_LIST_SCHEMA, ROLLBACK_COMMAND
+from hoodpy.file_group.ordering_wrappers import delete_schema_1x
 from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.timeline import log_format as lf
 
@@ -84,12 +86,14 @@ def parquet_data_block(parquet: bytes, instant_time: str, schema_json: str) -> b
     return lf.encode_block(lf.PARQUET_DATA_BLOCK, {lf.SCHEMA: schema_json, lf.INSTANT_TIME: instant_time}, parquet)
 
 
-def delete_block(deletes: Iterable[tuple[str, str, Any]], instant_time: str, schema_json: str) -> bytes:
+def delete_block(deletes: Iterable[tuple[str, str, Any]], instant_time: str, schema_json: str, *,
+                 hudi_1x: bool = False) -> bytes:
     """A delete block of ``(record key, partition path, ordering value)``; an ordering value is a
-    ``(branch, value)`` pair of HoodieDeleteRecord.orderingVal's union (:func:`ordering_value`)."""
+    ``(branch, value)`` pair of HoodieDeleteRecord.orderingVal's union (:func:`ordering_value`), or with
+    ``hudi_1x`` (table versions 8 and 9) a wrapper of Hudi 1.x's (:mod:`hoodpy.file_group.ordering_wrappers`)."""
     datum = {"deleteRecordList": [{"recordKey": k, "partitionPath": p, "orderingVal": o} for k, p, o in deletes]}
     buf = io.BytesIO()
-    fastavro.schemaless_writer(buf, _delete_schema(), datum)
+    fastavro.schemaless_writer(buf, delete_schema_1x() if hudi_1x else _delete_schema(), datum)
     payload = buf.getvalue()
     return lf.encode_block(lf.DELETE_BLOCK, {lf.SCHEMA: schema_json, lf.INSTANT_TIME: instant_time},
                            struct.pack(">ii", DATA_BLOCK_VERSION, len(payload)) + payload)

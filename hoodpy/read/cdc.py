@@ -58,7 +58,7 @@ from hoodpy.read.query import window_commits
 from hoodpy.read.slice_merge import decode_blocks, merge_decoded
 from hoodpy.read.slice_scan import slice_rows
 from hoodpy.storage import Storage
-from hoodpy.timeline.instant import Action
+from hoodpy.timeline.instant import LAYOUT_2, Action
 from hoodpy.timeline.metadata import NULL_COMMIT, OperationType
 from hoodpy.timeline.timeline import CommittedInstants, Timeline
 
@@ -144,10 +144,10 @@ class _Versions:
     def slice_before(self, partition: str, file_id: str, instant_time: str) -> tuple[str | None, tuple[str, ...]]:
         """The base file and log files of a file group's latest slice before ``instant_time`` (merge-on-read:
         the rows a replacecommit removed)."""
-        earlier = [i.timestamp for i in self.timeline.completed_commits() if i.timestamp < instant_time]
+        earlier = [i for i in self.timeline.completed_commits() if i.timestamp < instant_time]
         if not earlier:
             return None, ()
-        key = (partition, max(earlier))
+        key = (partition, max(earlier, key=lambda i: i.timestamp).completed_at)  # a view's as_of: a completion time
         if key not in self._views:
             self._views[key] = FileSystemView.load(self.storage, self.timeline, as_of=key[1], partitions=[partition])
         group = self._views[key].file_group(partition, file_id)
@@ -206,9 +206,14 @@ def plan_cdc(table: ReadableTable, start: str, end: str | None = None) -> list[C
                                        cdc_bytes=sum(int(n or 0) for n in stat.cdc_stats.values())))
             elif parse_base_file_name(stat.path.rsplit("/", 1)[-1]) is None:  # a log file a deltacommit appended
                 name = stat.path.rsplit("/", 1)[-1]
-                base = join_partition(stat.partition_path, stat.base_file) if stat.base_file else None
-                logs = tuple(need(join_partition(stat.partition_path, n), f"the log file {n} of {where}")
-                             for n in stat.log_files or () if n != name)
+                if timeline.layout >= LAYOUT_2:  # versions 8 and 9: a log write's stat names no earlier file
+                    base, earlier = versions.slice_before(stat.partition_path, stat.file_id, ts)
+                    logs = tuple(need(p, f"the log file {p} of {where}") for p in earlier
+                                 if p.rsplit("/", 1)[-1] != name)
+                else:
+                    base = join_partition(stat.partition_path, stat.base_file) if stat.base_file else None
+                    logs = tuple(need(join_partition(stat.partition_path, n), f"the log file {n} of {where}")
+                                 for n in stat.log_files or () if n != name)
                 splits.append(CdcSplit(ts, LOG_FILE, mode, (need(stat.path, f"the log file {stat.path}"),),
                                        need(base, f"the base file of {where}") if base else None,
                                        before_logs=logs))

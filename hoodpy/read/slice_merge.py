@@ -9,8 +9,9 @@ an ordering (precombine) field):
 * commit-time ordering: the latest write wins;
 * a delete removes the key. A delete that carries no ordering value (null or 0, what Spark SQL DELETE
   writes) always wins over the writes before it, and a write after it brings the key back; one that carries
-  a value competes by ordering like a record. With several ordering fields every delete counts as one without
-  a value: the delete block's orderingVal union (table version 6's schema) has no branch for a tuple.
+  a value competes by ordering like a record. With several ordering fields a delete competes only when it
+  carries a tuple (Hudi 1.x's ArrayWrapper, table versions 8 and 9): table version 6's orderingVal union has
+  no branch for one, so there every delete counts as one without a value.
 
 The fold over each key's versions is column-wise (numpy over Arrow columns): only a merge whose delete
 ordering values do not fit the ordering column's type (or an ordering type Arrow cannot rank) folds row by
@@ -154,8 +155,9 @@ def _versions(entries: list[pa.Table | list[DeletedRecord]], event_time: bool, f
             rows.append(np.full(len(entry), -1, dtype=np.int64))
             plain = np.array([_plain_delete(d, fields) for d in entry], dtype=bool)
             if types is not None:
-                for values, kind in zip(orderings, types, strict=True):
-                    values.append(pa.array([None if p else d.ordering_value for d, p in zip(entry, plain)], kind))
+                for i, (values, kind) in enumerate(zip(orderings, types, strict=True)):
+                    values.append(pa.array([None if p else _component(d.ordering_value, i)
+                                            for d, p in zip(entry, plain)], kind))
                     plain |= np.asarray(values[-1].is_null(), dtype=bool)
             special.append(plain)
             continue
@@ -209,9 +211,18 @@ def _fold_by_columns(v: _Versions, event_time: bool) -> tuple[np.ndarray, np.nda
 
 
 def _plain_delete(deleted: DeletedRecord, fields: tuple[str, ...]) -> bool:
-    """Whether a delete carries no ordering value to compare: none (null or 0), or several ordering fields
-    (a delete block holds one scalar; hoodpy writes long 0 for a tuple)."""
-    return len(fields) > 1 or deleted.ordering_value in (None, 0)
+    """Whether a delete carries no ordering value to compare: none (null or 0, Java's default), or not one
+    value per ordering field (several fields need a tuple, one field a scalar; a tuple with a null cannot
+    be compared either)."""
+    value = deleted.ordering_value
+    if isinstance(value, tuple):
+        return len(value) != len(fields) or len(fields) < 2 or any(v is None for v in value)
+    return len(fields) > 1 or value in (None, 0)
+
+
+def _component(value: Any, i: int) -> Any:
+    """Field ``i``'s part of a delete's ordering value (a tuple for several fields)."""
+    return value[i] if isinstance(value, tuple) else value
 
 
 def _row_orderings(entry: pa.Table, fields: tuple[str, ...]) -> list[Any]:

@@ -13,7 +13,9 @@ The archived timeline is converted too (:mod:`hoodpy.services.archive_conversion
 A metadata table is removed before the conversion (its partitions cleared in the properties, so readers list
 files meanwhile) and, when it held the ``files`` partition, built again from the converted table at the new
 version with the partitions hoodpy maintains that it had: ``files``, ``column_stats`` and ``bloom_filters``
-(from the base files' footers) and ``record_index`` (every key of the latest slices). Java upgrades the metadata
+(from the base files' footers) and ``record_index`` (every key of the latest slices), each with the file-group
+count it had (read from the old metadata table's file names, not the configured default: Java keeps the file
+groups, and readers shard keys by their count). Java upgrades the metadata
 table in place as a table of its own; the rebuilt one holds the same listing, statistics, filters and key
 locations. Partitions hoodpy does not maintain (partition_stats, secondary and expression indexes) are left out,
 as its next write would drop them anyway.
@@ -38,11 +40,14 @@ from hoodpy.config.compaction import CompactionConfig
 from hoodpy.config.table import INITIAL_VERSION_KEY, MERGE_ON_READ, TableConfig
 from hoodpy.config.table_version import MERGE_MODE_PROPERTY, versioned_properties
 from hoodpy.config.write import WriteConfig
-from hoodpy.config.metadata import BLOOM_FILTERS_PARTITION, COLUMN_STATS_PARTITION, RECORD_INDEX_PARTITION
+from hoodpy.config.metadata import (
+    BLOOM_FILTERS_PARTITION, COLUMN_STATS_PARTITION, METADATA_TABLE_FOLDER, RECORD_INDEX_PARTITION, MetadataConfig,
+)
 from hoodpy.errors import HoodieError, TableVersionChangeError
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.metadata_table import bloom_filters, record_index_writer
 from hoodpy.metadata_table.column_stats import has_column_stats
+from hoodpy.metadata_table.layout import parse_base_file, parse_log_file
 from hoodpy.metadata_table.reader import has_files_partition
 from hoodpy.metadata_table.record_index import has_partition as has_record_index
 from hoodpy.metadata_table.writer import MetadataTableWriter, create_metadata_table
@@ -104,6 +109,7 @@ def change_table_version(context: ServiceContext, to_version: int) -> bool:
         rebuild = has_files_partition(props)
         indexes = set(listed_partitions(props)) & {COLUMN_STATS_PARTITION, BLOOM_FILTERS_PARTITION,
                                                    RECORD_INDEX_PARTITION}
+        counts = _file_group_counts(storage, indexes)
         if remove_stale_metadata_table(storage, reason=f"the table changes from version {current} to {to_version}"
                                        + (", and it is built again at the new version" if rebuild else "")):
             props = load_table_properties(storage) or {}  # the metadata partitions are cleared
@@ -135,7 +141,7 @@ def change_table_version(context: ServiceContext, to_version: int) -> bool:
         if to_version == 6 and not storage.list_files(timeline_folder(LAYOUT_2), recursive=True):
             storage.delete_dir(timeline_folder(LAYOUT_2))
         if rebuild:
-            _rebuild_metadata_table(context, indexes)
+            _rebuild_metadata_table(context.with_options(_count_options(counts)), indexes)
     return True
 
 
@@ -153,6 +159,32 @@ def _rebuild_metadata_table(context: ServiceContext, indexes: set[str]) -> None:
         bloom_filters.build(writer, timeline)
     if RECORD_INDEX_PARTITION in indexes and not has_record_index(props):
         record_index_writer.build(writer, timeline)
+
+
+def _file_group_counts(storage: Storage, partitions: set[str]) -> dict[str, int]:
+    """How many file groups each of the metadata table's ``partitions`` has: the distinct file ids of its base
+    and log files (a partition without files is left out)."""
+    counts = {}
+    for partition in partitions:
+        ids = set()
+        for f in storage.list_files(f"{METADATA_TABLE_FOLDER}/{partition}"):
+            name = f.path.rsplit("/", 1)[-1]
+            parsed = parse_base_file(name, partition=partition) or parse_log_file(name, partition=partition)
+            if parsed is not None:
+                ids.add(parsed.file_id)
+        if ids:
+            counts[partition] = len(ids)
+    return counts
+
+
+def _count_options(counts: dict[str, int]) -> dict[str, str]:
+    """Options that build each partition of ``counts`` with that many file groups (record_index: its minimum
+    and maximum both, so the key count does not resize it)."""
+    keys = {COLUMN_STATS_PARTITION: (MetadataConfig.COLUMN_STATS_FILE_GROUPS,),
+            BLOOM_FILTERS_PARTITION: (MetadataConfig.BLOOM_FILTER_FILE_GROUPS,),
+            RECORD_INDEX_PARTITION: (MetadataConfig.RECORD_INDEX_MIN_FILE_GROUP_COUNT,
+                                     MetadataConfig.RECORD_INDEX_MAX_FILE_GROUP_COUNT)}
+    return {key.key: str(n) for partition, n in counts.items() for key in keys[partition]}
 
 
 def _without_pending(context: ServiceContext) -> Timeline:

@@ -56,6 +56,9 @@ class LogBlock:
     header: dict[int, str]
     footer: dict[int, str]
     content: bytes
+    # Of a table at version 8 or 9 (timeline layout 2): Hudi 1.x's delete record schema, whose ordering values
+    # are Avro value wrappers (:mod:`hoodpy.file_group.ordering_wrappers`). The bytes do not tell: the reader says.
+    hudi_1x: bool = False
 
     @property
     def instant_time(self) -> str | None:

@@ -50,6 +50,7 @@ class CommittedInstants:
     earliest_active: str | None
     as_of: str | None = None
     archived_later: frozenset[str] = frozenset()  # archived writes (layout 2) that completed after as_of
+    layout: int = LAYOUT_1  # the timeline's layout: 2 for table versions 8 and 9, whose log blocks Hudi 1.x writes
 
     def __contains__(self, instant_time: object) -> bool:
         # An instant completes after it starts: one later than as_of cannot have completed by then.
@@ -131,12 +132,12 @@ class Timeline:
     def committed(self, as_of: str | None = None) -> CommittedInstants:
         """The committed write times, as of ``as_of`` (by completion time) when given."""
         if as_of is None:
-            return CommittedInstants(self._completed_write_times, self.earliest_instant_time())
+            return CommittedInstants(self._completed_write_times, self.earliest_instant_time(), layout=self.layout)
         completed = {i.timestamp for i in self.completed_commits() if i.completed_at <= as_of}
         archived = self.archived_writes()
         completed |= {t for t, i in archived.items() if i.completed_at <= as_of}
         later = frozenset(t for t, i in archived.items() if i.completed_at > as_of)
-        return CommittedInstants(frozenset(completed), self.earliest_instant_time(), as_of, later)
+        return CommittedInstants(frozenset(completed), self.earliest_instant_time(), as_of, later, self.layout)
 
     def last_completed_commit(self) -> Instant | None:
         commits = self.completed_commits()

@@ -41,6 +41,7 @@ from hoodpy.file_group import log_writer
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.file_group.markers import create_marker
 from hoodpy.file_group.naming import LogFileName, join_partition, write_token
+from hoodpy.file_group.ordering_wrappers import delete_orderings
 from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import avro_schema_to_json
 from hoodpy.storage import Storage
@@ -72,6 +73,7 @@ class AppendContext:
     block_format: str = AVRO
     max_file_size: int = 1073741824
     max_block_size: int = 268435456
+    hudi_1x: bool = False  # table version 8 or 9: delete blocks in Hudi 1.x's schema (wrapped ordering values)
 
 
 def log_slices(view: FileSystemView, *, instant_time: str, base_file_groups: set[tuple[str, str]],
@@ -130,6 +132,7 @@ def append_context(config: HoodieConfig, merge: MergeContext, view: FileSystemVi
         block_format=config.get(StorageConfig.LOGFILE_DATA_BLOCK_FORMAT),
         max_file_size=config.get(StorageConfig.LOGFILE_MAX_SIZE),
         max_block_size=config.get(StorageConfig.LOGFILE_DATA_BLOCK_MAX_SIZE),
+        hudi_1x=config.get(TableConfig.VERSION) >= 8,
     )
 
 
@@ -201,17 +204,22 @@ def _data_blocks(ctx: AppendContext, rows: pa.Table) -> Iterator[tuple[bytes, in
 def _delete_block(ctx: AppendContext, deletes: pa.Table) -> bytes:
     """The delete block of ``deletes``: each key with its ordering value under event-time ordering (a delete
     that carries one competes with the records by it), else long 0 (it always wins), as Java writes them.
-    Several ordering fields also get long 0: this orderingVal union has no branch for a tuple (newer Java Hudi
-    wraps one in an ArrayWrapper of a changed block schema, which hudi-rs 0.5 and 0.x readers cannot decode)."""
+    Several ordering fields: at table versions 8 and 9 the tuple as Hudi 1.x's ArrayWrapper (a late delete, of
+    an older tuple, then loses as in Java); at version 6 long 0, since that orderingVal union has no branch for
+    a tuple."""
     keys = deletes.column(RECORD_KEY).to_pylist()
-    field_name = ctx.merge.ordering_field
-    if len(ordering_fields(field_name)) == 1 and field_name in deletes.column_names:
-        column = deletes.column(field_name)
+    fields = ordering_fields(ctx.merge.ordering_field)
+    present = bool(fields) and all(f in deletes.column_names for f in fields)
+    if ctx.hudi_1x:
+        orderings = delete_orderings(deletes, fields if present else ())
+    elif len(fields) == 1 and present:
+        column = deletes.column(fields[0])
         orderings = [log_writer.ordering_value(v, column.type) for v in column.to_pylist()]
     else:
         orderings = [log_writer.NO_ORDERING] * len(keys)
     partitions = deletes.column(PARTITION_PATH).to_pylist()
-    return log_writer.delete_block(zip(keys, partitions, orderings), ctx.merge.instant_time, ctx.schema_json)
+    return log_writer.delete_block(zip(keys, partitions, orderings), ctx.merge.instant_time, ctx.schema_json,
+                                   hudi_1x=ctx.hudi_1x)
 
 
 @dataclass

@@ -339,6 +339,20 @@ def test_a_version_above_9_is_refused_naming_it(spark, samples_dir, tmp_path):
     assert _tree(path) == before
 
 
+def test_an_unknown_key_generator_class_in_the_properties_is_refused_naming_it(spark, samples_dir, tmp_path):
+    path = str(tmp_path / "unknown_keygen")
+    shutil.copytree(unzip_sample("v6_nonpartitioned", samples_dir), path)
+    props = Path(path, ".hoodie", "hoodie.properties")
+    props.write_text(props.read_text().replace("org.apache.hudi.keygen.NonpartitionedKeyGenerator",
+                                               "com.example.MyKeyGenerator"))
+    assert "com.example.MyKeyGenerator" in props.read_text()
+    before = _tree(path)
+    with pytest.raises(InvalidConfigError, match="com.example.MyKeyGenerator"):
+        table = HoodieTable.for_path(spark, path)
+        table.upsert(table.read().drop(*hudi_rs.META))
+    assert _tree(path) == before
+
+
 # -- upgrade_table / downgrade_table -------------------------------------------------------------------------
 def _instant_files(path: str, folder: str = ".hoodie") -> list[str]:
     return sorted(f.name for f in Path(path, folder).iterdir() if f.is_file() and f.name[:1].isdigit())

@@ -183,6 +183,20 @@ def _check_indexes(path: str, layout: str) -> None:
                for (p, n), v in filters.items())
 
 
+def _file_group_counts(path: str) -> dict[str, int]:
+    """Each metadata-table partition's distinct file ids (base and log files)."""
+    out = {}
+    for partition in Path(path, ".hoodie", "metadata").iterdir():
+        if partition.name != ".hoodie":
+            out[partition.name] = len({n.lstrip(".").split("_", 1)[0] for n in (f.name for f in partition.iterdir())
+                                       if n.endswith(".hfile") or ".log." in n})
+    return out
+
+
+# File-group counts other than the defaults (column_stats 2, bloom_filters 4, record_index 10).
+COUNTS = {"files": 1, "column_stats": 3, "bloom_filters": 1, "record_index": 2}
+
+
 def test_the_metadata_table_is_built_again_at_the_new_version(hoodpy_spark, tmp_path):
     spark, path = hoodpy_spark, str(tmp_path / "mdt")
     table = HoodieTable.create(spark, path, table_name="mdt", record_key_fields=["id"], partition_fields=["part"],
@@ -190,7 +204,11 @@ def test_the_metadata_table_is_built_again_at_the_new_version(hoodpy_spark, tmp_
                                    **SMALL_BLOOM, "hoodie.metadata.enable": "true",
                                    "hoodie.metadata.index.column.stats.enable": "true",
                                    "hoodie.metadata.index.bloom.filter.enable": "true",
-                                   "hoodie.metadata.record.index.enable": "true"})
+                                   "hoodie.metadata.record.index.enable": "true",
+                                   "hoodie.metadata.index.column.stats.file.group.count": "3",
+                                   "hoodie.metadata.index.bloom.filter.file.group.count": "1",
+                                   "hoodie.metadata.record.index.min.filegroup.count": "2",
+                                   "hoodie.metadata.record.index.max.filegroup.count": "2"})
     for i in range(3):
         table.upsert(spark.createDataFrame([(1, "a", i, f"a{i}"), (10 + i, "b", i, f"n{i}")], DDL))
     table.delete(spark.createDataFrame([(11, "b", 0, "")], DDL))
@@ -198,6 +216,7 @@ def test_the_metadata_table_is_built_again_at_the_new_version(hoodpy_spark, tmp_
     partitions = parse_properties(Path(path, ".hoodie", "hoodie.properties").read_text())[
         "hoodie.table.metadata.partitions"]
     assert partitions == "bloom_filters,column_stats,files,record_index"
+    assert _file_group_counts(path) == COUNTS
     _check_indexes(path, "1")
     snapshot = hudi_rs.snapshot(path)
     assert _hudi_rs_through_metadata_table(path) == snapshot
@@ -208,6 +227,8 @@ def test_the_metadata_table_is_built_again_at_the_new_version(hoodpy_spark, tmp_
         assert props["hoodie.table.metadata.partitions"] == partitions
         assert sorted(p.name for p in Path(path, ".hoodie", "metadata").iterdir()) == [
             ".hoodie", "bloom_filters", "column_stats", "files", "record_index"]
+        # Rebuilt with the file groups the old metadata table had, not the defaults.
+        assert _file_group_counts(path) == COUNTS
         _check_indexes(path, layout)
         mdt = _metadata_table_props(path)
         assert (mdt["hoodie.table.version"], mdt["hoodie.timeline.layout.version"]) == (props["hoodie.table.version"],

@@ -3,7 +3,7 @@
 tie going to the next, a full tie to the later write. Every place that compares ordering values follows it:
 combining a batch, the copy-on-write merge, merge-on-read reads of base and log records, and compaction.
 
-Each table (COW at table versions 6 and 9, MOR at version 6) takes the same writes; a Python model predicts the
+Each table (COW and MOR at table versions 6 and 9) takes the same writes; a Python model predicts the
 rows after each, and hoodpy's snapshot must equal it. hudi-rs 0.5 refuses to open a table whose ordering fields
 are a list ("Multiple ordering fields 'ts,seq' are not yet supported"; an option naming one field does not
 override version 9's property), so it reads a copy whose hoodie.properties names ts alone, merging log records
@@ -84,7 +84,7 @@ def _hudi_rs(path: str) -> list[tuple]:
         return _tuples(hudi_rs.snapshot(str(copy)))
 
 
-@pytest.fixture(scope="module", params=["cow_v6", "cow_v9", "mor_v6"])
+@pytest.fixture(scope="module", params=["cow_v6", "cow_v9", "mor_v6", "mor_v9"])
 def built(request, spark, tmp_path_factory):
     kind = request.param
     path = str(tmp_path_factory.mktemp(kind) / "t")
