@@ -118,11 +118,8 @@ def _relative(meta: Storage, path: str) -> str:
 def finish_pending(meta: Storage, table: MetadataTable) -> list[str]:
     """Run again the cleans of the metadata table a crash interrupted (from their saved plans); the paths
     deleted."""
-    done = table.completed_times()
     removed: list[str] = []
     for instant in table.timeline.pending([Action.CLEAN]):
-        if instant.timestamp in done:
-            continue
         data = meta.read_bytes(instant.path)
         plan = CleanerPlan.from_avro(deserialize(AvroModel.CLEANER_PLAN, data, source=meta.full_path(instant.path)),
                                      lambda p: _relative(meta, p), instant.timestamp)

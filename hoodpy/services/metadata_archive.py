@@ -60,9 +60,8 @@ def metadata_archival_config(config: HoodieConfig) -> HoodieConfig:
 def metadata_archival_bounds(data_storage: Storage, timeline: Timeline, config: HoodieConfig) -> list[str]:
     """Instants of the metadata table at or after which nothing is archived (see the module docstring)."""
     data = Timeline.load(data_storage)
-    firsts = [i.timestamp for i in data.filter(actions=_DATA_COMMITS)][:1]
-    firsts += [i.timestamp for i in data.instants if not i.is_completed][:1]
-    bounds = [min(firsts)] if firsts else []
+    bounds = [i.timestamp for i in data.filter(actions=_DATA_COMMITS)][:1]
+    bounds += [i.timestamp for i in data.instants if not i.is_completed][:1]
     compactions = timeline.filter(actions=[Action.COMMIT], states=[State.COMPLETED])
     bounds += [c.timestamp for c in compactions[-1:]]
     oldest = oldest_instant_to_retain_for_compaction(timeline, config.get(CompactionConfig.INLINE_MAX_DELTA_COMMITS))
