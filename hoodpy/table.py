@@ -59,6 +59,7 @@ from hoodpy.schema import (
     to_create_schema_form,
 )
 from hoodpy.services.archive import archive_after_commit
+from hoodpy.services.metadata_archive import archive_metadata_table_after_commit
 from hoodpy.services.clean.service import clean_after_commit, validate_after_commit_services
 from hoodpy.services.clustering.service import cluster_after_commit, resume_pending_clustering
 from hoodpy.services.compaction.service import compact_after_commit, validate_compaction_options
@@ -283,6 +284,7 @@ class HoodieTable:
         compact_after_commit(self, options)  # merge-on-read tables only
         clean_after_commit(self, options)
         archive_after_commit(self, options)
+        archive_metadata_table_after_commit(self, options)
         return result
 
     def _record_create_schema(self, result: CommitResult) -> None:

@@ -64,7 +64,18 @@ class MetadataConfig:
         "hoodie.metadata.cleaner.commits.retained", 3, lambda v: _at_least_one(parse_int(v)),
         doc="Metadata-table file slices kept for its latest this many commits (Hudi's KEEP_LATEST_COMMITS on the "
         "metadata table): after a compaction, the older slices of every file group are deleted once no retained "
-        "commit reads them.",
+        "commit reads them, by a clean instant of the metadata table, once three instants completed after its "
+        "latest compaction (Java's rule).",
+    )
+    KEEP_MIN_COMMITS = ConfigKey(
+        "hoodie.metadata.keep.min.commits", 20, parse_int,
+        doc="Archival of the metadata table's timeline trims it down to the larger of this and "
+        "hoodie.keep.min.commits instants (Java's createMetadataWriteConfig).",
+    )
+    KEEP_MAX_COMMITS = ConfigKey(
+        "hoodie.metadata.keep.max.commits", 30, parse_int,
+        doc="Archival of the metadata table's timeline starts once it holds more than the larger of this and "
+        "hoodie.keep.max.commits instants.",
     )
     TABLE_PARTITIONS = ConfigKey(
         "hoodie.table.metadata.partitions", (), parse_csv,

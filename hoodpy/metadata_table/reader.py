@@ -4,10 +4,11 @@ listing them.
 What counts is Java's HoodieBackedTableMetadata read:
 
 * the file slice: the newest base HFile of ``files-0000-0`` whose instant is completed on the metadata table's
-  timeline (its initialisation deltacommit or a compaction), with its log files (table version 6: those named
+  timeline (its initialisation deltacommit or a compaction), or older than its active timeline (archived, as
+  Java's containsOrBeforeTimelineStarts), with its log files (table version 6: those named
   after the base instant; versions 8 and 9: those whose deltacommit completed at or after it and before any
   newer base file, Hudi 1.x's completion-time rule);
-* a log block counts when its instant is completed on the metadata table's timeline **and** is a completed
+* a log block counts when its instant is completed on the metadata table's timeline (or archived) **and** is a completed
   instant of the data table (any action), or is older than the data table's active timeline (archived): the
   metadata table is written before the data instant completes, so a deltacommit whose data instant has not
   completed (a crash in between, or a write not yet visible) is left out (HoodieTableMetadataUtil
@@ -35,7 +36,7 @@ from hoodpy.metadata_table.records import ALL_PARTITIONS_KEY, FileListing, entri
 from hoodpy.storage import Storage
 from hoodpy.timeline import log_format
 from hoodpy.timeline.instant import LAYOUT_2, Action, Instant, State
-from hoodpy.timeline.timeline import Timeline, layout_of
+from hoodpy.timeline.timeline import CommittedInstants, Timeline, layout_of
 
 _log = logging.getLogger(__name__)
 _READ_THREADS = 16
@@ -63,17 +64,23 @@ def block_records(block: log_format.LogBlock, keys: set[str] | None = None,
             yield key, value, schema, hfile.source
 
 
+def committed_metadata_instants(metadata_timeline: Timeline) -> CommittedInstants:
+    """The metadata table's committed instants: completed on its active timeline, or older than it (archived)."""
+    return CommittedInstants(frozenset(i.timestamp for i in metadata_timeline.instants if i.is_completed),
+                             metadata_timeline.earliest_instant_time())
+
+
 @dataclass(frozen=True)
 class ValidInstants:
     """The instants whose log blocks count (see the module docstring). Picklable."""
 
-    metadata_completed: frozenset[str]
+    metadata_completed: CommittedInstants
     data_completed: frozenset[str]
     data_earliest: str | None
 
     @classmethod
     def of(cls, metadata_timeline: Timeline, data_timeline: Timeline) -> ValidInstants:
-        return cls(frozenset(i.timestamp for i in metadata_timeline.instants if i.is_completed),
+        return cls(committed_metadata_instants(metadata_timeline),
                    frozenset(i.timestamp for i in data_timeline.instants if i.is_completed),
                    data_timeline.earliest_instant_time())
 
@@ -120,8 +127,9 @@ class MetadataTable:
         return max((i.timestamp for i in self.timeline.filter(actions=[Action.COMMIT], states=[State.COMPLETED])),
                    default=None)
 
-    def completed_times(self) -> set[str]:
-        return {i.timestamp for i in self.timeline.instants if i.is_completed}
+    def completed_times(self) -> CommittedInstants:
+        """Instant times committed on the metadata table (``in`` only): completed, or archived."""
+        return committed_metadata_instants(self.timeline)
 
     def latest_slice(self) -> FileSlice:
         """The newest file slice whose base file is committed (see the module docstring)."""

@@ -14,23 +14,25 @@ published, with the writer's lock held when there is one:
    this instant (Java's deleteMetadataIndexIfNecessary for indexes a writer disables). An enabled column_stats
    the table lacks is built from the listed base files' footers (:mod:`hoodpy.metadata_table.column_stats`), so
    is a wanted bloom_filters (:mod:`hoodpy.metadata_table.bloom_filters`, which also writes its log files in
-   step 5); a wanted record_index the table lacks is built from the keys of the latest file slices.
+   step 6); a wanted record_index the table lacks is built from the keys of the latest file slices.
 3. Deltacommits of the metadata table whose data instant did not complete (a crash between the two, or the
    instants a rollback or restore takes away) are removed with their log files; so is a compaction a crash
    interrupted. Readers ignore them anyway; this keeps them from counting later.
-4. After ``hoodie.metadata.compact.max.delta.commits`` deltacommits the log blocks of every file group (files,
+4. Slices older than ``hoodie.metadata.cleaner.commits.retained`` instants need are deleted, as a ``clean``
+   instant of the metadata table (:mod:`hoodpy.metadata_table.cleaner`), before the compaction as in Java's
+   performTableServices (clean, compact, archive; then the deltacommit). The metadata table's archival runs
+   with the data table's (:mod:`hoodpy.services.metadata_archive`).
+5. After ``hoodie.metadata.compact.max.delta.commits`` deltacommits the log blocks of every file group (files,
    column_stats, record_index) are compacted into new base HFiles, at ``<latest deltacommit>001`` (version 6) or
    1 ms before the data instant being recorded (versions 8 and 9); not while an older data instant is pending:
    the base file must hold every instant before it.
-5. The instant's change (:mod:`hoodpy.metadata_table.changes`) is written as a deltacommit of the metadata
+6. The instant's change (:mod:`hoodpy.metadata_table.changes`) is written as a deltacommit of the metadata
    table at the same instant time, completed before the data instant: one log file with one HFile data block
    in the files partition, and in the same deltacommit one log file per column_stats file group it touches
    (the new base files' footer statistics, tombstones for the files removed) and one per record_index file
    group it touches (the keys written and deleted).
-6. Slices older than ``hoodie.metadata.cleaner.commits.retained`` instants need are deleted
-   (:mod:`hoodpy.metadata_table.cleaner`).
 
-A crash after step 5 leaves a completed metadata deltacommit whose data instant is pending: readers skip it
+A crash after step 6 leaves a completed metadata deltacommit whose data instant is pending: readers skip it
 (:mod:`hoodpy.metadata_table.reader`), and the next instant completed (the rollback of the failed write, or the
 write retried) removes it in step 3.
 """
@@ -217,9 +219,11 @@ class MetadataTableWriter:
             record_index_writer.build(self, Timeline.load(self.storage), exclude=inflight.timestamp)
 
     def update(self, inflight: Instant, data: bytes, data_timeline: Timeline) -> None:
-        """Steps 3 to 5 for the data instant ``inflight`` completing with ``data``."""
+        """Steps 3 to 6 for the data instant ``inflight`` completing with ``data``."""
         table = MetadataTable(self.storage)
         if self.remove_orphans(table, data_timeline):
+            table = MetadataTable(self.storage)
+        if self.clean_if_due(table):
             table = MetadataTable(self.storage)
         if self.compact_if_due(table, data_timeline, inflight.timestamp):
             table = MetadataTable(self.storage)
@@ -237,9 +241,17 @@ class MetadataTableWriter:
             others += bloom_filters.deltacommit_logs(self, table, inflight.timestamp, change.added, change.deleted)
         if not change.is_empty() or others:
             self.write_deltacommit(table, inflight.timestamp, change, data_timeline, others)
+
+    def clean_if_due(self, table: MetadataTable) -> bool:
+        """Step 4: finish a clean of the metadata table a crash interrupted, then clean it when due; True when
+        a clean instant completed."""
+        changed = False
+        if table.timeline.pending([Action.CLEAN]):
+            cleaner.finish_pending(self.meta, table)
+            table, changed = MetadataTable(self.storage), True
         if cleaner.due(table):
-            retained = self.config.get(MetadataConfig.CLEANER_COMMITS_RETAINED)
-            cleaner.clean(self.meta, MetadataTable(self.storage), retained)
+            changed = bool(cleaner.clean(self.meta, table, self.config.get(MetadataConfig.CLEANER_COMMITS_RETAINED)))
+        return changed
 
     # -- building ---------------------------------------------------------------------------------------
     def bootstrap(self, data_timeline: Timeline, exclude: str | None = None) -> bool:
@@ -371,7 +383,7 @@ class MetadataTableWriter:
     def write_deltacommit(self, table: MetadataTable, instant_time: str, change: FilesChange,
                           data_timeline: Timeline | None = None,
                           others: Iterable[tuple[str, bytes, WriteStat]] = ()) -> None:
-        """Step 5: the change as one HFile data block in a new log file of the latest slice, with a block per
+        """Step 6: the change as one HFile data block in a new log file of the latest slice, with a block per
         touched col-stats file group (when the table has column_stats) and ``others`` (path, bytes, stat: the
         record_index log files), committed as one deltacommit at ``instant_time``."""
         layout = table.layout
@@ -449,7 +461,7 @@ class MetadataTableWriter:
 
     # -- compaction -------------------------------------------------------------------------------------
     def compact_if_due(self, table: MetadataTable, data_timeline: Timeline, syncing: str) -> bool:
-        """Step 4, before the deltacommit of data instant ``syncing`` is written; True when a compaction ran.
+        """Step 5, before the deltacommit of data instant ``syncing`` is written; True when a compaction ran.
 
         Not while a data instant at or before the latest deltacommit is pending (``syncing`` included: a write
         that started before the latest one completed), as Java's validateCompactionScheduling: the base file
@@ -473,7 +485,8 @@ class MetadataTableWriter:
             # Hudi 1.x: just before the pending data instant being recorded, so that instant stays out of the
             # base file's range (data archival stops before the latest compaction).
             instant_time = instant_time_of(parse_instant_time(syncing) - timedelta(milliseconds=1))
-            if instant_time <= max(i.completed_at for i in table.timeline.instants):
+            # Cleans write no log files: one that completed later does not stop the compaction.
+            if instant_time <= max(i.completed_at for i in table.timeline.instants if i.action != Action.CLEAN):
                 return False  # no room before it: the next instant compacts
         self.compact(table, data_timeline, instant_time)
         return True

@@ -33,7 +33,7 @@ time-travel retention checks keep the clean they need.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -110,8 +110,11 @@ def _commits_to_archive(storage: Storage, timeline: Timeline, low: int, bounds: 
     return out
 
 
-def instants_to_archive(storage: Storage, timeline: Timeline, config: HoodieConfig) -> list[Instant]:
+def instants_to_archive(storage: Storage, timeline: Timeline, config: HoodieConfig,
+                        bounds: Iterable[str] = ()) -> list[Instant]:
+    """The instants to archive now (see the module docstring); no commit at or after any of ``bounds``."""
     ArchivalConfig.validate(config)
+    bounds = list(bounds)
     low, high = config.get(ArchivalConfig.MIN_COMMITS), config.get(ArchivalConfig.MAX_COMMITS)
     commits = timeline.completed_commits()
     if timeline.layout == LAYOUT_2:
@@ -120,7 +123,7 @@ def instants_to_archive(storage: Storage, timeline: Timeline, config: HoodieConf
         # Hudi 1.x keeps the newest completed commit before the oldest pending write (or that write).
         pending = timeline.pending(_PENDING_WRITES)[:1]
         before = [c.timestamp for c in commits if pending and c.timestamp < pending[0].timestamp]
-        out = _commits_to_archive(storage, timeline, low, (before[-1:] or [p.timestamp for p in pending]))
+        out = _commits_to_archive(storage, timeline, low, (before[-1:] or [p.timestamp for p in pending]) + bounds)
         if out:  # cleans and rollbacks go with the commits they are older than
             out += [i for i in timeline.filter(actions=[Action.CLEAN, Action.ROLLBACK], states=[State.COMPLETED])
                     if i.timestamp < out[-1].timestamp]
@@ -132,7 +135,7 @@ def instants_to_archive(storage: Storage, timeline: Timeline, config: HoodieConf
             out += done[: len(done) - low]
     if len(commits) > high:
         # The oldest pending instant bounds it (a pending compaction too: its plan names the slices it reads).
-        bounds = [i.timestamp for i in timeline.instants if not i.is_completed][:1]
+        bounds += [i.timestamp for i in timeline.instants if not i.is_completed][:1]
         out += _commits_to_archive(storage, timeline, low, bounds + _merge_on_read_bounds(storage, timeline, config))
     return sorted(out, key=lambda i: (i.timestamp, i.action.value))
 
@@ -236,6 +239,26 @@ def write_archive_file(storage: Storage, entries: list[bytes], batch: int) -> st
     return rel
 
 
+def archive_instants(storage: Storage, config: HoodieConfig, chosen: list[Instant]) -> ArchiveResult:
+    """Move ``chosen`` (completed instants) off the active timeline of the table at ``storage``: into a new
+    archive file (version 6) or the LSM history (versions 8 and 9)."""
+    props = load_table_properties(storage)
+    if layout_of(props) == LAYOUT_2:
+        return _archive_into_history(storage, config, history_folder(props), chosen)
+    mtimes = {f.path.rsplit("/", 1)[-1]: f.mtime_ns for f in storage.list_files(METAFOLDER)}
+    entries = []
+    for instant in chosen:
+        for s in _state_forms(instant):
+            if s.file_name in mtimes:
+                entries.append(encode_record(AvroModel.ARCHIVED_META_ENTRY,
+                                             meta_entry(storage, s, mtimes[s.file_name])))
+    rel = write_archive_file(storage, entries, config.get(ArchivalConfig.BATCH))
+    for instant in chosen:
+        transitions.delete_archived(storage, instant)
+    _delete_archived_aux_plans(storage, chosen)
+    return ArchiveResult(archived=chosen, archive_file=rel, entries=len(entries))
+
+
 @dataclass(frozen=True)
 class ArchivePlan:
     """The completed instants one archival moves off the active timeline. Hudi records no archival instant,
@@ -270,23 +293,7 @@ class ArchiveService(TableService[ArchivePlan, ArchiveResult]):
         if isinstance(plan, str):
             raise PlanNotFoundError(f"Archival has no saved plans (no instant {plan}): pass the ArchivePlan")
         context = self._context(options)
-        storage, config = context.storage, context.config
-        chosen = list(plan.instants)
-        props = load_table_properties(storage)
-        if layout_of(props) == LAYOUT_2:
-            return _archive_into_history(storage, config, history_folder(props), chosen)
-        mtimes = {f.path.rsplit("/", 1)[-1]: f.mtime_ns for f in storage.list_files(METAFOLDER)}
-        entries = []
-        for instant in chosen:
-            for s in _state_forms(instant):
-                if s.file_name in mtimes:
-                    entries.append(encode_record(AvroModel.ARCHIVED_META_ENTRY,
-                                                 meta_entry(storage, s, mtimes[s.file_name])))
-        rel = write_archive_file(storage, entries, config.get(ArchivalConfig.BATCH))
-        for instant in chosen:
-            transitions.delete_archived(storage, instant)
-        _delete_archived_aux_plans(storage, chosen)
-        return ArchiveResult(archived=chosen, archive_file=rel, entries=len(entries))
+        return archive_instants(context.storage, context.config, list(plan.instants))
 
     def run(self, options: Options = None) -> ArchiveResult:
         """Archive what qualifies now, under the table lock (an empty result when nothing does)."""
@@ -367,10 +374,14 @@ def archive_after_commit(table: HoodieTable, options: Mapping[str, Any] | None =
     if not config.get(ArchivalConfig.AUTOMATIC):
         return None
     service = ArchiveService(context)
-    timeline = service.context.timeline()
+    if not archival_due(service.context.timeline(), config):
+        return None
+    return service.run()
+
+
+def archival_due(timeline: Timeline, config: HoodieConfig) -> bool:
+    """Whether commits, cleans or rollbacks number more than ``hoodie.keep.max.commits`` (cheap: no selection)."""
     high = config.get(ArchivalConfig.MAX_COMMITS)
     counts = [len(timeline.completed_commits())] + [
         len(timeline.filter(actions=[a], states=[State.COMPLETED])) for a in (Action.CLEAN, Action.ROLLBACK)]
-    if max(counts) <= high:
-        return None
-    return service.run()
+    return max(counts) > high

@@ -21,7 +21,7 @@ from hoodpy.timeline.instant import Action, State
 
 pytestmark = pytest.mark.spark
 
-BOTH = {**SMALL_BLOOM, "hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": "2",
+BOTH = {**SMALL_BLOOM, "hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": "3",
         "hoodie.clean.automatic": "false", "hoodie.metadata.index.column.stats.enable": "true",
         "hoodie.metadata.record.index.enable": "true", "hoodie.metadata.record.index.min.filegroup.count": "2"}
 
@@ -72,8 +72,11 @@ def test_column_stats_and_record_index_follow_upserts_deletes_clean_and_compacti
     assert set(written) == {"files", "column_stats", "record_index"}
     check()
 
-    # The metadata table was compacted (max.delta.commits 2): every partition got base files at a compaction
-    # instant, and the slices of the build were cleaned (hoodie.metadata.cleaner.commits.retained, 3).
+    # The metadata table was compacted (max.delta.commits 3): every partition got base files at a compaction
+    # instant, and the slices of the build were cleaned (hoodie.metadata.cleaner.commits.retained, 3) once three
+    # instants followed the first compaction (Java's rule: this write's sync).
+    upsert([(6, "a", 5, "u")])
+    check()
     meta = Path(path, ".hoodie", "metadata")
     compactions = {i.timestamp for i in MetadataTable(table.storage).timeline.filter(
         actions=[Action.COMMIT], states=[State.COMPLETED])}

@@ -22,7 +22,6 @@ from tests.compat import hudi_rs
 
 from hoodpy.config import HoodieConfig
 from hoodpy.hfile import HFileReader, decode_record, parsed_schema
-from hoodpy.metadata_table import cleaner
 from hoodpy.metadata_table import column_stats as cs
 from hoodpy.metadata_table.column_stats import read_column_stats
 from hoodpy.metadata_table.layout import parse_base_file, parse_log_file
@@ -37,7 +36,8 @@ from hoodpy.timeline.timeline import Timeline
 pytestmark = pytest.mark.spark
 
 PARTITIONS = ("files", "column_stats", "record_index")
-ALL = {**SMALL_BLOOM, "hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": "2",
+# Three deltacommits between compactions: Java's metadata-table cleaner waits for three instants after one.
+ALL = {**SMALL_BLOOM, "hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": "3",
        "hoodie.metadata.cleaner.commits.retained": "2", "hoodie.clean.automatic": "false",
        "hoodie.metadata.index.column.stats.enable": "true", "hoodie.metadata.record.index.enable": "true",
        "hoodie.metadata.record.index.min.filegroup.count": "2"}
@@ -85,10 +85,10 @@ def metadata_files(path: str) -> dict[str, list[str]]:
     return {part: sorted(f.name for f in (meta / part).iterdir()) for part in PARTITIONS}
 
 
-def assert_compacted_and_cleaned(path: str, retained: int) -> str:
+def assert_compacted_and_cleaned(path: str) -> str:
     """The latest compaction wrote a base file for every file group of every partition (named and filled as
-    Java's), listed in its plan and commit; no slice older than the retained instants need is left. Returns the
-    compaction's instant."""
+    Java's), listed in its plan and commit; no slice older than the last clean's retained instants need is left.
+    Returns the compaction's instant."""
     storage = Storage(path)
     mdt = MetadataTable(storage)
     compactions = sorted(i.timestamp for i in mdt.timeline.filter(actions=[Action.COMMIT], states=[State.COMPLETED]))
@@ -120,9 +120,12 @@ def assert_compacted_and_cleaned(path: str, retained: int) -> str:
             # Every record names the base file it is in (the fixture's compacted base files do too).
             assert {decode_record(k, v, schema, name)["_hoodie_file_name"] for k, v in reader} <= {name}
 
-    # Cleaning: per group, no committed slice older than the one holding the earliest retained instant.
-    earliest = cleaner.earliest_retained(mdt, retained)
-    assert earliest is not None
+    # Cleaning (a clean instant of the metadata table): per group, no committed slice older than the one holding
+    # the last clean's earliest retained instant.
+    cleans = mdt.timeline.filter(actions=[Action.CLEAN], states=[State.COMPLETED])
+    assert cleans
+    earliest = deserialize(AvroModel.CLEAN_METADATA, mdt.storage.read_bytes(cleans[-1].path))["earliestCommitToRetain"]
+    assert earliest
     for part, names in files.items():
         for fid in groups[part]:
             bases = sorted(b.instant_time for b in map(parse_base_file, names)
@@ -150,7 +153,7 @@ def test_compaction_of_every_partition_and_cleaning_of_old_slices(spark, tmp_pat
         model.upsert([(30 + round_, "a", 3 + round_, "z"), (4, "a", 3 + round_, f"z{round_}")])
     model.delete([30])
     model.check()
-    assert_compacted_and_cleaned(path, 2)
+    assert_compacted_and_cleaned(path)
     # The partitions' build (their first base files) is long cleaned.
     left = {n for names in metadata_files(path).values() for n in names}
     assert not init & left
@@ -166,7 +169,7 @@ def test_compaction_of_every_partition_and_cleaning_of_old_slices(spark, tmp_pat
     if version == "6":
         assert any(n.startswith(".record-index-") and f"_{latest}.log." in n for n in names)
     model.check()
-    assert_compacted_and_cleaned(path, 2)
+    assert_compacted_and_cleaned(path)
 
 
 def test_rollback_of_a_compacted_instant_leaves_the_indexes_equal_to_a_rebuild(spark, tmp_path):

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 
 from hoodpy.config import HoodieConfig
 from hoodpy.errors import IllegalInstantTransitionError, PlanNotFoundError
@@ -24,38 +23,12 @@ from hoodpy.services.clean.plan import CleanerPlan
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
+from hoodpy.timeline.clean_records import CleanResult, clean_metadata  # noqa: F401 (re-exported)
 from hoodpy.timeline.instant import Action, Instant, State, validate_instant_time
 from hoodpy.timeline.timeline import read_layout
 from hoodpy.transaction.transaction import WriteTransaction
 
-CLEAN_METADATA_VERSION = 2  # file names (not paths) in the partition metadata, as Hudi 0.14 writes
 _DELETE_THREADS = 8
-
-
-@dataclass
-class CleanResult:
-    """What one clean deleted."""
-
-    instant_time: str
-    policy: str
-    earliest_retained_instant: str
-    deleted_files: dict[str, list[str]] = field(default_factory=dict)  # partition -> relative paths
-    failed_files: dict[str, list[str]] = field(default_factory=dict)
-    deleted_partitions: list[str] = field(default_factory=list)
-    time_taken_ms: int = 0
-    last_completed_commit_timestamp: str = ""
-
-    @property
-    def total_files_deleted(self) -> int:
-        return sum(len(v) for v in self.deleted_files.values())
-
-    @property
-    def deleted_count(self) -> dict[str, int]:
-        return {p: len(v) for p, v in self.deleted_files.items()}
-
-    @property
-    def failed_count(self) -> int:
-        return sum(len(v) for v in self.failed_files.values())
 
 
 def _clean_instant(storage: Storage, instant_time: str, state: State = State.REQUESTED) -> Instant:
@@ -133,32 +106,6 @@ def execute_clean(storage: Storage, instant_time: str, config: HoodieConfig | No
         if transitions.completed_file(storage, requested) is None:
             raise
     return result
-
-
-def clean_metadata(plan: CleanerPlan, result: CleanResult) -> dict:
-    """HoodieCleanMetadata (version 2: file names per partition)."""
-    partitions = sorted(set(plan.files_per_partition) | set(plan.partitions_to_delete))
-
-    def names(paths):
-        return [p.rsplit("/", 1)[-1] for p in paths]
-
-    return {
-        "startCleanTime": result.instant_time,
-        "timeTakenInMillis": result.time_taken_ms,
-        "totalFilesDeleted": result.total_files_deleted,
-        "earliestCommitToRetain": plan.earliest_commit_to_retain,
-        "lastCompletedCommitTimestamp": plan.last_completed_commit_timestamp,
-        "partitionMetadata": {
-            p: {"partitionPath": p, "policy": plan.policy,
-                "deletePathPatterns": names(plan.files_per_partition.get(p, ())),
-                "successDeleteFiles": names(result.deleted_files.get(p, [])),
-                "failedDeleteFiles": names(result.failed_files.get(p, [])),
-                "isPartitionDeleted": p in result.deleted_partitions}
-            for p in partitions
-        },
-        "version": CLEAN_METADATA_VERSION,
-        "bootstrapPartitionMetadata": {},
-    }
 
 
 def read_clean_metadata(storage: Storage, instant_time: str) -> dict:

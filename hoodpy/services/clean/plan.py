@@ -27,10 +27,9 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
-from typing import Any
 
 from hoodpy.config import HoodieConfig
 from hoodpy.config.clean import (
@@ -41,75 +40,14 @@ from hoodpy.config.clean import (
 )
 from hoodpy.file_group.file_group import BaseFile, LogFile
 from hoodpy.file_group.fs_view import slice_instant, slice_instants
-from hoodpy.timeline.instant import Action, Instant, State, instant_time_of
+from hoodpy.timeline.clean_records import CLEAN_PLAN_VERSION, CleanerPlan  # noqa: F401 (re-exported)
+from hoodpy.timeline.instant import Action, Instant, instant_time_of
 from hoodpy.timeline.timeline import Timeline
 
-CLEAN_PLAN_VERSION = 2  # filePathsToBeDeletedPerPartition, as Hudi 0.14 writes
 _WRITE_ACTIONS = (Action.COMMIT, Action.DELTACOMMIT, Action.REPLACECOMMIT, Action.COMPACTION)
 
 FileGroupId = tuple[str, str]
 GroupFile = BaseFile | LogFile
-
-
-@dataclass(frozen=True)
-class CleanerPlan:
-    """HoodieCleanerPlan: the files one clean deletes, per partition (paths relative to the base path)."""
-
-    policy: str
-    earliest_instant_to_retain: Instant | None
-    last_completed_commit_timestamp: str
-    files_per_partition: Mapping[str, tuple[str, ...]]
-    partitions_to_delete: tuple[str, ...] = ()
-    version: int = CLEAN_PLAN_VERSION
-    instant_time: str | None = None
-
-    @property
-    def earliest_commit_to_retain(self) -> str:
-        return self.earliest_instant_to_retain.timestamp if self.earliest_instant_to_retain else ""
-
-    @property
-    def num_files(self) -> int:
-        return sum(len(v) for v in self.files_per_partition.values())
-
-    @property
-    def is_empty(self) -> bool:
-        return self.num_files == 0 and not self.partitions_to_delete
-
-    def to_avro(self, full_path=lambda rel: rel) -> dict[str, Any]:
-        e = self.earliest_instant_to_retain
-        return {
-            "earliestInstantToRetain": (
-                {"timestamp": e.timestamp, "action": e.action.value, "state": e.state.value} if e else None),
-            "lastCompletedCommitTimestamp": self.last_completed_commit_timestamp,
-            "policy": self.policy,
-            "filesToBeDeletedPerPartition": {},
-            "version": self.version,
-            "filePathsToBeDeletedPerPartition": {
-                p: [{"filePath": full_path(rel), "isBootstrapBaseFile": False} for rel in paths]
-                for p, paths in self.files_per_partition.items()
-            },
-            "partitionsToBeDeleted": list(self.partitions_to_delete),
-        }
-
-    @classmethod
-    def from_avro(cls, d: Mapping[str, Any], relative=lambda path: path, instant_time: str | None = None,
-                  ) -> CleanerPlan:
-        e = d.get("earliestInstantToRetain")
-        earliest = None
-        if e and e.get("timestamp"):
-            action = e.get("action") or Action.COMMIT.value
-            earliest = Instant(e["timestamp"], Action(action) if action in {a.value for a in Action} else Action.COMMIT,
-                               State(e.get("state") or State.COMPLETED.value))
-        files: dict[str, tuple[str, ...]] = {}
-        for p, infos in (d.get("filePathsToBeDeletedPerPartition") or {}).items():
-            files[p] = tuple(relative(i["filePath"]) for i in infos or () if i.get("filePath"))
-        for p, paths in (d.get("filesToBeDeletedPerPartition") or {}).items():  # plan version 1: names
-            if p not in files:
-                files[p] = tuple(relative(f"{p}/{name}" if p and "/" not in name else name) for name in paths or ())
-        return cls(policy=d.get("policy") or KEEP_LATEST_COMMITS, earliest_instant_to_retain=earliest,
-                   last_completed_commit_timestamp=d.get("lastCompletedCommitTimestamp") or "",
-                   files_per_partition=files, partitions_to_delete=tuple(d.get("partitionsToBeDeleted") or ()),
-                   version=d.get("version") or 1, instant_time=instant_time)
 
 
 @dataclass
