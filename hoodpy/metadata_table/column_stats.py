@@ -266,6 +266,8 @@ def footer_stats(metadata: pq.FileMetaData, file_name: str, columns: Sequence[st
     """HoodieMetadataColumnStats of the top-level ``columns`` (None: every indexable one) of a parquet file, from
     its footer: row groups folded (min of mins, max of maxes; counts and column-chunk sizes summed), as Java's
     ParquetUtils.readColumnStatsFromMetadata."""
+    if metadata.num_row_groups == 0:
+        return []  # Java folds statistics over row groups: a file of no rows (all deleted) gets no records
     schema = metadata.schema.to_arrow_schema()
     index = {metadata.schema.column(i).path: i for i in range(metadata.num_columns)}
     names = [f.name for f in schema if indexable(f.type)] if columns is None else list(columns)
