@@ -144,7 +144,8 @@ def keyed_records(df: DataFrame, keygen: KeyGenerator, *, deletes: bool = False,
     (:attr:`KeyGenerator.auto_keys`) takes keys from ``_hoodie_record_key``, or with ``generate_keys``
     (inserts) gets new ones (:func:`generated_key_column`, completed by :func:`with_key_instant`).
     """
-    data = df.drop(*[c for c in META_COLUMNS if c in df.columns])
+    schema = df.schema
+    data = StructType([f for f in schema.fields if f.name not in META_COLUMNS])  # no DataFrame for it: JVM calls
     if not keygen.auto_keys:
         key, invalid = record_key_column(keygen)
     elif generate_keys:
@@ -153,18 +154,18 @@ def keyed_records(df: DataFrame, keygen: KeyGenerator, *, deletes: bool = False,
         key, invalid = stored_key_column(df, "a delete" if deletes else "an upsert")
     if deletes:
         op = F.lit(OP_DELETE)
-    elif IS_DELETED_COLUMN in data.columns:
-        if not isinstance(data.schema[IS_DELETED_COLUMN].dataType, BooleanType):
+    elif IS_DELETED_COLUMN in data.fieldNames():
+        if not isinstance(data[IS_DELETED_COLUMN].dataType, BooleanType):
             raise InvalidRecordError(f"Column {IS_DELETED_COLUMN} must be boolean, "
-                                     f"not {data.schema[IS_DELETED_COLUMN].dataType.simpleString()}")
+                                     f"not {data[IS_DELETED_COLUMN].dataType.simpleString()}")
         op = F.when(F.coalesce(F.col(IS_DELETED_COLUMN), F.lit(False)), F.lit(OP_DELETE)).otherwise(
             F.lit(OP_UPSERT))
     else:
         op = F.lit(OP_UPSERT)
-    partition = partition_path_column(keygen, data.schema) if with_partition else F.lit(None).cast("string")
+    partition = partition_path_column(keygen, data) if with_partition else F.lit(None).cast("string")
     out = df.select(  # df: the key may come from its _hoodie_record_key; the data columns are data's
         key.alias(RECORD_KEY), partition.alias(PARTITION_PATH), op.cast("int").alias(OP),
-        invalid.alias(INVALID_KEY), *[F.col(c) for c in data.columns if c != IS_DELETED_COLUMN],
+        invalid.alias(INVALID_KEY), *[df[c] for c in data.fieldNames() if c != IS_DELETED_COLUMN],
     )
     return out
 
