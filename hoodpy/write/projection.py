@@ -25,6 +25,19 @@ def quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+def literal(value: str) -> str:
+    """``value`` as a Spark SQL string literal."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def field_reference(name: str) -> str | None:
+    """What ``F.col(name)`` refers to, as SQL text; None when ``name`` holds a dot or a backtick (F.col's own
+    resolution applies then: a nested field, or a column whose name has a dot)."""
+    if "`" in name or "." in name:
+        return None
+    return quoted(name)
+
+
 def conformed(records: DataFrame, leading: tuple[str, ...], target: StructType) -> DataFrame:
     """``records`` as its ``leading`` columns followed by ``target``'s fields in order: each cast to its target
     type where the batch's differs, missing ones as typed nulls."""

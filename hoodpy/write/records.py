@@ -31,6 +31,7 @@ from hoodpy.keygen import (
 from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import IS_DELETED_COLUMN
 from hoodpy.write.merge import INVALID_KEY, OP, OP_DELETE, OP_UPSERT
+from hoodpy.write.projection import field_reference, literal
 
 _BATCH_SEQ = "_hoodie_batch_seq"
 # Columns keyed_records adds in front of the data columns.
@@ -43,6 +44,9 @@ def _blank(c: Column) -> Column:
 
 def record_key_column(keygen: KeyGenerator) -> tuple[Column, Column]:
     """(record key, is-invalid) expressions: a null or empty simple key, or an all-null composite key."""
+    refs = [field_reference(f) for f in keygen.record_key_fields]
+    if all(refs):
+        return _record_key_sql(keygen, refs)
     parts = [F.col(f).cast("string") for f in keygen.record_key_fields]
     if not keygen.composite_record_key:
         return parts[0], _blank(parts[0])
@@ -57,6 +61,18 @@ def record_key_column(keygen: KeyGenerator) -> tuple[Column, Column]:
     for p in parts[1:]:
         all_blank = all_blank & _blank(p)
     return F.concat_ws(",", *encoded), all_blank
+
+
+def _record_key_sql(keygen: KeyGenerator, refs: list[str]) -> tuple[Column, Column]:
+    """:func:`record_key_column` as SQL text: a few JVM calls instead of ~30 per key field (see projection)."""
+    parts = [f"CAST({r} AS STRING)" for r in refs]
+    blank = [f"({p} IS NULL OR {p} = '')" for p in parts]
+    if not keygen.composite_record_key:
+        return F.expr(parts[0]), F.expr(blank[0])
+    encoded = [f"concat({literal(name + ':')}, CASE WHEN {p} IS NULL THEN {literal(NULL_RECORDKEY_PLACEHOLDER)} "
+               f"WHEN {p} = '' THEN {literal(EMPTY_RECORDKEY_PLACEHOLDER)} ELSE {p} END)"
+               for name, p in zip(keygen.record_key_fields, parts, strict=True)]
+    return F.expr(f"concat_ws(',', {', '.join(encoded)})"), F.expr(" AND ".join(blank))
 
 
 def escaped(value: Column) -> Column:
