@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -28,9 +27,11 @@ from hoodpy.index.bloom_filter import serialized_sizes
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.timeline.timeline import Timeline
 from hoodpy.write.merge import TARGET_FILE_ID, MergeContext
-from hoodpy.write.record_size import encoded_record_size, sample_records
+from hoodpy.write.record_size import SAMPLE_ROWS, encoded_record_size, sample_records
 
 HASH_SPACE = 1 << 20
+# A commit whose base files hold this many records sizes new files as well as a sample of the batch would.
+MEASURED_MIN_RECORDS = SAMPLE_ROWS
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,29 @@ def average_record_size(timeline: Timeline, small_file_limit: int, threshold: fl
         if total_bytes > floor and total_records > 0:
             return max(1, math.ceil(total_bytes / total_records))
     return None
+
+
+def measured_record_size(timeline: Timeline, file_overhead: tuple[tuple[int | None, int], ...],
+                         min_records: int) -> int | None:
+    """Bytes per record of the base files the newest commit wrote, when they hold ``min_records`` or more but
+    the commit fell below Hudi's representative floor (:func:`average_record_size`): each file's bloom filter
+    (``file_overhead``, see :class:`SizingConfig`) is taken off its size, as the floor exists because a small
+    commit's footers inflate its average. Such files are the batch's own encoding at full scale, so they size
+    new files at least as well as a sample would, without a Spark job to draw one."""
+    for instant in reversed(timeline.completed_commits()):
+        stats = [s for s in timeline.commit_metadata(instant).write_stats if not s.is_log_write and s.num_writes]
+        records = sum(s.num_writes for s in stats)
+        if not records:
+            continue
+        if records < min_records:
+            return None  # the newest commit that wrote base files decides, as in average_record_size
+        data = sum(max(0, s.total_write_bytes - _overhead_of(s.num_writes, file_overhead)) for s in stats)
+        return max(1, math.ceil(data / records))
+    return None
+
+
+def _overhead_of(records: int, file_overhead: tuple[tuple[int | None, int], ...]) -> int:
+    return next((size for most, size in file_overhead if most is None or records <= most), 0)
 
 
 def plan_insert_buckets(insert_counts: dict[str, int], small_files: dict[str, list[BaseFile]],
@@ -141,7 +165,7 @@ class BucketAssigner:
     def assign_inserts(self, inserts: DataFrame, view: FileSystemView | None) -> DataFrame:
         """``inserts`` with a target file group each (small files of ``view`` first, then new groups)."""
         counts = {r[0]: r[1] for r in inserts.groupBy(PARTITION_PATH).count().collect()}
-        buckets = self.insert_buckets(counts, view, (inserts, sum(counts.values())))
+        buckets = self.insert_buckets(counts, view, (lambda: inserts, sum(counts.values())))
         if not buckets:
             return inserts.limit(0)
         ranges = self.spark.createDataFrame(hash_ranges(buckets), "b_partition string, b_file_id string, "
@@ -153,9 +177,10 @@ class BucketAssigner:
         ).withColumn(TARGET_FILE_ID, F.col("b_file_id")).drop("b_partition", "b_file_id", "b_low", "b_high")
 
     def insert_buckets(self, counts: dict[str, int], view: FileSystemView | None,
-                       source: tuple[DataFrame, int] | None = None) -> list[InsertBucket]:
+                       source: tuple[Callable[[], DataFrame], int] | None = None) -> list[InsertBucket]:
         """Where ``counts`` inserts per partition go: small file groups of ``view`` first, then new groups;
-        ``source`` (records holding the inserts, how many) is sampled if new files need a record size."""
+        ``source`` (a function giving the records holding the inserts, how many) is sampled if new files need a
+        record size (the DataFrame is built only then: building one costs JVM calls)."""
         small: dict[str, list] = {}
         if view is not None:
             # File groups under a pending clustering plan take no inserts (Hudi's UpsertPartitioner), nor (merge-on-
@@ -166,7 +191,10 @@ class BucketAssigner:
                     small.setdefault(s.partition_path, []).append(s.base_file)
         sample = None
         if source is not None and source[1] > 0 and sum(counts.values()) > 0:
-            sample = partial(self.sample, *source)
+            records, total = source
+
+            def sample() -> pa.Table:
+                return self.sample(records(), total)
         buckets = plan_insert_buckets(counts, small, self.sizing(sample))
         self.small_file_groups |= {(b.partition_path, b.file_id) for b in buckets if b.small_file is not None}
         return buckets
@@ -174,8 +202,10 @@ class BucketAssigner:
     def sizing(self, sample: Callable[[], pa.Table] | None = None, *, sort: bool = False) -> SizingConfig:
         """How this write sizes new files, decided at the first call. Bytes per record come from the newest
         commit that wrote enough (Hudi's rule); without one, from hoodie.copyonwrite.record.size.estimate if
-        set, else measured by encoding ``sample()`` (records of the batch; ``sort``: as bulk_insert orders
-        them), with the footer's bloom filter counted per file; else the estimate's default."""
+        set, else from the base files of a commit holding at least a sample's worth of records
+        (:func:`measured_record_size`), else measured by encoding ``sample()`` (records of the batch; ``sort``:
+        as bulk_insert orders them), with the footer's bloom filter counted per file; else the estimate's
+        default."""
         if self._sizing is not None:
             return self._sizing
         c = self.config
@@ -185,13 +215,17 @@ class BucketAssigner:
         overhead: tuple[tuple[int | None, int], ...] = ()
         if record_size is None:
             record_size = c.get(StorageConfig.RECORD_SIZE_ESTIMATE)
-            rows = sample() if sample is not None and not c.is_set(StorageConfig.RECORD_SIZE_ESTIMATE) else None
-            if rows is not None and rows.num_rows:
+            if not c.is_set(StorageConfig.RECORD_SIZE_ESTIMATE):
                 ctx = self.merge_ctx
-                record_size = math.ceil(encoded_record_size(rows, ctx.data_schema, ctx.options, sort=sort,
-                                                            instant_time=ctx.instant_time))
                 o = ctx.options
-                overhead = tuple(serialized_sizes(o.bloom_num_entries, o.bloom_fpp, o.bloom_max_entries))
+                bloom = tuple(serialized_sizes(o.bloom_num_entries, o.bloom_fpp, o.bloom_max_entries))
+                measured = measured_record_size(self.timeline, bloom, MEASURED_MIN_RECORDS)
+                rows = sample() if measured is None and sample is not None else None
+                if rows is not None and rows.num_rows:
+                    measured = math.ceil(encoded_record_size(rows, ctx.data_schema, o, sort=sort,
+                                                             instant_time=ctx.instant_time))
+                if measured is not None:
+                    record_size, overhead = measured, bloom
         self._sizing = SizingConfig(
             max_file_size=c.get(StorageConfig.PARQUET_MAX_FILE_SIZE), small_file_limit=small,
             record_size=record_size, auto_split=c.get(StorageConfig.INSERT_AUTO_SPLIT),

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.types import StructType
 
 from hoodpy.arrow_rows import WRITE_STATS_DDL
 from hoodpy.config import HoodieConfig, declared_keys, ordering_fields
@@ -61,6 +62,7 @@ from hoodpy.write.merge import (
     merge_file_group,
 )
 from hoodpy.write.operation import WriteOperation
+from hoodpy.write.projection import conformed
 from hoodpy.write.bucket_assignment import BucketAssigner, hash_ranges
 from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, attach_targets, target_table
 from hoodpy.write.task_placement import place_file_groups, row_labels
@@ -249,8 +251,8 @@ class Writer:
                     "delete (tables created with a schema, as SQL CREATE TABLE does, accept the delete)")
             target = table_schema
         else:
-            data_cols = [c for c in records.columns if c not in rec.WORKING_COLUMNS]
-            batch_schema = to_arrow_schema(records.select(*data_cols).schema)
+            batch_schema = to_arrow_schema(StructType(
+                [f for f in records.schema.fields if f.name not in rec.WORKING_COLUMNS]))
             allow_missing = table_schema.names if (
                 table_schema is not None and self.config.get(WriteConfig.SCHEMA_ALLOW_COLUMN_DROP)) else ()
             target = evolve_schema(table_schema, batch_schema, key_fields=keygen.record_key_fields,
@@ -258,12 +260,9 @@ class Writer:
         spark_target = from_arrow_schema(target, prefer_timestamp_ntz=True)
         # A delete needs only the key and partition path computed above: its other columns are never
         # written, and an ordering value would make the delete conditional (the delete operation is not).
-        present = set() if is_delete else set(records.columns)
-        records = records.select(
-            *rec.WORKING_COLUMNS,
-            *[(F.col(f.name).cast(f.dataType) if f.name in present else F.lit(None).cast(f.dataType)).alias(f.name)
-              for f in spark_target.fields],
-        )
+        if is_delete:
+            records = records.select(*rec.WORKING_COLUMNS)
+        records = conformed(records, rec.WORKING_COLUMNS, spark_target)
         ordering = None if is_delete else self.ordering_field
         if operation == WriteOperation.BULK_INSERT and self._bucket_layout is None:
             # Nothing is looked up, so only the write job must see the batch, and its tasks check the keys they
@@ -538,7 +537,7 @@ class Writer:
         insert_counts = dict(zip(counts.column(PARTITION_PATH).to_pylist(), counts.column("count_all").to_pylist()))
         upserts = pc.sum(pc.equal(keys.column(OP), OP_UPSERT)).as_py() or 0
         ranges = hash_ranges(self._assigner.insert_buckets(insert_counts, view,
-                                                           (records.filter(F.col(OP) == OP_UPSERT), upserts)))
+                                                           (lambda: records.filter(F.col(OP) == OP_UPSERT), upserts)))
         # Every record's target is known here: updates keep their file group, inserts take the bucket their
         # key hashes into. Unique keys only (a batch that is not combined may repeat one; each of its records
         # gets the target).

@@ -156,3 +156,37 @@ def test_a_later_commit_sizes_by_the_average_the_table_measured(spark, tmp_path)
     per_file = int(TARGET // math.ceil(average))
     assert sum(s.num_writes for s in new) == 60_000
     assert sorted(s.num_writes for s in new)[1:] == pytest.approx([per_file] * (len(new) - 1), rel=0.05)
+
+
+def test_a_commit_below_the_floor_sizes_new_files_without_sampling(spark, tmp_path, monkeypatch):
+    """A commit under Hudi's representative floor whose files hold a sample's worth of records gives the record
+    size (its bloom filters taken off), so the next write draws no sample of its batch (no Spark job)."""
+    from hoodpy.write import bucket_assignment
+
+    # A floor of 1e9 x the small-file limit: no commit here is representative by Hudi's rule. The writes below
+    # set the limit to 1 byte (no file is small, so every insert goes to a new file; the floor is 1 GB).
+    options = {**FRESH, "hoodie.record.size.estimation.threshold": "1000000000"}
+    no_small = {"hoodie.parquet.small.file.limit": "1"}
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="below_floor_t", record_key_fields=["id"],
+                           options=options)
+    assert t.bulk_insert(_fresh_batch(spark, 20_000).drop("p")).num_writes == 20_000
+    small = HoodieTable.create(spark, str(tmp_path / "s"), table_name="below_min_t", record_key_fields=["id"],
+                               options=options)
+    small.bulk_insert(_fresh_batch(spark, 1000).drop("p"))
+    monkeypatch.setattr(bucket_assignment, "MEASURED_MIN_RECORDS", 20_000)
+
+    def no_sample(*args, **kwargs):
+        raise AssertionError("the batch was sampled")
+
+    monkeypatch.setattr(bucket_assignment, "sample_records", no_sample)
+    more = _fresh_batch(spark, 120_000).drop("p").filter("id >= 20000")
+    second = t.upsert(more, options=no_small)
+    assert second.num_inserts == 100_000
+    sizes = sorted(s.file_size_in_bytes for s in second.metadata.write_stats)
+    off = [s for s in sizes if not 0.75 * TARGET <= s <= 1.25 * TARGET]
+    assert len(sizes) >= 3 and len(off) <= 1, sizes
+    assert len(rows(t.read(), "id")) == 120_000
+
+    # Fewer records than a sample's worth: the batch is sampled (here: the patched sampler refuses).
+    with pytest.raises(AssertionError, match="was sampled"):
+        small.upsert(_fresh_batch(spark, 3000).drop("p").filter("id >= 1000"), options=no_small)
