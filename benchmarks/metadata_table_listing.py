@@ -111,6 +111,26 @@ def compare_pruning(storage: Storage, runs: int, commits: int) -> dict[str, tupl
     return out
 
 
+def s3_storage(name: str):
+    """A table folder ``s3://bench/<name>`` on a local moto S3 endpoint just started, and the server."""
+    import logging
+
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
+
+    import boto3
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    options = {"spark.hadoop.fs.s3a.endpoint": f"http://{host}:{port}", "hoodie.aws.access.key": "bench",
+               "hoodie.aws.secret.key": "bench", "spark.hadoop.fs.s3a.path.style.access": "true"}
+    boto3.client("s3", endpoint_url=f"http://{host}:{port}", aws_access_key_id="bench",
+                 aws_secret_access_key="bench", region_name="us-east-1").create_bucket(Bucket="bench")
+    return Storage(f"s3://bench/{name}", options), server
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--partitions", type=int, default=50)
@@ -123,22 +143,7 @@ def main() -> None:
     args = parser.parse_args()
     server = None
     if args.s3:
-        import logging
-
-        from moto.server import ThreadedMotoServer
-
-        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
-
-        import boto3
-
-        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-        server.start()
-        host, port = server.get_host_and_port()
-        options = {"spark.hadoop.fs.s3a.endpoint": f"http://{host}:{port}", "hoodie.aws.access.key": "bench",
-                   "hoodie.aws.secret.key": "bench", "spark.hadoop.fs.s3a.path.style.access": "true"}
-        boto3.client("s3", endpoint_url=f"http://{host}:{port}", aws_access_key_id="bench",
-                     aws_secret_access_key="bench", region_name="us-east-1").create_bucket(Bucket="bench")
-        storage = Storage("s3://bench/listing", options)
+        storage, server = s3_storage("listing")
     else:
         storage = Storage(tempfile.mkdtemp(prefix="mdt_listing_") + "/t")
     started = time.perf_counter()

@@ -213,7 +213,7 @@ def index_ranges(storage: Storage, timeline: Timeline, base_files: Sequence[Base
     if not has_column_stats(load_table_properties(storage)):
         return None
     try:
-        stats = read_column_stats(storage, timeline)
+        stats = read_column_stats(storage, timeline, columns)
     except MetadataTableError as e:
         _log.warning("Not using column_stats of %s (%s): reading parquet footers", storage.base_uri, e)
         return None
