@@ -111,6 +111,16 @@ def compare_pruning(storage: Storage, runs: int, commits: int) -> dict[str, tupl
     return out
 
 
+def table_arguments(parser: argparse.ArgumentParser, commits: int) -> argparse.ArgumentParser:
+    """The options of the synthetic table and the runs, shared with metadata_table_planning.py."""
+    parser.add_argument("--partitions", type=int, default=50)
+    parser.add_argument("--commits", type=int, default=commits)
+    parser.add_argument("--compact", type=int, default=10, help="hoodie.metadata.compact.max.delta.commits")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--s3", action="store_true", help="a local moto S3 endpoint instead of a local folder")
+    return parser
+
+
 def s3_storage(name: str):
     """A table folder ``s3://bench/<name>`` on a local moto S3 endpoint just started, and the server."""
     import logging
@@ -132,12 +142,7 @@ def s3_storage(name: str):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--partitions", type=int, default=50)
-    parser.add_argument("--commits", type=int, default=40)
-    parser.add_argument("--compact", type=int, default=10, help="hoodie.metadata.compact.max.delta.commits")
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--s3", action="store_true", help="a local moto S3 endpoint instead of a local folder")
+    parser = table_arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]), commits=40)
     parser.add_argument("--column-stats", action="store_true",
                         help="plan a filtered query from column_stats vs parquet footers")
     args = parser.parse_args()

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pyarrow as pa  # noqa: E402
 
-from metadata_table_listing import PARTITIONS_KEY, build, s3_storage  # noqa: E402
+from metadata_table_listing import PARTITIONS_KEY, build, s3_storage, table_arguments  # noqa: E402
 
 from hoodpy.config.properties import load_table_properties, save_table_properties  # noqa: E402
 from hoodpy.file_group.fs_view import FileSystemView  # noqa: E402
@@ -78,12 +78,7 @@ def compare(storage: Storage, runs: int, commits: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--partitions", type=int, default=50)
-    parser.add_argument("--commits", type=int, default=100)
-    parser.add_argument("--compact", type=int, default=10, help="hoodie.metadata.compact.max.delta.commits")
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--s3", action="store_true", help="a local moto S3 endpoint instead of a local folder")
+    parser = table_arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]), commits=100)
     parser.add_argument("--table", help="plan an existing table written by this benchmark (no build)")
     parser.add_argument("--profile", action="store_true", help="print a CPU-time cProfile of one metadata-table plan")
     args = parser.parse_args()
