@@ -111,34 +111,44 @@ def compare_pruning(storage: Storage, runs: int, commits: int) -> dict[str, tupl
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def table_arguments(parser: argparse.ArgumentParser, commits: int) -> argparse.ArgumentParser:
+    """The options of the synthetic table and the runs, shared with metadata_table_planning.py."""
     parser.add_argument("--partitions", type=int, default=50)
-    parser.add_argument("--commits", type=int, default=40)
+    parser.add_argument("--commits", type=int, default=commits)
     parser.add_argument("--compact", type=int, default=10, help="hoodie.metadata.compact.max.delta.commits")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--s3", action="store_true", help="a local moto S3 endpoint instead of a local folder")
+    return parser
+
+
+def s3_storage(name: str):
+    """A table folder ``s3://bench/<name>`` on a local moto S3 endpoint just started, and the server."""
+    import logging
+
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
+
+    import boto3
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    options = {"spark.hadoop.fs.s3a.endpoint": f"http://{host}:{port}", "hoodie.aws.access.key": "bench",
+               "hoodie.aws.secret.key": "bench", "spark.hadoop.fs.s3a.path.style.access": "true"}
+    boto3.client("s3", endpoint_url=f"http://{host}:{port}", aws_access_key_id="bench",
+                 aws_secret_access_key="bench", region_name="us-east-1").create_bucket(Bucket="bench")
+    return Storage(f"s3://bench/{name}", options), server
+
+
+def main() -> None:
+    parser = table_arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]), commits=40)
     parser.add_argument("--column-stats", action="store_true",
                         help="plan a filtered query from column_stats vs parquet footers")
     args = parser.parse_args()
     server = None
     if args.s3:
-        import logging
-
-        from moto.server import ThreadedMotoServer
-
-        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
-
-        import boto3
-
-        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-        server.start()
-        host, port = server.get_host_and_port()
-        options = {"spark.hadoop.fs.s3a.endpoint": f"http://{host}:{port}", "hoodie.aws.access.key": "bench",
-                   "hoodie.aws.secret.key": "bench", "spark.hadoop.fs.s3a.path.style.access": "true"}
-        boto3.client("s3", endpoint_url=f"http://{host}:{port}", aws_access_key_id="bench",
-                     aws_secret_access_key="bench", region_name="us-east-1").create_bucket(Bucket="bench")
-        storage = Storage("s3://bench/listing", options)
+        storage, server = s3_storage("listing")
     else:
         storage = Storage(tempfile.mkdtemp(prefix="mdt_listing_") + "/t")
     started = time.perf_counter()

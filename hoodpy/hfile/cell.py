@@ -50,8 +50,11 @@ def encode_cell(row: bytes, value: bytes) -> bytes:
                      value, b"\x00"))
 
 
+CELL_OVERHEAD = 21  # key and value lengths (8), row length (2), KEY_SUFFIX (10), MVCC (1)
+
+
 def cell_size(row: bytes, value: bytes) -> int:
-    return len(row) + len(value) + 21
+    return len(row) + len(value) + CELL_OVERHEAD
 
 
 def parse_cells(payload: Bytes, with_mvcc: bool) -> tuple[list[bytes], list[bytes]]:

@@ -29,28 +29,23 @@ from hoodpy.hfile.writer import DEFAULT_BLOCK_SIZE, HFileWriter
 KEY_FIELD = "key"
 
 
-def write_records(records: Iterable[tuple[str, Mapping[str, Any]]], schema: str, *,
+def write_records(records: Iterable[tuple[str, Mapping[str, Any] | bytes]], schema: str, *,
                   compression: Compression = Compression.GZ, block_size: int = DEFAULT_BLOCK_SIZE,
                   file_info_entries: Mapping[str, bytes] | None = None,
                   meta_blocks: Mapping[str, bytes] | None = None, create_time_ms: int | None = None,
                   full_index_keys: bool = True) -> bytes:
-    """An HFile of ``(record key, record)`` pairs encoded under ``schema`` (Avro JSON, kept in the file info).
+    """An HFile of ``(record key, record)`` pairs encoded under ``schema`` (Avro JSON, kept in the file info); a
+    record given as bytes is taken as already encoded (:func:`encode_value`).
 
     ``file_info_entries`` are added after ``schema`` and ``meta_blocks`` after the data: Hudi's base files
     carry ``minRecordKey``, ``maxRecordKey`` and ``bloomFilterTypeCode`` and the ``bloomFilter`` meta block
     (HoodieAvroHFileWriter); log blocks carry neither."""
-    parsed = _parsed(schema)
-    has_key = any(f["name"] == KEY_FIELD for f in parsed["fields"])
     encoded: dict[bytes, bytes] = {}
     for record_key, record in records:
         row = record_key.encode("utf-8")
         if row in encoded:
             raise InvalidRecordError(f"Two records with key {record_key!r} in one HFile; Hudi writes each key once")
-        if has_key and record.get(KEY_FIELD) is not None:
-            record = {**record, KEY_FIELD: ""}
-        buf = io.BytesIO()
-        fastavro.schemaless_writer(buf, parsed, record)
-        encoded[row] = buf.getvalue()
+        encoded[row] = record if isinstance(record, bytes) else encode_value(record, schema)
     writer = HFileWriter(compression=compression, block_size=block_size, create_time_ms=create_time_ms,
                          full_index_keys=full_index_keys)
     writer.append_file_info(file_info.SCHEMA, schema.encode("utf-8"))
@@ -58,9 +53,19 @@ def write_records(records: Iterable[tuple[str, Mapping[str, Any]]], schema: str,
         writer.append_file_info(name, value)
     for name, value in (meta_blocks or {}).items():
         writer.append_meta_block(name, value)
-    for row in sorted(encoded):
-        writer.append(row, encoded[row])
+    writer.append_all((row, encoded[row]) for row in sorted(encoded))
     return writer.finish()
+
+
+def encode_value(record: Mapping[str, Any], schema: str) -> bytes:
+    """A record's cell value: its schemaless Avro encoding under ``schema``, its ``key`` field (when the schema
+    has one) written empty. Records that differ only in ``key`` encode to the same bytes."""
+    parsed = _parsed(schema)
+    if record.get(KEY_FIELD) is not None and _has_key(schema):
+        record = {**record, KEY_FIELD: ""}
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, parsed, record)
+    return buf.getvalue()
 
 
 def read_records(reader: HFileReader, schema: str | None = None) -> Iterator[dict[str, Any]]:
@@ -93,6 +98,11 @@ def _schema_of(reader: HFileReader, schema: str | None) -> str:
     if reader.schema is None:
         raise HFileFormatError(reader.source, "the file info has no Avro schema ('schema') to decode values with")
     return reader.schema
+
+
+@lru_cache(maxsize=32)
+def _has_key(schema: str) -> bool:
+    return any(f["name"] == KEY_FIELD for f in _parsed(schema)["fields"])
 
 
 @lru_cache(maxsize=32)

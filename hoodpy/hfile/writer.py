@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import struct
 import time
+from collections.abc import Iterable
 
 from hoodpy.errors import InvalidRecordError
 from hoodpy.hfile import block, file_info
 from hoodpy.hfile.block import Compression
-from hoodpy.hfile.cell import MAX_ROW_LENGTH, bare_key, cell_size, encode_cell, full_key
+from hoodpy.hfile.cell import _LENGTHS, _ROW_LENGTH, CELL_OVERHEAD, KEY_SUFFIX, MAX_ROW_LENGTH, bare_key, full_key
 from hoodpy.hfile.index import IndexEntry, encode_entries
 from hoodpy.hfile.trailer import HUDI_COMPARATOR, Trailer
 
@@ -72,27 +73,47 @@ class HFileWriter:
         self._finished = False
 
     def append(self, key: str | bytes, value: bytes) -> None:
-        row = key.encode("utf-8") if isinstance(key, str) else bytes(key)
-        if len(row) > MAX_ROW_LENGTH:
-            raise InvalidRecordError(f"HFile key of {len(row)} bytes is longer than {MAX_ROW_LENGTH} bytes",
-                                     examples=[row[:40]])
-        if self._last_row is not None and row <= self._last_row:
-            raise InvalidRecordError(
-                "HFile keys must be appended in ascending order without duplicates: "
-                f"{row[:80]!r} after {self._last_row[:80]!r}")
+        self.append_all(((key, value),))
+
+    def append_all(self, entries: Iterable[tuple[str | bytes, bytes]]) -> None:
+        """:meth:`append` of each ``(key, value)`` in turn, in one loop (the record index's base files hold
+        hundreds of thousands of cells)."""
         self._check_open()
-        size = cell_size(row, value)
-        if self._block_cells and self._block_bytes + size > self.block_size:
-            self._flush_data_block()
-        if not self._block_cells:
-            self._block_first_row = row
-        self._block_cells.append(encode_cell(row, value))
-        self._block_bytes += size
-        self._last_row = row
-        self._entries += 1
-        self._row_bytes += len(row)
-        self._value_bytes += len(value)
-        self._data_bytes += size
+        block_size, parts = self.block_size, self._block_cells
+        pack_lengths, pack_row_length = _LENGTHS.pack, _ROW_LENGTH.pack
+        last = self._last_row
+        entries_added = row_bytes = value_bytes = 0
+        try:
+            for key, value in entries:
+                row = key.encode("utf-8") if isinstance(key, str) else bytes(key)
+                row_length, value_length = len(row), len(value)
+                if row_length > MAX_ROW_LENGTH:
+                    raise InvalidRecordError(f"HFile key of {row_length} bytes is longer than {MAX_ROW_LENGTH} bytes",
+                                             examples=[row[:40]])
+                if last is not None and row <= last:
+                    raise InvalidRecordError(
+                        "HFile keys must be appended in ascending order without duplicates: "
+                        f"{row[:80]!r} after {last[:80]!r}")
+                size = row_length + value_length + CELL_OVERHEAD
+                if parts and self._block_bytes + size > block_size:
+                    self._flush_data_block()
+                    parts = self._block_cells
+                if not parts:
+                    self._block_first_row = row
+                # encode_cell's bytes, joined once per block
+                parts += (pack_lengths(row_length + 12, value_length), pack_row_length(row_length), row, KEY_SUFFIX,
+                          value, b"\x00")
+                self._block_bytes += size
+                last = row
+                entries_added += 1
+                row_bytes += row_length
+                value_bytes += value_length
+        finally:  # the cells appended before a refused key stay counted
+            self._last_row = last
+            self._entries += entries_added
+            self._row_bytes += row_bytes
+            self._value_bytes += value_bytes
+            self._data_bytes += row_bytes + value_bytes + CELL_OVERHEAD * entries_added
 
     def append_file_info(self, name: str, value: bytes) -> None:
         """A file info entry (a later value of the same name replaces the earlier one)."""

@@ -4,10 +4,13 @@ against the file's keys (Hudi's HoodieBloomIndex with range pruning and key look
 With ``hoodie.bloom.index.use.metadata=true`` and a metadata table that has the ``bloom_filters`` partition,
 the filters come from it (:mod:`hoodpy.metadata_table.bloom_filters`) rather than the footers, and a file whose
 filter rules out every candidate key is not opened at all (Hudi's metadata-table bloom index, RFC-37). A file
-the partition lacks falls back to its footer."""
+the partition lacks falls back to its footer. Likewise the key ranges come from the ``column_stats`` partition's
+min / max of ``_hoodie_record_key`` when the table has it (Java's loadColumnRangesFromMetaIndex), so that
+pruning by ranges opens no footer either."""
 
 from __future__ import annotations
 
+import logging
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
@@ -28,9 +31,13 @@ from hoodpy.index.bloom_filter import FOOTER_BLOOM_FILTER_KEY, FOOTER_MAX_RECORD
 from hoodpy.keygen import KeyGenerator, virtual_keys
 from hoodpy.keygen.stored import stored_record_keys
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
+from hoodpy.errors import MetadataTableError
 from hoodpy.metadata_table import bloom_filters as mdt_bloom
+from hoodpy.metadata_table import column_stats as mdt_stats
 from hoodpy.storage import Storage
+from hoodpy.timeline.timeline import Timeline
 
+_log = logging.getLogger(__name__)
 _FILES_DDL = "f_partition string, f_file_id string, f_path string, f_min string, f_max string"
 
 
@@ -44,9 +51,40 @@ def _key_range(base_uri: str, rel_path: str) -> tuple[str | None, str | None]:
     return (lo.decode() if lo is not None else None, hi.decode() if hi is not None else None)
 
 
-def key_ranges(storage: Storage, base_files: list[BaseFile]) -> list[tuple[str | None, str | None]]:
+def metadata_key_ranges(storage: Storage, base_files: list[BaseFile]) -> dict[str, tuple[str, str]]:
+    """path -> (min, max) record key of those ``base_files`` the metadata table's column_stats partition
+    indexes ``_hoodie_record_key`` of (Java's loadColumnRangesFromMetaIndex); empty when the table has no
+    column_stats or it cannot be read. A file of virtual keys (no stored key values) is left out."""
+    if not base_files or not mdt_stats.has_column_stats(load_table_properties(storage)):
+        return {}
+    try:
+        found = mdt_stats.read_file_stats(storage, RECORD_KEY, [(bf.partition_path, bf.file_name)
+                                                                for bf in base_files], Timeline.load(storage))
+    except MetadataTableError as e:
+        _log.warning("Not using column_stats of %s for key ranges (%s): reading parquet footers", storage.base_uri, e)
+        return {}
+    out = {}
+    for bf in base_files:
+        stats = found.get((bf.partition_path, bf.file_name))
+        if stats is not None:
+            lo = mdt_stats.unwrap_value(stats.get("minValue"), stats.get("valueType"), pa.string())
+            hi = mdt_stats.unwrap_value(stats.get("maxValue"), stats.get("valueType"), pa.string())
+            if isinstance(lo, str) and isinstance(hi, str):
+                out[bf.path] = (lo, hi)
+    return out
+
+
+def key_ranges(storage: Storage, base_files: list[BaseFile], use_metadata: bool = False,
+               ) -> list[tuple[str | None, str | None]]:
+    """Per file, its (min, max) record key: from column_stats when ``use_metadata``
+    (hoodie.bloom.index.use.metadata) and the table has it, else (and for a file it lacks) from the footer."""
+    ranges: dict[str, tuple[str | None, str | None]] = dict(
+        metadata_key_ranges(storage, base_files) if use_metadata else {})
+    missing = [bf for bf in base_files if bf.path not in ranges]
     with ThreadPoolExecutor(max_workers=8) as pool:
-        return list(pool.map(lambda bf: _key_range(storage.base_uri, bf.path), base_files))
+        ranges.update(zip((bf.path for bf in missing),
+                          pool.map(lambda bf: _key_range(storage.base_uri, bf.path), missing)))
+    return [ranges[bf.path] for bf in base_files]
 
 
 def metadata_filters(storage: Storage, base_files: list[BaseFile], use_metadata: bool,
@@ -98,7 +136,8 @@ class BloomIndex:
                base_files: list[BaseFile]) -> DataFrame:
         if not base_files:
             return spark.createDataFrame([], LOCATED_DDL)
-        ranges = key_ranges(storage, base_files) if self.prune_by_ranges else [(None, None)] * len(base_files)
+        ranges = key_ranges(storage, base_files, self.use_metadata) if self.prune_by_ranges else \
+            [(None, None)] * len(base_files)
         files = spark.createDataFrame(
             [(bf.partition_path, bf.file_id, bf.path, lo, hi) for bf, (lo, hi) in zip(base_files, ranges)],
             _FILES_DDL,
@@ -166,7 +205,7 @@ def locate_on_driver(storage: Storage, keys: pa.Table, base_files: list[BaseFile
                       LOC_FILE_ID: pa.array([], pa.string())})
     if not base_files or keys.num_rows == 0:
         return empty
-    ranges = key_ranges(storage, base_files) if prune_by_ranges else [(None, None)] * len(base_files)
+    ranges = key_ranges(storage, base_files, use_metadata) if prune_by_ranges else [(None, None)] * len(base_files)
     sorted_keys: dict[str | None, tuple[pa.Array, np.ndarray]] = {}
 
     def keys_of(partition: str | None) -> tuple[pa.Array, np.ndarray]:

@@ -23,7 +23,7 @@ from hoodpy.index.simple import SimpleIndex
 from hoodpy.keygen import KeyGenerator
 from hoodpy.meta_fields import RECORD_KEY
 from hoodpy.metadata_table.reader import ValidInstants
-from hoodpy.metadata_table.record_index import RecordIndex, has_partition, read_slice, shard_of
+from hoodpy.metadata_table.record_index import RecordIndex, has_partition, read_slice, shards_of
 from hoodpy.storage import Storage
 from hoodpy.timeline.timeline import Timeline
 
@@ -35,9 +35,9 @@ _SHARDED_DDL = f"{RECORD_KEY} string, {_SHARD} int"
 def _with_shard(count: int):
     def add(batches):
         for batch in batches:
-            keys = batch.column(0).to_pylist()
+            keys = batch.column(0).fill_null("")  # a null key hashes as no key (its row is dropped later)
             yield pa.RecordBatch.from_arrays(
-                [batch.column(0), pa.array([shard_of(k, count) for k in keys], pa.int32())], [RECORD_KEY, _SHARD])
+                [batch.column(0), pa.array(shards_of(keys, count), pa.int32())], [RECORD_KEY, _SHARD])
     return add
 
 

@@ -36,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 import fastavro
@@ -107,6 +108,7 @@ def xxh64(data: bytes, seed: int = _SEED) -> int:
     return h ^ (h >> 32)
 
 
+@lru_cache(maxsize=4096)  # a table's few columns and partitions, hashed for each of its files
 def _b64_xxh(text: str) -> str:
     return base64.b64encode(xxh64(text.encode("utf-8")).to_bytes(8, "big")).decode("ascii")
 
@@ -481,11 +483,14 @@ class ColumnStatsPartition:
         return out
 
     def read(self, data_timeline: Timeline, slices: Sequence[StatsSlice] | None = None,
-             keys: Iterable[str] | None = None) -> dict[str, Mapping[str, Any]]:
+             keys: Iterable[str] | None = None, prefixes: Sequence[str] | None = None,
+             ) -> dict[str, Mapping[str, Any]]:
         """key -> merged HoodieMetadataColumnStats of every record (of ``keys`` only, when given: the file groups
-        they shard to, looked up in the base files; tombstones kept: callers skip them)."""
+        they shard to, looked up in the base files; of keys starting with one of ``prefixes`` only, when given:
+        ranges of the sorted base files, and only those records decoded; tombstones kept: callers skip them)."""
         valid = ValidInstants.of(self.table.timeline, data_timeline)
         wanted = None if keys is None else set(keys)
+        starts = None if prefixes is None else tuple(prefixes)
         shards = None if wanted is None else {shard_of(k, len(self.file_ids)) for k in wanted}
         merged: dict[str, Mapping[str, Any]] = {}
         try:
@@ -496,12 +501,20 @@ class ColumnStatsPartition:
                     reader = HFileReader(self.storage.read_bytes(self.path(s.base_file.name)),
                                          source=self.storage.full_path(self.path(s.base_file.name)))
                     schema = parsed_schema(reader.schema or "")
-                    for key, value in reader if wanted is None else sorted(reader.get_many(wanted).items()):
+                    if wanted is not None:
+                        pairs: Iterable[tuple[str, bytes]] = sorted(reader.get_many(wanted).items())
+                    elif starts is not None:
+                        pairs = (pair for prefix in sorted(set(starts)) for pair in reader.scan(prefix))
+                    else:
+                        pairs = reader
+                    for key, value in pairs:
                         self._merge(merged, key, value, schema)
                 files = [(self.storage.full_path(self.path(lf.name)), self.storage.read_bytes(self.path(lf.name)))
                          for lf in s.log_files]
                 for block in effective_blocks(files, valid).blocks:
                     for key, value, schema, _ in block_records(block, wanted):
+                        if starts is not None and not key.startswith(starts):
+                            continue
                         if value is None:
                             merged.pop(key, None)
                         else:
@@ -549,6 +562,20 @@ def has_column_stats(properties: Mapping[str, str] | None) -> bool:
         (properties or {}).get(MetadataConfig.TABLE_PARTITIONS.key, ""))
 
 
-def read_column_stats(storage: Storage, data_timeline: Timeline) -> dict[str, Mapping[str, Any]]:
-    """key -> live HoodieMetadataColumnStats of a table's column_stats partition."""
-    return live_stats(ColumnStatsPartition(MetadataTable(storage)).read(data_timeline))
+def read_file_stats(storage: Storage, column: str, files: Iterable[tuple[str, str]], data_timeline: Timeline,
+                    ) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """(partition path, base file name) -> live HoodieMetadataColumnStats of ``column`` in those ``files`` the
+    partition holds, looked up by key (only the file groups the keys shard to are read)."""
+    by_key = {column_stats_key(column, p, n): (p, n) for p, n in files}
+    if not by_key:
+        return {}
+    merged = ColumnStatsPartition(MetadataTable(storage)).read(data_timeline, keys=by_key)
+    return {by_key[k]: v for k, v in live_stats(merged).items()}
+
+
+def read_column_stats(storage: Storage, data_timeline: Timeline, columns: Iterable[str] | None = None,
+                      ) -> dict[str, Mapping[str, Any]]:
+    """key -> live HoodieMetadataColumnStats of a table's column_stats partition (of ``columns`` only, when
+    given: a key starts with its column's hash, so only their key ranges are read and decoded)."""
+    prefixes = None if columns is None else [_b64_xxh(c) for c in columns]
+    return live_stats(ColumnStatsPartition(MetadataTable(storage)).read(data_timeline, prefixes=prefixes))

@@ -40,7 +40,11 @@ from hoodpy.file_group.log_file import data_rows, deleted_records, effective_blo
 from hoodpy.file_group.log_writer import delete_block
 from hoodpy.file_group.naming import parse_base_file_name, parse_log_file_name
 from hoodpy.hfile import HFileReader, decode_record, parsed_schema
+from hoodpy.hfile.records import encode_value
 from hoodpy.meta_fields import RECORD_KEY
+from hoodpy.metadata_table.key_hash import java_string_hash as java_string_hash  # re-exported
+from hoodpy.metadata_table.key_hash import shard_of as shard_of  # re-exported
+from hoodpy.metadata_table.key_hash import shards_of
 from hoodpy.metadata_table.layout import (
     SOLO_COMMIT_TIMESTAMP_V6, MetadataBaseFile, MetadataLogFile, metadata_storage, parse_base_file, parse_log_file,
 )
@@ -80,21 +84,6 @@ def has_partition(properties: Mapping[str, str] | None) -> bool:
 
 
 # -- sharding and sizing ----------------------------------------------------------------------------------
-def java_string_hash(text: str) -> int:
-    """Java's String.hashCode (over UTF-16 code units, 32-bit wrap)."""
-    h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
-def shard_of(key: str, count: int) -> int:
-    """The file group index of ``key`` among ``count``: Java's ``abs(abs(hashCode) % count)``, which for every
-    hash (Integer.MIN_VALUE too, whose Math.abs stays negative) is the magnitude's remainder."""
-    return abs(java_string_hash(key)) % count
-
-
 def file_group_id(index: int) -> str:
     """``record-index-NNNN-0`` (HoodieTableMetadataUtil.getFileIDForFileGroup)."""
     return f"{FILE_ID_PREFIX}{index:04d}-0"
@@ -192,9 +181,25 @@ def index_record(key: str, location: Location, file_name: str | None = None, utc
     }
 
 
+def encoded_records(locations: Mapping[str, Location], utc: bool = True, file_name: str | None = None,
+                    ) -> list[tuple[str, bytes]]:
+    """(key, HFile cell value) of the index records of ``locations``, sorted by key. A value does not hold its
+    key (:func:`~hoodpy.hfile.records.encode_value`), so the keys of one location share one encoding: a
+    table's keys take as many Avro encodings as it has file groups."""
+    values: dict[Location, bytes] = {}
+    out = []
+    for key in sorted(locations):
+        loc = locations[key]
+        value = values.get(loc)
+        if value is None:
+            value = values[loc] = encode_value(index_record("", loc, file_name, utc), SCHEMA)
+        out.append((key, value))
+    return out
+
+
 def data_block(locations: Mapping[str, Location], instant_time: str, layout: int, utc: bool = True) -> bytes:
     """An HFile data block setting ``locations`` (keys sorted, as HFiles require)."""
-    records = [(k, index_record(k, locations[k], utc=utc)) for k in sorted(locations)]
+    records = encoded_records(locations, utc)
     return log_format.hfile_data_block(records, SCHEMA, instant_time, full_index_keys=layout != LAYOUT_2)
 
 
@@ -215,10 +220,11 @@ class IndexChange:
 
     def by_shard(self, count: int) -> dict[int, tuple[dict[str, Location], set[str]]]:
         out: dict[int, tuple[dict[str, Location], set[str]]] = {}
-        for key, loc in self.upserts.items():
-            out.setdefault(shard_of(key, count), ({}, set()))[0][key] = loc
-        for key in self.deletes:
-            out.setdefault(shard_of(key, count), ({}, set()))[1].add(key)
+        for key, shard in zip(self.upserts, shards_of(list(self.upserts), count).tolist()):
+            out.setdefault(shard, ({}, set()))[0][key] = self.upserts[key]
+        deletes = list(self.deletes)
+        for key, shard in zip(deletes, shards_of(deletes, count).tolist()):
+            out.setdefault(shard, ({}, set()))[1].add(key)
         return out
 
 
@@ -326,20 +332,31 @@ def read_slice(storage: Storage, paths: list[str | None], keys: set[str] | None,
     count."""
     contents = [None if p is None else storage.read_bytes(p) for p in paths]
     out: dict[str, Location] = {}
+    # Values do not hold their key (encoded_records): the keys of one location share one value, decoded once.
+    decoded: dict[tuple[bytes, int], Location | None] = {}
+
+    def decode(key: str, value: bytes, schema: dict[str, Any], source: str) -> Location | None:
+        found = decoded.get((value, id(schema)), decoded)
+        if found is decoded:
+            info = decode_record(key, value, schema, source)["recordIndexMetadata"]
+            found = decoded[(value, id(schema))] = None if info is None else location_of(info, utc)
+        return found  # type: ignore[return-value]
+
     if contents[0] is not None:
         reader = HFileReader(contents[0], source=storage.full_path(paths[0]))
         schema = parsed_schema(reader.schema or SCHEMA)
         pairs = reader if keys is None else reader.get_many(keys).items()
         for key, value in pairs:
-            out[key] = location_of(decode_record(key, value, schema, reader.source)["recordIndexMetadata"], utc)
+            if (location := decode(key, value, schema, reader.source)) is not None:
+                out[key] = location
     files = [(storage.full_path(p), d) for p, d in zip(paths[1:], contents[1:], strict=True)]
     for block in effective_blocks(files, valid).blocks:
         for key, value, block_schema, source in block_records(block, keys):
-            info = None if value is None else decode_record(key, value, block_schema, source)["recordIndexMetadata"]
-            if info is None:
+            location = None if value is None else decode(key, value, block_schema, source)
+            if location is None:
                 out.pop(key, None)  # a delete block or an empty payload deletes the key
             else:
-                out[key] = location_of(info, utc)
+                out[key] = location
     return out
 
 
@@ -418,9 +435,10 @@ class RecordIndex:
 
     def lookup(self, keys: Iterable[str], data_timeline: Timeline) -> dict[str, Location]:
         """The locations of those ``keys`` the index holds; only the shards holding them are read."""
+        keys = list(keys)
         wanted: dict[int, set[str] | None] = {}
-        for key in keys:
-            wanted.setdefault(shard_of(key, self.file_group_count), set()).add(key)
+        for key, shard in zip(keys, shards_of(keys, self.file_group_count).tolist()):
+            wanted.setdefault(shard, set()).add(key)
         return self._read(wanted, data_timeline) if wanted else {}
 
     def read_all(self, data_timeline: Timeline) -> dict[str, Location]:

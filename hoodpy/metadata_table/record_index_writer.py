@@ -83,11 +83,11 @@ def build(writer: Any, data_timeline: Timeline, exclude: str | None = None) -> b
                                 config.get(MetadataConfig.RECORD_INDEX_GROWTH_FACTOR),
                                 config.get(MetadataConfig.RECORD_INDEX_MAX_FILE_GROUP_SIZE))
     shards: list[dict[str, ri.Location]] = [{} for _ in range(count)]
-    for key, loc in entries.items():
-        shards[ri.shard_of(key, count)][key] = loc
+    for (key, loc), shard in zip(entries.items(), ri.shards_of(list(entries), count).tolist()):
+        shards[shard][key] = loc
     utc = ri.utc_instants(load_table_properties(writer.storage))
     writer.build_partition(ri.PARTITION, init, data_timeline.layout, [
-        (ri.file_group_id(i), [(k, ri.index_record(k, shard[k], utc=utc)) for k in sorted(shard)])
+        (ri.file_group_id(i), ri.encoded_records(shard, utc))
         for i, shard in enumerate(shards)])
     _log.info("Built the record index of %s at %s: %d keys in %d file groups", writer.storage.base_uri, init,
               len(entries), count)
@@ -157,8 +157,7 @@ def compaction_slices(storage: Storage, table: MetadataTable, data_timeline: Tim
     return out
 
 
-def base_records(storage: Storage, locations: dict[str, ri.Location], file_name: str) -> list[tuple[str, dict]]:
-    """(key, record) of a record_index base HFile named ``file_name`` holding ``locations`` (``storage``: the
-    data table's; its timeline time zone encodes the instants)."""
-    utc = ri.utc_instants(load_table_properties(storage))
-    return [(k, ri.index_record(k, locations[k], file_name=file_name, utc=utc)) for k in sorted(locations)]
+def base_records(storage: Storage, locations: dict[str, ri.Location], file_name: str) -> list[tuple[str, bytes]]:
+    """(key, encoded record) of a record_index base HFile named ``file_name`` holding ``locations``
+    (``storage``: the data table's; its timeline time zone encodes the instants)."""
+    return ri.encoded_records(locations, ri.utc_instants(load_table_properties(storage)), file_name)

@@ -306,7 +306,7 @@ class MetadataTableWriter:
                                    {i.timestamp for i in MetadataTable(self.storage).timeline.instants})
 
     def build_partition(self, partition: str, init: str, layout: int,
-                        groups: list[tuple[str, list[tuple[str, dict]]]]) -> None:
+                        groups: list[tuple[str, list[tuple[str, dict | bytes]]]]) -> None:
         """Write ``partition`` afresh as a deltacommit at ``init``: per file group (file id, its records sorted
         by key) the log file of an empty delete block and a base HFile; then hoodie.table.metadata.partitions
         names it. A partition built before (then dropped, or cut short by a crash) goes first, its instant
@@ -353,14 +353,13 @@ class MetadataTableWriter:
         name = base_file_name(instant_time, file_id)
         return self.write_base_hfile(FILES_PARTITION, name, listing.records(None if first else name), layout)
 
-    def write_base_hfile(self, partition: str, name: str, records: list[tuple[str, dict]], layout: int,
+    def write_base_hfile(self, partition: str, name: str, records: list[tuple[str, dict | bytes]], layout: int,
                          ) -> MetadataBaseFile:
         """A base HFile of ``records`` (sorted by key) in ``partition`` (HoodieAvroHFileWriter: min / max key,
         bloom filter of the keys)."""
         keys = [k for k, _ in records]
         bloom = BloomFilter.create(*_BLOOM)
-        for key in keys:
-            bloom.add(key)
+        bloom.add_all(keys)
         data = write_records(
             records, SCHEMA, full_index_keys=layout != LAYOUT_2,  # Hudi 0.x reads HFiles through HBase
             file_info_entries={file_info.MIN_RECORD_KEY: (min(keys) if keys else "").encode(),
@@ -407,7 +406,7 @@ class MetadataTableWriter:
         self.complete_metadata_instant(inflight, "UPSERT_PREPPED", stats)
 
     def _append_block(self, partition: str, file_id: str, base_instant: str, versions: list[int], instant_time: str,
-                      records: list[tuple[str, dict]], layout: int) -> WriteStat:
+                      records: list[tuple[str, dict | bytes]], layout: int) -> WriteStat:
         """A new log file of ``file_id``'s latest slice (based at ``base_instant``; ``versions``: its log files'
         versions) holding ``records`` as one HFile data block of ``instant_time``."""
         if layout == LAYOUT_2:
@@ -502,7 +501,7 @@ class MetadataTableWriter:
         operations = [_compaction_operation(FILES_PARTITION, table.file_id, file_slice.base_file.instant_time,
                                             file_slice.base_file.name, file_slice.log_files)]
         # (partition, file id, base instant of the slice merged or "null", records of a base file named as given)
-        groups: list[tuple[str, str, str, Callable[[str], list[tuple[str, dict]]]]] = []
+        groups: list[tuple[str, str, str, Callable[[str], list[tuple[str, dict | bytes]]]]] = []
         # Per-file partitions (a record per data file, sharded by key hash): their live records, re-sharded.
         per_file = [(column_stats.has_column_stats, column_stats.ColumnStatsPartition, column_stats.live_stats,
                      column_stats.stats_record, column_stats.file_group_id),

@@ -213,24 +213,22 @@ def index_ranges(storage: Storage, timeline: Timeline, base_files: Sequence[Base
     if not has_column_stats(load_table_properties(storage)):
         return None
     try:
-        stats = read_column_stats(storage, timeline)
+        stats = read_column_stats(storage, timeline, columns)
     except MetadataTableError as e:
         _log.warning("Not using column_stats of %s (%s): reading parquet footers", storage.base_uri, e)
         return None
-    return [_ranges_of(stats, bf, columns, schema) for bf in base_files]
+    types = {c: schema.field(c).type if schema is not None and c in schema.names else
+             pa.string() if c.startswith("_hoodie_") else None for c in columns}  # once, not per file
+    return [_ranges_of(stats, bf, types) for bf in base_files]
 
 
-def _ranges_of(stats: Mapping[str, Mapping[str, Any]], bf: BaseFile, columns: Sequence[str],
-               schema: pa.Schema | None) -> dict[str, ColumnRange] | None:
+def _ranges_of(stats: Mapping[str, Mapping[str, Any]], bf: BaseFile, types: Mapping[str, pa.DataType | None],
+               ) -> dict[str, ColumnRange] | None:
     out = {}
-    for column in columns:
+    for column, arrow_type in types.items():
         s = stats.get(column_stats_key(column, bf.partition_path, bf.file_name))
         if s is None:
             return None
-        if schema is not None and column in schema.names:
-            arrow_type = schema.field(column).type
-        else:
-            arrow_type = pa.string() if column.startswith("_hoodie_") else None
         lo = unwrap_value(s.get("minValue"), s.get("valueType"), arrow_type)
         hi = unwrap_value(s.get("maxValue"), s.get("valueType"), arrow_type)
         values, nulls = s.get("valueCount") or 0, s.get("nullCount") or 0

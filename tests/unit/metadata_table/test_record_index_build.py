@@ -1,0 +1,80 @@
+"""Building the record index in bulk gives the bytes the key-at-a-time path gives: the vectorized
+String.hashCode (and shard) of every key equals Java's, an HFile of pre-encoded index records equals the one
+of the records themselves, and HFileWriter.append_all writes what append does, refusing the same keys."""
+
+from __future__ import annotations
+
+import uuid
+
+import pyarrow as pa
+import pytest
+
+from hoodpy.errors import InvalidRecordError
+from hoodpy.hfile import HFileReader, HFileWriter, write_records
+from hoodpy.hfile.block import Compression
+from hoodpy.metadata_table.key_hash import java_string_hash, java_string_hashes, shard_of, shards_of
+from hoodpy.metadata_table.record_index import Location, encoded_records, index_record, read_slice
+from hoodpy.metadata_table.record_index import data_block
+from hoodpy.metadata_table.records import SCHEMA
+from hoodpy.storage import Storage
+from hoodpy.timeline.instant import LAYOUT_2
+
+KEYS = ["hello", "TXN-001", "polygenelubricants", "", "é𝄞", "a", "order:17,line:3", "x" * 300,
+        *(f"{i}:{i % 7}" for i in range(500))]
+
+
+def test_vectorized_hash_and_shard_equal_javas_one_key_at_a_time():
+    hashes = java_string_hashes(KEYS)
+    assert hashes.tolist() == [java_string_hash(k) for k in KEYS]
+    assert hashes[0] == 99162322 and hashes[2] == -(2**31)  # Integer.MIN_VALUE: Math.abs stays negative
+    for count in (1, 7, 10, 64):
+        assert shards_of(KEYS, count).tolist() == [shard_of(k, count) for k in KEYS]
+    chunked = pa.chunked_array([pa.array(KEYS[:5]), pa.array(KEYS[5:])])
+    assert java_string_hashes(chunked).tolist() == hashes.tolist()
+    assert java_string_hashes(pa.array(KEYS).slice(3)).tolist() == hashes[3:].tolist()
+    assert java_string_hashes([]).tolist() == []
+    with pytest.raises(ValueError, match="null"):
+        java_string_hashes(pa.array(["a", None]))
+
+
+def test_encoded_index_records_write_the_same_hfile_as_the_records():
+    groups = [f"{uuid.uuid4()}-0", "not-a-uuid", f"{uuid.uuid4()}-3"]
+    locations = {f"k{i:04d}": Location(f"p={i % 3}", groups[i % 3], f"20261126{i % 5:06d}123") for i in range(300)}
+    encoded = encoded_records(locations, utc=True, file_name="f.hfile")
+    assert [k for k, _ in encoded] == sorted(locations)
+    assert len({v for _, v in encoded}) == len(set(locations.values()))  # one encoding per location
+    records = [(k, index_record(k, locations[k], file_name="f.hfile", utc=True)) for k in sorted(locations)]
+    assert write_records(encoded, SCHEMA, create_time_ms=7) == write_records(records, SCHEMA, create_time_ms=7)
+
+
+def test_index_records_read_back_through_the_decoding_cache(tmp_path):
+    groups = [f"{uuid.uuid4()}-0", f"{uuid.uuid4()}-0"]
+    locations = {f"k{i:03d}": Location("p", groups[i % 2], "20261126010203004") for i in range(50)}
+    storage = Storage(str(tmp_path))
+    storage.write_bytes("rli.log", data_block(locations, "20261126010203004", LAYOUT_2))
+    assert read_slice(storage, [None, "rli.log"], None, {"20261126010203004"}) == locations
+    assert read_slice(storage, [None, "rli.log"], {"k001", "k404"}, {"20261126010203004"}) == {
+        "k001": locations["k001"]}
+
+
+@pytest.mark.parametrize("codec", [Compression.GZ, Compression.NONE])
+def test_append_all_writes_what_append_writes(codec):
+    cells = [(f"key-{i:05d}", bytes([i % 251]) * (i % 40)) for i in range(2000)]
+    one = HFileWriter(block_size=4096, compression=codec, create_time_ms=1)
+    for key, value in cells:
+        one.append(key, value)
+    bulk = HFileWriter(block_size=4096, compression=codec, create_time_ms=1)
+    bulk.append_all(cells[:700])
+    bulk.append_all(iter(cells[700:]))
+    data = bulk.finish()
+    assert data == one.finish()
+    reader = HFileReader(data)
+    assert reader.trailer.data_index_count > 10 and list(reader) == cells
+
+
+def test_append_all_refuses_keys_out_of_order_or_too_long():
+    writer = HFileWriter()
+    with pytest.raises(InvalidRecordError, match="ascending"):
+        writer.append_all([("b", b""), ("a", b"")])
+    with pytest.raises(InvalidRecordError, match="longer than"):
+        HFileWriter().append_all([("k" * 40000, b"")])
