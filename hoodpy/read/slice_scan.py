@@ -18,7 +18,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from hoodpy.file_group.file_group import FileSlice
 from hoodpy.file_group.log_file import effective_blocks
 from hoodpy.meta_fields import RECORD_KEY
-from hoodpy.read.file_scan import MAX_SCAN_TASKS, read_base_file, read_parquet_files
+from hoodpy.read.file_scan import MAX_SCAN_TASKS, read_base_file, read_base_rows, read_parquet_files
 from hoodpy.read.slice_parts import merge_slice_part, named_keys
 from hoodpy.storage import Storage
 from hoodpy.timeline.timeline import CommittedInstants
@@ -148,8 +148,13 @@ def slice_rows(storage: Storage, base_rel: str | None, log_rels: Sequence[str], 
     """One file slice's rows with ``schema`` (pyarrow only): its base file (None: a slice of logs only) merged
     with the blocks of its log files that ``committed`` counts; with ``parts``, only part ``part``'s keys
     (:mod:`hoodpy.read.slice_parts`); ``named_only``: only the rows of keys the logs name."""
-    base = read_base_file(storage, base_rel, schema) if base_rel is not None else None
     if not log_rels:
-        return base if base is not None else schema.empty_table()
+        return read_base_file(storage, base_rel, schema) if base_rel is not None else schema.empty_table()
     logs = effective_blocks(((storage.full_path(rel), storage.read_bytes(rel)) for rel in log_rels), committed)
+    if base_rel is None:
+        base = None
+    elif named_only:  # only the base rows of keys the logs name, from the row groups holding them
+        base = read_base_rows(storage, base_rel, schema, RECORD_KEY, named_keys(logs.blocks))
+    else:
+        base = read_base_file(storage, base_rel, schema)
     return merge_slice_part(base, logs.blocks, schema, ordering_field, part, parts, named_only=named_only)
