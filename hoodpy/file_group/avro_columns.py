@@ -24,6 +24,9 @@ import pyarrow as pa
 
 from hoodpy.errors import HoodieIOError
 
+# Records per pass: the index arrays of a pass take several bytes per byte of strings, so a big block (up to
+# hoodie.logfile.data.block.max.size) goes in chunks.
+CHUNK_RECORDS = 1 << 16
 _PRIMITIVES = {"string", "bytes", "int", "long", "float", "double", "boolean"}
 _WIDTHS = {"float": 4, "double": 8, "boolean": 1}
 _TIMESTAMP_UNITS = {"timestamp-millis": "ms", "timestamp-micros": "us"}
@@ -92,7 +95,14 @@ def decode_records(content: bytes, starts: np.ndarray, ends: np.ndarray, fields:
     """The records encoded at ``content[starts[i]:ends[i]]`` as a table of ``wanted``'s fields (each a field of
     ``fields``, the records' flat schema), in ``wanted``'s order. Decoding stops after the last wanted field
     (``ends`` is then only checked for the fields read) unless every field is read."""
-    buf = np.frombuffer(content + bytes(16), dtype=np.uint8)  # padding: varint windows may look past the end
+    buf = np.frombuffer(content + bytes(16), dtype=np.uint8)  # padding: fixed-width reads may look past the end
+    tables = [_decode_chunk(buf, starts[i:i + CHUNK_RECORDS], ends[i:i + CHUNK_RECORDS], fields, wanted, source)
+              for i in range(0, max(len(starts), 1), CHUNK_RECORDS)]
+    return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+
+
+def _decode_chunk(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, fields: tuple[FlatField, ...],
+                  wanted: pa.Schema, source: str) -> pa.Table:
     pos = starts.astype(np.int64, copy=True)
     last = max((i for i, f in enumerate(fields) if f.name in wanted.names), default=-1)
     columns: dict[str, pa.Array] = {}
@@ -226,6 +236,16 @@ def encode_records(rows: pa.Table, fields: tuple[FlatField, ...]) -> bytes | Non
     record preceded by its length as a 4-byte big-endian int (an Avro data block's framing); the records'
     bytes are what fastavro's schemaless writer writes. None when a column does not line up with its field
     the way this encoder takes it (the caller keeps fastavro)."""
+    parts = []
+    for start in range(0, rows.num_rows, CHUNK_RECORDS):
+        part = _encode_chunk(rows.slice(start, CHUNK_RECORDS), fields)
+        if part is None:
+            return None
+        parts.append(part)
+    return b"".join(parts)
+
+
+def _encode_chunk(rows: pa.Table, fields: tuple[FlatField, ...]) -> bytes | None:
     n = rows.num_rows
     pieces = []
     for field in fields:

@@ -16,6 +16,7 @@ import pytest
 
 from hoodpy.errors import HoodieIOError
 from hoodpy.file_group.avro_block import avro_block_keys, avro_block_table, record_offsets
+from hoodpy.file_group import avro_columns
 from hoodpy.file_group.avro_columns import decode_records, encode_records, flat_fields
 from hoodpy.file_group.log_writer import avro_data_block
 from hoodpy.timeline import log_format as lf
@@ -142,3 +143,16 @@ def test_columns_the_encoder_does_not_take_go_to_fastavro():
     # a decimal whose unscaled value does not fit the fixed's 9 bytes: fastavro decides (and refuses it)
     big = pa.array([Decimal(10) ** 30] * 20, pa.decimal128(38, 2))
     assert encode_records(rows.set_column(11, "dec", big), fields) is None
+
+
+def test_blocks_go_in_chunks_and_empty_blocks_work(monkeypatch):
+    monkeypatch.setattr(avro_columns, "CHUNK_RECORDS", 7)
+    records = _records(50, seed=13)
+    content = _block(records)
+    table = avro_block_table(content, json.dumps(SCHEMA), ARROW)
+    assert table.to_pylist() == pa.Table.from_pylist(records, schema=ARROW).to_pylist()
+    rows = pa.Table.from_pylist(records, schema=ARROW)
+    assert next(lf.read_blocks(avro_data_block(rows, "1", json.dumps(SCHEMA)))).content == content
+    empty = avro_block_table(_block([]), json.dumps(SCHEMA), ARROW)
+    assert empty.num_rows == 0 and empty.schema == ARROW
+    assert next(lf.read_blocks(avro_data_block(rows.slice(0, 0), "1", json.dumps(SCHEMA)))).content == _block([])
