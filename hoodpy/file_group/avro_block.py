@@ -25,9 +25,9 @@ from typing import Any
 import fastavro
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from hoodpy.errors import HoodieIOError
+from hoodpy.file_group.avro_columns import decimal_from_big_endian, decode_records, flat_fields
 from hoodpy.hfile.encoding import read_protobuf_varint
 
 DATA_BLOCK_VERSION = 3
@@ -65,7 +65,16 @@ def avro_block_records(content: bytes, writer: dict[str, Any]) -> list[dict[str,
 def avro_block_table(content: bytes, writer_schema: str, target: pa.Schema,
                      records: np.ndarray | None = None) -> pa.Table:
     """The block's records with ``target``'s fields (each one the writer schema holds), in block order;
-    ``records``: only those (ascending record indexes)."""
+    ``records``: only those (ascending record indexes). A flat writer schema is decoded column-wise
+    (:mod:`hoodpy.file_group.avro_columns`), any other record by record with fastavro."""
+    fields = flat_fields(writer_schema)
+    if fields is not None:
+        offsets = record_offsets(content)
+        starts, ends = (offsets[:-1], offsets[1:] - 4) if records is None else (offsets[records], offsets[records + 1] - 4)
+        try:
+            return decode_records(content, starts, ends, fields, target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # a column type the raw values do not cast to
+            pass
     count = _record_count(content)
     parsed, raw, converted = _raw_reading(writer_schema, target)
     buf = io.BytesIO(content)
@@ -138,14 +147,7 @@ def _convert(column: pa.ChunkedArray, wanted: pa.DataType) -> pa.Array:
     size = raw.type.byte_width
     values = np.frombuffer(raw.buffers()[1], dtype=np.uint8, count=(raw.offset + len(raw)) * size)
     values = values[raw.offset * size:].reshape(len(raw), size)
-    wide = np.zeros((len(raw), 16), dtype=np.uint8)
-    wide[values[:, 0] >= 0x80] = 0xFF  # sign extension of the big-endian two's complement
-    wide[:, 16 - size:] = values
-    little = np.ascontiguousarray(wide[:, ::-1])
-    out = pa.Array.from_buffers(wanted, len(raw), [None, pa.py_buffer(little.tobytes())])
-    if raw.null_count:
-        out = pc.if_else(raw.is_valid(), out, pa.scalar(None, wanted))
-    return out
+    return decimal_from_big_endian(values, wanted, np.asarray(raw.is_null(), dtype=bool) if raw.null_count else None)
 
 
 def avro_block_keys(content: bytes, writer_schema: str, key_field: str) -> pa.Array:
@@ -157,6 +159,10 @@ def avro_block_keys(content: bytes, writer_schema: str, key_field: str) -> pa.Ar
     lead = names[:names.index(key_field) + 1] if key_field in names else []
     shapes = [_string_shape(f["type"]) for f in schema["fields"][:len(lead)]]
     offsets = record_offsets(content)
+    fields = flat_fields(writer_schema)
+    if lead and fields is not None:
+        wanted = pa.schema([pa.field(key_field, pa.string())])
+        return decode_records(content, offsets[:-1], offsets[1:] - 4, fields, wanted).column(0).combine_chunks()
     if not lead or None in shapes:
         reader = fastavro.parse_schema({**schema, "fields": [f for f in schema["fields"] if f["name"] == key_field]})
         parsed = fastavro.parse_schema(schema)

@@ -1,161 +1,367 @@
-"""An Avro data block's records decoded a field at a time over all records at once (numpy), for schemas of
-primitives, records and nullable unions: a CDC log's DATA_BEFORE_AFTER records are ~30 µs each through
-fastavro's per-record decoder, ~1 µs here.
+"""Avro records of a flat schema decoded and encoded a field at a time for all records at once (numpy), in
+place of fastavro's record-by-record loop, which is most of a merge-on-read read's and log append's time.
 
-Each record's encoding starts at a known offset (the block stores each record's length,
-:func:`hoodpy.file_group.avro_block.record_offsets`), so one cursor per record walks the schema in step with
-all the others: a varint is read for every record in a handful of vectorized passes (one per byte), a
-string's bytes are gathered into one Arrow buffer. Values come out raw, as Avro encodes them, logical types
-ignored: int and long (dates, timestamps: days and units since the epoch) as int64, fixed as fixed-size
-binary (decimals: the unscaled two's complement), string and bytes, boolean, float and double.
+A flat schema is a record whose fields are each a primitive (string, bytes, int, long, float, double,
+boolean), a fixed, or one of those in a union with null (two branches); logical types date, timestamp-millis /
+-micros and decimal on a fixed of at most 16 bytes included. For any other schema (nested records, arrays,
+maps, enums, bytes decimals, wider unions) the callers keep fastavro (:func:`flat_fields` returns None).
+
+The bytes are the Avro binary encoding (what fastavro reads and writes, byte for byte): ints and longs as
+zigzag varints, a union as its branch index (a zigzag varint) then the branch's value, strings and bytes as a
+varint length then the bytes, floats and doubles little-endian, fixed as its bytes (a decimal: big-endian two's
+complement of the unscaled value). The decoder checks that each record's fields end exactly where its length
+says it ends; a block that does not is reported as corrupt (HoodieIOError), never read wrong.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
 
 from hoodpy.errors import HoodieIOError
 
-_PADDING = 10  # a varint's longest encoding: reads past the content's end hit zeros, not an IndexError
+# Records per pass: the index arrays of a pass take several bytes per byte of strings, so a big block (up to
+# hoodie.logfile.data.block.max.size) goes in chunks.
+CHUNK_RECORDS = 1 << 16
+_PRIMITIVES = {"string", "bytes", "int", "long", "float", "double", "boolean"}
+_WIDTHS = {"float": 4, "double": 8, "boolean": 1}
+_TIMESTAMP_UNITS = {"timestamp-millis": "ms", "timestamp-micros": "us"}
 
 
-class UnsupportedSchema(Exception):
-    """The schema has a type this decoder does not read (arrays, maps, enums, unions of several types)."""
+class FlatField(NamedTuple):
+    """One field of a flat record schema: its name, Avro kind (a primitive name or "fixed"), fixed size, logical
+    type (with its decimal scale), and its union shape: the value's branch index, -1 when not a union."""
+
+    name: str
+    kind: str
+    size: int
+    logical: str | None
+    scale: int
+    precision: int
+    value_branch: int
 
 
-class _Cursors:
-    """The data and one read position per record."""
-
-    def __init__(self, content: bytes, starts: np.ndarray):
-        self.data = np.frombuffer(content + bytes(_PADDING), dtype=np.uint8)
-        self.pos = starts.astype(np.int64)
-
-    def varint(self, sel: np.ndarray) -> np.ndarray:
-        """The zigzag varints (Avro int and long) at the selected records' positions, as int64."""
-        pos = self.pos[sel]
-        value = np.zeros(len(pos), dtype=np.uint64)
-        active = np.ones(len(pos), dtype=bool)
-        shift = np.uint64(0)
-        while active.any():
-            byte = self.data[pos].astype(np.uint64)
-            value |= np.where(active, (byte & np.uint64(0x7F)) << shift, np.uint64(0))
-            pos += active
-            active &= (byte & np.uint64(0x80)) != 0
-            shift += np.uint64(7)
-            if shift > 63:
-                raise HoodieIOError("avro data block", "a varint longer than 10 bytes")
-        self.pos[sel] = pos
-        return ((value >> np.uint64(1)).astype(np.int64)) ^ -((value & np.uint64(1)).astype(np.int64))
-
-    def take(self, sel: np.ndarray, sizes: np.ndarray | int) -> np.ndarray:
-        """The bytes of the selected records' next ``sizes`` bytes, concatenated; the positions move past them."""
-        pos = self.pos[sel]
-        sizes = np.broadcast_to(np.asarray(sizes, dtype=np.int64), pos.shape)
-        ends = np.cumsum(sizes)
-        index = np.repeat(pos - (ends - sizes), sizes) + np.arange(int(ends[-1]) if len(ends) else 0)
-        if len(index) and index[-1] >= len(self.data) - _PADDING:
-            raise HoodieIOError("avro data block", "a record runs past the end of its block")
-        self.pos[sel] = pos + sizes
-        return self.data[index]
+@lru_cache(maxsize=64)
+def flat_fields(schema_json: str) -> tuple[FlatField, ...] | None:
+    """The fields of a flat record schema (its JSON text), in order; None when the schema is not flat."""
+    schema = json.loads(schema_json)
+    if not isinstance(schema, dict) or schema.get("type") != "record":
+        return None
+    out = []
+    for field in schema.get("fields", []):
+        avro_type, branch = field["type"], -1
+        if isinstance(avro_type, list):
+            if len(avro_type) != 2 or "null" not in avro_type:
+                return None
+            branch = 1 - avro_type.index("null")
+            avro_type = avro_type[branch]
+        flat = _flat_type(field["name"], avro_type, branch)
+        if flat is None:
+            return None
+        out.append(flat)
+    return tuple(out)
 
 
-def _with_nulls(values: pa.Array, sel: np.ndarray, n: int) -> pa.Array:
-    """``values`` of the selected records placed among ``n`` (null elsewhere)."""
-    if len(sel) == n:
-        return values
-    index = np.full(n, -1, dtype=np.int64)
-    index[sel] = np.arange(len(sel))
-    return values.take(pa.array(index, mask=index < 0))
+def _flat_type(name: str, avro_type: Any, branch: int) -> FlatField | None:
+    if isinstance(avro_type, str):
+        return FlatField(name, avro_type, 0, None, 0, 0, branch) if avro_type in _PRIMITIVES else None
+    if not isinstance(avro_type, dict):
+        return None
+    kind, logical = avro_type.get("type"), avro_type.get("logicalType")
+    if kind == "fixed":
+        size = int(avro_type.get("size", 0))
+        if logical == "decimal" and not 0 < size <= 16:
+            return None
+        return FlatField(name, kind, size, "decimal" if logical == "decimal" else None,
+                         int(avro_type.get("scale", 0)), int(avro_type.get("precision", 0)), branch)
+    if kind not in _PRIMITIVES:
+        return None
+    if (logical == "date" and kind == "int") or (logical in _TIMESTAMP_UNITS and kind == "long"):
+        return FlatField(name, kind, 0, logical, 0, 0, branch)
+    if logical == "decimal":  # bytes decimals: fastavro
+        return None
+    return FlatField(name, kind, 0, None, 0, 0, branch)  # other logical types read as their plain values
 
 
-def _binary(raw: np.ndarray, sizes: np.ndarray, t: pa.DataType) -> pa.Array:
-    offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    large = pa.large_string() if t == pa.string() else pa.large_binary()
-    return pa.Array.from_buffers(large, len(sizes), [None, pa.py_buffer(offsets), pa.py_buffer(raw)]).cast(t)
+# -- decoding -------------------------------------------------------------------------------------------
 
 
-class _Decoder:
-    def __init__(self, cursors: _Cursors, names: dict[str, Any]):
-        self.c, self.names = cursors, names
+def decode_records(content: bytes, starts: np.ndarray, ends: np.ndarray, fields: tuple[FlatField, ...],
+                   wanted: pa.Schema, source: str = "avro data block") -> pa.Table:
+    """The records encoded at ``content[starts[i]:ends[i]]`` as a table of ``wanted``'s fields (each a field of
+    ``fields``, the records' flat schema), in ``wanted``'s order. Decoding stops after the last wanted field
+    (``ends`` is then only checked for the fields read) unless every field is read."""
+    buf = np.frombuffer(content + bytes(16), dtype=np.uint8)  # padding: fixed-width reads may look past the end
+    tables = [_decode_chunk(buf, starts[i:i + CHUNK_RECORDS], ends[i:i + CHUNK_RECORDS], fields, wanted, source)
+              for i in range(0, max(len(starts), 1), CHUNK_RECORDS)]
+    return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
 
-    def read(self, schema: Any, sel: np.ndarray, n: int, namespace: str | None) -> pa.Array:
-        """The values of type ``schema`` of the selected records (each at its position), among ``n``."""
-        if isinstance(schema, str) and schema in self.names:
-            schema = self.names[schema]
-        elif isinstance(schema, str) and namespace and f"{namespace}.{schema}" in self.names:
-            schema = self.names[f"{namespace}.{schema}"]
-        if isinstance(schema, list):
-            return self._union(schema, sel, n, namespace)
-        kind = schema if isinstance(schema, str) else schema["type"]
-        c = self.c
-        if kind in ("int", "long"):
-            return _with_nulls(pa.array(c.varint(sel), pa.int64()), sel, n)
-        if kind in ("string", "bytes"):
-            sizes = c.varint(sel)
-            if (sizes < 0).any():
-                raise HoodieIOError("avro data block", "a negative string length")
-            return _with_nulls(_binary(c.take(sel, sizes), sizes, pa.string() if kind == "string" else pa.binary()),
-                               sel, n)
-        if kind == "fixed":
-            size = int(schema["size"])
-            buf = pa.py_buffer(c.take(sel, size))
-            return _with_nulls(pa.Array.from_buffers(pa.binary(size), len(sel), [None, buf]), sel, n)
+
+def _decode_chunk(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, fields: tuple[FlatField, ...],
+                  wanted: pa.Schema, source: str) -> pa.Table:
+    pos = starts.astype(np.int64, copy=True)
+    last = max((i for i, f in enumerate(fields) if f.name in wanted.names), default=-1)
+    columns: dict[str, pa.Array] = {}
+    for field in fields[:last + 1]:
+        valid = None
+        if field.value_branch >= 0:
+            branch, pos = _varints(buf, pos, source)
+            if np.any((branch != 0) & (branch != 1)) or np.any(pos > ends):
+                raise HoodieIOError(source, f"corrupt Avro record: bad union branch in {field.name!r}")
+            valid = branch == field.value_branch
+        array, pos = _decode_field(buf, pos, ends, field, valid, field.name in wanted.names, source)
+        if array is not None:
+            columns[field.name] = array
+    if last == len(fields) - 1 and np.any(pos != ends):
+        raise HoodieIOError(source, "corrupt Avro record: its fields end before its length says")
+    return pa.table([_to_wanted(columns[f.name], f.type) for f in wanted], schema=wanted)
+
+
+def _to_wanted(array: pa.Array, wanted: pa.DataType) -> pa.Array:
+    return array if array.type == wanted else array.cast(wanted)
+
+
+def _decode_field(buf: np.ndarray, pos: np.ndarray, ends: np.ndarray, field: FlatField, valid: np.ndarray | None,
+                  keep: bool, source: str) -> tuple[pa.Array | None, np.ndarray]:
+    """One field of every record (``valid``: the records whose union holds a value, None: all), and the
+    positions after it (each checked against its record's end before any byte past it is read)."""
+    rows = np.arange(len(pos)) if valid is None else np.flatnonzero(valid)
+    at, limit = pos[rows], ends[rows]
+    mask = None if valid is None else ~valid
+    kind = field.kind
+    if kind in ("string", "bytes"):
+        lengths, at = _varints(buf, at, source)
+        if np.any(lengths < 0) or np.any(at + lengths > limit):
+            raise HoodieIOError(source, f"corrupt Avro record: field {field.name!r} runs past its record")
+        array = _binary(buf, at, lengths, rows, len(pos), mask) if keep else None
+        if array is not None and kind == "string":
+            array = array.cast(pa.string())
+        at = at + lengths
+    elif kind in ("int", "long"):
+        values, at = _varints(buf, at, source)
+        array = None
+        if keep:
+            out = np.zeros(len(pos), dtype=np.int64)
+            out[rows] = values
+            array = pa.array(out if kind == "long" else out.astype(np.int32), mask=mask)
+            if field.logical == "date":
+                array = array.cast(pa.date32())
+            elif field.logical in _TIMESTAMP_UNITS:
+                array = array.cast(pa.timestamp(_TIMESTAMP_UNITS[field.logical]))
+    else:
+        width = field.size if kind == "fixed" else _WIDTHS[kind]
+        array = None
+        if keep:
+            raw = np.zeros((len(pos), width), dtype=np.uint8)
+            raw[rows] = buf[at[:, None] + np.arange(width)]
+            array = _fixed_width(raw, field, mask)
+        at = at + width
+    if np.any(at > limit):
+        raise HoodieIOError(source, f"corrupt Avro record: field {field.name!r} runs past its record")
+    pos = pos.copy()
+    pos[rows] = at
+    return array, pos
+
+
+def _varints(buf: np.ndarray, pos: np.ndarray, source: str) -> tuple[np.ndarray, np.ndarray]:
+    """The zigzag varints (Avro int and long) at ``pos``, and the positions after them: a byte at a time over
+    the varints not yet ended, so short ones (union branches, small numbers) cost one pass."""
+    byte = buf[pos]
+    raw = (byte & 0x7F).astype(np.uint64)
+    lengths = np.ones(len(pos), dtype=np.int64)
+    going = np.flatnonzero(byte >= 0x80)
+    for k in range(1, 10):
+        if not len(going):
+            break
+        byte = buf[pos[going] + k]
+        raw[going] |= (byte & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+        lengths[going] += 1
+        going = going[byte >= 0x80]
+    if len(going):
+        raise HoodieIOError(source, "corrupt Avro record: a varint longer than 10 bytes")
+    values = (raw >> np.uint64(1)).astype(np.int64) ^ -(raw & np.uint64(1)).astype(np.int64)
+    return values, pos + lengths
+
+
+def _binary(buf: np.ndarray, at: np.ndarray, lengths: np.ndarray, rows: np.ndarray, n: int,
+            mask: np.ndarray | None) -> pa.Array:
+    """Binary values of ``lengths`` bytes at ``at`` for records ``rows`` of ``n`` (the others null)."""
+    all_lengths = np.zeros(n, dtype=np.int64)
+    all_lengths[rows] = lengths
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(all_lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    index = np.repeat(at - offsets[:-1][rows], lengths) + np.arange(total, dtype=np.int64)
+    data = buf[index]
+    kind, offset_type = (pa.binary(), np.int32) if total < 2 ** 31 else (pa.large_binary(), np.int64)
+    validity = None if mask is None else pa.py_buffer(np.packbits(~mask, bitorder="little"))
+    return pa.Array.from_buffers(kind, n, [validity, pa.py_buffer(offsets.astype(offset_type)), pa.py_buffer(data)],
+                                 null_count=-1 if mask is None else int(mask.sum()))
+
+
+def _fixed_width(raw: np.ndarray, field: FlatField, mask: np.ndarray | None) -> pa.Array:
+    """Fixed-width values (one row of ``raw`` bytes each) as Arrow."""
+    if field.kind == "boolean":
+        return pa.array(raw[:, 0] != 0, mask=mask)
+    if field.kind in ("float", "double"):
+        return pa.array(raw.view("<f4" if field.kind == "float" else "<f8")[:, 0], mask=mask)
+    if field.logical == "decimal":
+        return decimal_from_big_endian(raw, pa.decimal128(max(field.precision, 1), field.scale), mask)
+    validity = None if mask is None else pa.py_buffer(np.packbits(~mask, bitorder="little"))
+    return pa.Array.from_buffers(pa.binary(field.size), len(raw), [validity, pa.py_buffer(raw.tobytes())])
+
+
+def decimal_from_big_endian(raw: np.ndarray, kind: pa.DataType, mask: np.ndarray | None) -> pa.Array:
+    """Decimal128 values from their unscaled big-endian two's complement bytes (one row of ``raw`` each, at
+    most 16 bytes); ``mask``: the null rows."""
+    size = raw.shape[1]
+    wide = np.zeros((len(raw), 16), dtype=np.uint8)
+    wide[raw[:, 0] >= 0x80] = 0xFF  # sign extension
+    wide[:, 16 - size:] = raw
+    little = np.ascontiguousarray(wide[:, ::-1])
+    validity = None if mask is None else pa.py_buffer(np.packbits(~mask, bitorder="little"))
+    return pa.Array.from_buffers(kind, len(raw), [validity, pa.py_buffer(little.tobytes())],
+                                 null_count=-1 if mask is None else int(mask.sum()))
+
+
+# -- encoding -------------------------------------------------------------------------------------------
+
+
+def encode_records(rows: pa.Table, fields: tuple[FlatField, ...]) -> bytes | None:
+    """Every row of ``rows`` encoded under the flat schema ``fields`` (a column per field, by name), each
+    record preceded by its length as a 4-byte big-endian int (an Avro data block's framing); the records'
+    bytes are what fastavro's schemaless writer writes. None when a column does not line up with its field
+    the way this encoder takes it (the caller keeps fastavro)."""
+    parts = []
+    for start in range(0, rows.num_rows, CHUNK_RECORDS):
+        part = _encode_chunk(rows.slice(start, CHUNK_RECORDS), fields)
+        if part is None:
+            return None
+        parts.append(part)
+    return b"".join(parts)
+
+
+def _encode_chunk(rows: pa.Table, fields: tuple[FlatField, ...]) -> bytes | None:
+    n = rows.num_rows
+    pieces = []
+    for field in fields:
+        if field.name not in rows.column_names:
+            return None
+        column = rows.column(field.name).combine_chunks()
+        valid = np.asarray(column.is_valid(), dtype=bool) if column.null_count else np.ones(n, dtype=bool)
+        if field.value_branch < 0 and not valid.all():
+            return None  # a null in a field that takes none: fastavro's error
+        piece = _field_bytes(column, field, valid)
+        if piece is None:
+            return None
+        if field.value_branch >= 0:  # the union's branch index (0 or 1, as a one-byte zigzag varint)
+            branch = np.where(valid, field.value_branch, 1 - field.value_branch).astype(np.uint8) * 2
+            pieces.append((np.ones(n, dtype=np.int64), branch[:, None], None))
+        pieces.append(piece)
+    lengths = sum((p[0] for p in pieces), np.zeros(n, dtype=np.int64))
+    framing = lengths.astype(">i4").view(np.uint8).reshape(n, 4)
+    pieces.insert(0, (np.full(n, 4, dtype=np.int64), framing, None))
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths + 4, out=starts[1:])
+    out = np.empty(int(starts[-1]), dtype=np.uint8)
+    cursor = starts[:-1].copy()
+    for piece_lengths, matrix, data in pieces:
+        # ``matrix``: fixed-width bytes or varints, a row per record, its first ``head`` bytes used; then for
+        # strings and bytes, ``data``: the values' bytes and lengths.
+        head = piece_lengths if data is None else piece_lengths - data[1]
+        used = np.arange(matrix.shape[1]) < head[:, None]
+        out[(cursor[:, None] + np.arange(matrix.shape[1]))[used]] = matrix[used]
+        if data is not None:
+            out[_spans(cursor + head, data[1])] = data[0]
+        cursor += piece_lengths
+    return out.tobytes()
+
+
+def _spans(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The positions of the spans ``[starts[i], starts[i] + lengths[i])``, one after the other."""
+    begins = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=begins[1:])
+    return np.repeat(starts - begins, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+
+
+def _field_bytes(column: pa.Array, field: FlatField, valid: np.ndarray):
+    """One field's encoding per record: (byte lengths, a matrix of fixed-width bytes or varints, and for
+    strings and bytes the values' bytes and lengths); null records get none. None: not this encoder's."""
+    kind, t = field.kind, column.type
+    if kind in ("string", "bytes"):
+        if not (pa.types.is_string(t) if kind == "string" else pa.types.is_binary(t)):
+            return None
+        offsets = np.frombuffer(column.buffers()[1], dtype=np.int32, count=len(column) + 1, offset=column.offset * 4)
+        sizes = np.where(valid, np.diff(offsets), 0).astype(np.int64)
+        data = np.frombuffer(column.buffers()[2], dtype=np.uint8) if column.buffers()[2] is not None \
+            else np.zeros(0, np.uint8)
+        values = data[_spans(offsets[:-1].astype(np.int64), sizes)]
+        matrix, heads = _varint_bytes(sizes)
+        return np.where(valid, heads + sizes, 0), matrix, (values, sizes)
+    if kind in ("int", "long"):
+        ints = _integers(column, field)
+        if ints is None:
+            return None
+        matrix, lengths = _varint_bytes(np.where(valid, ints, 0))
+        return np.where(valid, lengths, 0), matrix, None
+    if kind in ("float", "double", "boolean"):
+        wanted = {"float": pa.float32(), "double": pa.float64(), "boolean": pa.bool_()}[kind]
+        if t != wanted:
+            return None
         if kind == "boolean":
-            return _with_nulls(pa.array(c.take(sel, 1) != 0), sel, n)
-        if kind in ("float", "double"):
-            dtype = np.dtype("<f4" if kind == "float" else "<f8")
-            return _with_nulls(pa.array(c.take(sel, dtype.itemsize).view(dtype)), sel, n)
-        if kind == "null":
-            return pa.nulls(n)
-        if kind == "record":
-            space = schema.get("namespace", namespace)
-            children = [self.read(f["type"], sel, n, space) for f in schema["fields"]]
-            present = np.zeros(n, dtype=bool)
-            present[sel] = True
-            return pa.StructArray.from_arrays(children, [f["name"] for f in schema["fields"]],
-                                              mask=pa.array(~present))
-        raise UnsupportedSchema(kind)
-
-    def _union(self, branches: list[Any], sel: np.ndarray, n: int, namespace: str | None) -> pa.Array:
-        values = [i for i, b in enumerate(branches) if b != "null"]
-        if len(values) != 1:
-            raise UnsupportedSchema("a union of several types")
-        index = self.c.varint(sel)
-        if ((index < 0) | (index >= len(branches))).any():
-            raise HoodieIOError("avro data block", "a union branch index out of range")
-        return self.read(branches[values[0]], sel[index == values[0]], n, namespace)
-
-
-def _named(schema: Any, namespace: str | None, out: dict[str, Any]) -> None:
-    if isinstance(schema, list):
-        for b in schema:
-            _named(b, namespace, out)
-    elif isinstance(schema, dict):
-        if schema.get("type") in ("record", "fixed", "enum") and "name" in schema:
-            space = schema.get("namespace", namespace)
-            name = schema["name"] if "." in schema["name"] or not space else f"{space}.{schema['name']}"
-            out[name] = schema
-            namespace = space
-        for f in schema.get("fields", ()):
-            _named(f["type"], namespace, out)
-        for key in ("items", "values"):
-            if key in schema:
-                _named(schema[key], namespace, out)
+            matrix = np.asarray(column.fill_null(False), dtype=np.uint8)[:, None]
+        else:
+            values = np.asarray(column.fill_null(0), dtype="<f4" if kind == "float" else "<f8")
+            matrix = np.ascontiguousarray(values).view(np.uint8).reshape(len(column), -1)
+        return np.where(valid, matrix.shape[1], 0), matrix, None
+    size = field.size
+    if field.logical == "decimal":
+        if not pa.types.is_decimal128(t) or t.scale != field.scale:
+            return None
+        little = np.frombuffer(column.buffers()[1], dtype=np.uint8, count=(column.offset + len(column)) * 16)
+        big = little[column.offset * 16:].reshape(len(column), 16)[:, ::-1]
+        sign = np.where(big[:, 0] >= 0x80, 0xFF, 0).astype(np.uint8)
+        # The unscaled value must fit ``size`` bytes: the dropped bytes and the top kept bit are the sign.
+        fits = (big[:, :16 - size] == sign[:, None]).all(axis=1) & ((big[:, 16 - size] >= 0x80) == (sign == 0xFF))
+        if not fits[valid].all():
+            return None
+        matrix = np.ascontiguousarray(big[:, 16 - size:])
+    elif t == pa.binary(size):
+        matrix = np.frombuffer(column.buffers()[1], dtype=np.uint8, count=(column.offset + len(column)) * size)
+        matrix = matrix[column.offset * size:].reshape(len(column), size)
+    else:
+        return None
+    return np.where(valid, size, 0), matrix, None
 
 
-def block_columns(content: bytes, starts: np.ndarray, ends: np.ndarray, writer: dict[str, Any]) -> pa.StructArray:
-    """The records starting at ``starts`` (each encoding ending at ``ends``) of a block with the record schema
-    ``writer`` (JSON form), as a struct array of raw values. Raises :class:`UnsupportedSchema` for a schema it
-    does not read, HoodieIOError when a record's encoding is not its stored length."""
-    names: dict[str, Any] = {}
-    _named(writer, None, names)
-    cursors = _Cursors(content, starts)
-    n = len(starts)
-    out = _Decoder(cursors, names).read(writer, np.arange(n), n, None)
-    if not np.array_equal(cursors.pos, ends):
-        raise HoodieIOError("avro data block", "a record's encoding does not match its stored length")
-    return out
+def _integers(column: pa.Array, field: FlatField) -> np.ndarray | None:
+    """An int or long field's values as int64 (dates as days, timestamps in the logical type's unit)."""
+    t = column.type
+    if field.logical == "date":
+        return column.cast(pa.int32()).fill_null(0).to_numpy().astype(np.int64) if t == pa.date32() else None
+    if field.logical in _TIMESTAMP_UNITS:
+        if not pa.types.is_timestamp(t) or t.unit != _TIMESTAMP_UNITS[field.logical]:
+            return None
+        return column.cast(pa.int64()).fill_null(0).to_numpy()
+    room = 32 if field.kind == "int" else 64  # the bits the Avro type holds
+    if not pa.types.is_integer(t) or t.bit_width > room or (t.bit_width == room and not pa.types.is_signed_integer(t)):
+        return None
+    return column.fill_null(0).to_numpy().astype(np.int64)
+
+
+def _varint_bytes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` (int64) as zigzag varints: a row of bytes each (the first ``lengths`` of it used)."""
+    raw = (values.astype(np.int64) << 1 ^ values.astype(np.int64) >> 63).view(np.uint64)
+    groups = [raw]
+    while np.any(groups[-1] >= 0x80):
+        groups.append(groups[-1] >> np.uint64(7))
+    matrix = np.stack([(g & np.uint64(0x7F)).astype(np.uint8) for g in groups], axis=1)
+    lengths = np.ones(len(values), dtype=np.int64)
+    for g in groups[1:]:
+        lengths += g > 0
+    matrix[:, :-1] |= np.where(np.arange(len(groups) - 1) < lengths[:, None] - 1, 0x80, 0).astype(np.uint8)
+    return matrix, lengths

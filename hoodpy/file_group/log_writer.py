@@ -29,6 +29,7 @@ from typing import Any
 import fastavro
 import pyarrow as pa
 
+from hoodpy.file_group.avro_columns import encode_records, flat_fields
 from hoodpy.file_group.log_file import DATA_BLOCK_VERSION, DELETE_RECORD_LIST_SCHEMA, ROLLBACK_COMMAND
 from hoodpy.file_group.ordering_wrappers import delete_schema_1x
 from hoodpy.meta_fields import META_COLUMNS
@@ -54,9 +55,13 @@ def log_schema(table_schema: dict[str, Any]) -> dict[str, Any]:
 
 def avro_data_block(rows: pa.Table, instant_time: str, schema_json: str) -> bytes:
     """An Avro data block of ``rows`` (meta columns first, the table's columns after) written by
-    ``instant_time``; ``schema_json`` is the :func:`log_schema` the records are encoded with."""
-    return lf.encode_block(lf.AVRO_DATA_BLOCK, {lf.INSTANT_TIME: instant_time, lf.SCHEMA: schema_json},
-                           _avro_content(avro_records(rows), schema_json))
+    ``instant_time``; ``schema_json`` is the :func:`log_schema` the records are encoded with. A flat schema's
+    records are encoded column-wise (:mod:`hoodpy.file_group.avro_columns`), any other's with fastavro."""
+    fields = flat_fields(schema_json)
+    records = encode_records(rows, fields) if fields is not None else None
+    content = struct.pack(">ii", DATA_BLOCK_VERSION, rows.num_rows) + records if records is not None \
+        else _avro_content(avro_records(rows), schema_json)
+    return lf.encode_block(lf.AVRO_DATA_BLOCK, {lf.INSTANT_TIME: instant_time, lf.SCHEMA: schema_json}, content)
 
 
 def cdc_data_block(records: list[dict[str, Any]], instant_time: str, schema_json: str) -> bytes:

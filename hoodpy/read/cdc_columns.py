@@ -10,7 +10,7 @@ by the per-record printers, so the text is the same either way.
 Logged images (DATA_BEFORE_AFTER CDC records) are decoded as raw Avro values: days, micro- or milliseconds, a
 fixed decimal's bytes are what Hudi's images print, so nothing converts them to Python objects and back. Images
 whose columns all print column-wise are decoded a field at a time over all records
-(:mod:`hoodpy.file_group.avro_columns`); others by fastavro, record by record, with those logical types removed.
+(:mod:`hoodpy.file_group.avro_nested_columns`); others by fastavro, record by record, with those logical types removed.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodpy.file_group.avro_block import record_offsets
-from hoodpy.file_group.avro_columns import UnsupportedSchema, block_columns
+from hoodpy.file_group.avro_nested_columns import UnsupportedSchema, block_columns
 from hoodpy.file_group.log_writer import avro_records
 from hoodpy.read.cdc_images import avro_string, avro_text, jackson_float, jackson_string, jackson_text
 from hoodpy.schema import decimal_fixed_size

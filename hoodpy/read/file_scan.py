@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import reduce
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -109,3 +111,21 @@ def read_base_file(storage: Storage, rel: str, arrow_schema: pa.Schema) -> pa.Ta
         pf = pq.ParquetFile(f)
         columns = [n for n in arrow_schema.names if n in pf.schema_arrow.names]
         return align(pf.read(columns=columns), arrow_schema)
+
+
+def read_base_rows(storage: Storage, rel: str, arrow_schema: pa.Schema, key_column: str, keys: pa.Array) -> pa.Table:
+    """The rows of one base file whose ``key_column`` is one of ``keys``, conformed to ``arrow_schema``: the key
+    column is read first, then the other columns of only the row groups holding such a row (a merge-on-read
+    read's logs usually name a small share of a base file's keys)."""
+    with storage.fs.open_input_file(storage.full_path(rel)) as f:
+        pf = pq.ParquetFile(f)
+        columns = [n for n in arrow_schema.names if n in pf.schema_arrow.names]
+        if key_column not in pf.schema_arrow.names:  # virtual keys: no stored key names any row
+            return arrow_schema.empty_table()
+        hit = np.asarray(pc.is_in(pf.read(columns=[key_column]).column(0), value_set=keys), dtype=bool)
+        bounds = np.cumsum([0] + [pf.metadata.row_group(i).num_rows for i in range(pf.num_row_groups)])
+        groups = [i for i in range(pf.num_row_groups) if hit[bounds[i]:bounds[i + 1]].any()]
+        if not groups:
+            return arrow_schema.empty_table()
+        mask = np.concatenate([hit[bounds[i]:bounds[i + 1]] for i in groups])
+        return align(pf.read_row_groups(groups, columns=columns).filter(pa.array(mask)), arrow_schema)

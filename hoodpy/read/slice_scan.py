@@ -20,7 +20,7 @@ from hoodpy.file_group.log_file import effective_blocks
 from hoodpy.keygen import KeyGenerator
 from hoodpy.keygen.stored import with_record_keys
 from hoodpy.meta_fields import RECORD_KEY
-from hoodpy.read.file_scan import MAX_SCAN_TASKS, read_base_file, read_parquet_files
+from hoodpy.read.file_scan import MAX_SCAN_TASKS, read_base_file, read_base_rows, read_parquet_files
 from hoodpy.read.slice_parts import merge_slice_part, named_keys
 from hoodpy.storage import Storage
 from hoodpy.timeline.timeline import CommittedInstants
@@ -157,10 +157,14 @@ def slice_rows(storage: Storage, base_rel: str | None, log_rels: Sequence[str], 
     (:mod:`hoodpy.read.slice_parts`); ``named_only``: only the rows of keys the logs name. ``virtual``: the key
     generator of a table with virtual keys (``schema`` must then hold ``_hoodie_record_key``, which the merged
     rows carry computed)."""
-    base = read_base_file(storage, base_rel, schema) if base_rel is not None else None
     if not log_rels:
-        return base if base is not None else schema.empty_table()
+        return read_base_file(storage, base_rel, schema) if base_rel is not None else schema.empty_table()
     logs = effective_blocks(((storage.full_path(rel), storage.read_bytes(rel)) for rel in log_rels), committed)
-    base = with_record_keys(base, virtual) if base is not None else None
+    if base_rel is None:
+        base = None
+    elif named_only and virtual is None:  # the base rows of keys the logs name, from the row groups holding them
+        base = read_base_rows(storage, base_rel, schema, RECORD_KEY, named_keys(logs.blocks))
+    else:  # the whole base (virtual keys: no stored key column to select rows by)
+        base = with_record_keys(read_base_file(storage, base_rel, schema), virtual)
     return merge_slice_part(base, logs.blocks, schema, ordering_field, part, parts, named_only=named_only,
                             virtual=virtual)

@@ -17,7 +17,7 @@ import pytest
 from hoodpy.file_group.cdc_log import cdc_record, cdc_schema_json
 from hoodpy.errors import HoodieIOError
 from hoodpy.file_group.avro_block import record_offsets
-from hoodpy.file_group.avro_columns import UnsupportedSchema, block_columns
+from hoodpy.file_group.avro_nested_columns import UnsupportedSchema, block_columns
 from hoodpy.file_group.log_file import cdc_blocks, cdc_records
 from hoodpy.file_group.log_writer import _avro_content, avro_records, cdc_data_block
 from hoodpy.read.cdc_columns import logged_changes, row_texts
