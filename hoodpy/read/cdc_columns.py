@@ -10,7 +10,8 @@ by the per-record printers, so the text is the same either way.
 Logged images (DATA_BEFORE_AFTER CDC records) are decoded as raw Avro values: days, micro- or milliseconds, a
 fixed decimal's bytes are what Hudi's images print, so nothing converts them to Python objects and back. Images
 whose columns all print column-wise are decoded a field at a time over all records
-(:mod:`hoodpy.file_group.avro_nested_columns`); others by fastavro, record by record, with those logical types removed.
+(:mod:`hoodpy.file_group.avro_nested_columns`); others by fastavro, record by record, with those logical types
+removed.
 """
 
 from __future__ import annotations
