@@ -109,7 +109,7 @@ def _decode_chunk(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, fields:
     for field in fields[:last + 1]:
         valid = None
         if field.value_branch >= 0:
-            branch, pos = _varints(buf, pos, source)
+            branch, pos = zigzag_varints(buf, pos, source)
             if np.any((branch != 0) & (branch != 1)) or np.any(pos > ends):
                 raise HoodieIOError(source, f"corrupt Avro record: bad union branch in {field.name!r}")
             valid = branch == field.value_branch
@@ -134,7 +134,7 @@ def _decode_field(buf: np.ndarray, pos: np.ndarray, ends: np.ndarray, field: Fla
     mask = None if valid is None else ~valid
     kind = field.kind
     if kind in ("string", "bytes"):
-        lengths, at = _varints(buf, at, source)
+        lengths, at = zigzag_varints(buf, at, source)
         if np.any(lengths < 0) or np.any(at + lengths > limit):
             raise HoodieIOError(source, f"corrupt Avro record: field {field.name!r} runs past its record")
         array = _binary(buf, at, lengths, rows, len(pos), mask) if keep else None
@@ -142,7 +142,7 @@ def _decode_field(buf: np.ndarray, pos: np.ndarray, ends: np.ndarray, field: Fla
             array = array.cast(pa.string())
         at = at + lengths
     elif kind in ("int", "long"):
-        values, at = _varints(buf, at, source)
+        values, at = zigzag_varints(buf, at, source)
         array = None
         if keep:
             out = np.zeros(len(pos), dtype=np.int64)
@@ -167,7 +167,7 @@ def _decode_field(buf: np.ndarray, pos: np.ndarray, ends: np.ndarray, field: Fla
     return array, pos
 
 
-def _varints(buf: np.ndarray, pos: np.ndarray, source: str) -> tuple[np.ndarray, np.ndarray]:
+def zigzag_varints(buf: np.ndarray, pos: np.ndarray, source: str) -> tuple[np.ndarray, np.ndarray]:
     """The zigzag varints (Avro int and long) at ``pos``, and the positions after them: a byte at a time over
     the varints not yet ended, so short ones (union branches, small numbers) cost one pass."""
     byte = buf[pos]

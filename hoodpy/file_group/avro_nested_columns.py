@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from hoodpy.errors import HoodieIOError
+from hoodpy.file_group.avro_columns import zigzag_varints
 
 _PADDING = 10  # a varint's longest encoding: reads past the content's end hit zeros, not an IndexError
 
@@ -36,20 +37,8 @@ class _Cursors:
 
     def varint(self, sel: np.ndarray) -> np.ndarray:
         """The zigzag varints (Avro int and long) at the selected records' positions, as int64."""
-        pos = self.pos[sel]
-        value = np.zeros(len(pos), dtype=np.uint64)
-        active = np.ones(len(pos), dtype=bool)
-        shift = np.uint64(0)
-        while active.any():
-            byte = self.data[pos].astype(np.uint64)
-            value |= np.where(active, (byte & np.uint64(0x7F)) << shift, np.uint64(0))
-            pos += active
-            active &= (byte & np.uint64(0x80)) != 0
-            shift += np.uint64(7)
-            if shift > 63:
-                raise HoodieIOError("avro data block", "a varint longer than 10 bytes")
-        self.pos[sel] = pos
-        return ((value >> np.uint64(1)).astype(np.int64)) ^ -((value & np.uint64(1)).astype(np.int64))
+        values, self.pos[sel] = zigzag_varints(self.data, self.pos[sel], "avro data block")
+        return values
 
     def take(self, sel: np.ndarray, sizes: np.ndarray | int) -> np.ndarray:
         """The bytes of the selected records' next ``sizes`` bytes, concatenated; the positions move past them."""
