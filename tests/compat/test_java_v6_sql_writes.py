@@ -68,3 +68,25 @@ def test_sql_insert_update_delete_keep_version_6(hoodpy_spark, tmp_path, name):
     assert instants[:len(old_instants)] == old_instants and len(instants) == len(old_instants) + 3
     assert all(Path(path, ".hoodie", f"{t}.commit").exists() for t in instants[len(old_instants):])  # layout 1
     assert hudi_rs.snapshot(path, as_of=old_instants[-1]) == hudi_rs.snapshot(str(src), as_of=old_instants[-1])
+
+
+def test_sql_writes_into_the_empty_version_6_sample(hoodpy_spark, tmp_path):
+    """Java's table with properties and no commits: adopted through SQL, it takes a first insert, an update and a
+    delete; hudi-rs reads the rows; the version stays 6."""
+    spark = hoodpy_spark
+    path = str(tmp_path / "v6_empty")
+    shutil.copytree(unzip_sample("v6_empty", tmp_path / "src"), path)
+    spark.sql(f"CREATE TABLE v6_sql_empty USING hoodpy LOCATION '{path}'")
+    try:
+        assert spark.table("v6_sql_empty").columns[-3:] == ["id", "name", "isActive"]
+        assert spark.table("v6_sql_empty").count() == 0
+        spark.sql("INSERT INTO v6_sql_empty VALUES (1, 'a', true), (2, 'b', false), (3, 'c', true)")
+        spark.sql("UPDATE v6_sql_empty SET name = 'bb' WHERE id = 2")
+        spark.sql("DELETE FROM v6_sql_empty WHERE id = 3")
+    finally:
+        spark.sql("DROP TABLE IF EXISTS v6_sql_empty")
+    assert [(r["id"], r["name"], r["isActive"]) for r in hudi_rs.snapshot(path)] == [(1, "a", True),
+                                                                                     (2, "bb", False)]
+    assert parse_properties(Path(path, ".hoodie", "hoodie.properties").read_text())["hoodie.table.version"] == "6"
+    instants = hudi_rs.completed_instants(path)
+    assert len(instants) == 3 and all(Path(path, ".hoodie", f"{t}.commit").exists() for t in instants)
