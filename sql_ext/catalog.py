@@ -53,6 +53,9 @@ from sqlglot.errors import ParseError, TokenError
 from hoodpy.config.sql import TableOptions
 from hoodpy.config.table import MERGE_ON_READ, TableConfig
 from hoodpy.meta_fields import META_COLUMNS
+# The engine's write projection quotes the same way: one definition of Spark SQL's identifier and string quoting.
+from hoodpy.write.projection import literal as sql_string
+from hoodpy.write.projection import quoted as quote_identifier
 from sql_ext.dialect import DIALECT
 from hoodpy.errors import NotAHoodieTableError, UnknownTableError
 
@@ -98,15 +101,6 @@ class TableName:
 
     def __str__(self) -> str:
         return f"{self.database}.{self.table}"
-
-
-def quote_identifier(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def sql_string(text: str) -> str:
-    """A Spark SQL string literal (backslash escapes, Spark's default)."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def sql_literal(value: Any) -> str:
