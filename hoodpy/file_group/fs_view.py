@@ -63,13 +63,14 @@ def table_listing(storage: Storage, timeline: Timeline, partitions: Iterable[str
 
 def _base_files(listing: Iterable[FileInfo]) -> list[BaseFile]:
     out = []
+    append, parse = out.append, parse_base_file_name  # thousands of files: no attribute lookups per file
     for f in listing:
-        name = f.path.rsplit("/", 1)[-1]
+        partition, _, name = f.path.rpartition("/")
         if not name.endswith(BASE_FILE_EXTENSION) or name.startswith("."):
             continue
-        parsed = parse_base_file_name(name)
+        parsed = parse(name)
         if parsed is not None:
-            out.append(BaseFile(_partition_of(f.path), parsed, f.size))
+            append(BaseFile(partition, parsed, f.size))
     return out
 
 
@@ -77,9 +78,12 @@ def _log_files(listing: Iterable[FileInfo], *, cdc: bool = False) -> list[LogFil
     """The data log files of ``listing`` (with ``cdc``: its CDC log files too)."""
     out = []
     for f in listing:
-        parsed = parse_log_file_name(f.path.rsplit("/", 1)[-1], cdc=cdc)
+        partition, _, name = f.path.rpartition("/")
+        if not name.startswith("."):
+            continue  # every log file name does (a base file's does not): no pattern match for those
+        parsed = parse_log_file_name(name, cdc=cdc)
         if parsed is not None:
-            out.append(LogFile(_partition_of(f.path), parsed, f.size))
+            out.append(LogFile(partition, parsed, f.size))
     return out
 
 
@@ -159,14 +163,31 @@ class FileSystemView:
                 return None
             return groups.setdefault(key, FileGroup(f.partition_path, f.file_id))
 
-        for bf in base_files:
-            if bf.instant_time in committed and (g := group(bf)) is not None:
-                g.add(bf)
+        self._add_base_files(committed, base_files, groups, replaced)
         if timeline.layout == LAYOUT_2:
             self._add_logs_by_completion(timeline, committed, log_files, group)
         else:
             self._add_logs_by_base_instant(timeline, committed, log_files, group)
         self._groups = groups
+
+    @staticmethod
+    def _add_base_files(committed: CommittedInstants, base_files: Iterable[BaseFile],
+                        groups: dict[tuple[str, str], FileGroup], replaced: set) -> None:
+        """Each group's committed base files as its slices, oldest first (a later-listed base file of the same
+        instant wins, as FileGroup.add leaves it): built once per group, not re-sorted per file."""
+        by_group: dict[tuple[str, str], dict[str, BaseFile]] = {}
+        verdicts: dict[str, bool] = {}  # a few instants for thousands of files
+        for bf in base_files:
+            name = bf.name
+            instant = name.instant_time
+            ok = verdicts.get(instant)
+            if ok is None:
+                ok = verdicts[instant] = instant in committed
+            if ok:
+                by_group.setdefault((bf.partition_path, name.file_id), {})[instant] = bf
+        for key, files in by_group.items():
+            if key not in replaced:
+                groups[key] = FileGroup(key[0], key[1], [FileSlice(key[0], key[1], t, files[t]) for t in sorted(files)])
 
     @staticmethod
     def _add_logs_by_completion(timeline: Timeline, committed: CommittedInstants, log_files: Iterable[LogFile],

@@ -49,6 +49,7 @@ from hoodpy.errors import HFileFormatError, HoodieError, InvalidInstantError, Me
 from hoodpy.file_group.log_file import data_rows, effective_blocks
 from hoodpy.file_group.naming import parse_log_file_name
 from hoodpy.hfile import HFileReader, parsed_schema
+from hoodpy.metadata_table.column_stats_vectorized import decode_stats_batch
 from hoodpy.metadata_table.layout import MetadataBaseFile, MetadataLogFile, parse_base_file, parse_log_file
 from hoodpy.metadata_table.reader import MetadataTable, ValidInstants, block_records
 from hoodpy.metadata_table.records import NON_PARTITIONED_NAME
@@ -115,8 +116,22 @@ def _b64_xxh(text: str) -> str:
 
 def column_stats_key(column: str, partition_path: str, file_name: str) -> str:
     """The record key of a file's column (see the module docstring)."""
-    return (_b64_xxh(column) + _b64_xxh(partition_path or NON_PARTITIONED_NAME)
+    return (file_key_prefix(column, partition_path)
             + base64.b64encode(hashlib.md5(file_name.encode("utf-8")).digest()).decode("ascii"))
+
+
+def file_key_prefix(column: str, partition_path: str) -> str:
+    """What the keys of a column's records of a partition's files start with (the file name's hash follows)."""
+    return _b64_xxh(column) + _b64_xxh(partition_path or NON_PARTITIONED_NAME)
+
+
+_PREFIX_CHARS = 24  # two base64 hashes of 8 bytes
+
+
+def stats_by_file(stats: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """(:func:`file_key_prefix`, fileName) -> the record of ``stats`` (key -> record): a file's record found by
+    its name, as Java's ColumnStatsIndexSupport joins records to files, without hashing every file's name."""
+    return {(key[:_PREFIX_CHARS], s.get("fileName")): s for key, s in stats.items()}
 
 
 def java_string_hash(text: str) -> int:
@@ -228,6 +243,8 @@ def unwrap_value(wrapped: Mapping[str, Any] | None, value_type: Mapping[str, Any
         return None
     value = wrapped.get("value")
     kind = (value_type or {}).get("typeOrdinal")
+    if kind not in _CONVERTED_KINDS and _plain_type(arrow_type):
+        return value  # most columns: the stored value as it is (thousands of files: skip the checks below)
     if arrow_type is not None and pa.types.is_decimal(arrow_type) or kind == _DECIMAL:
         if isinstance(value, bytes):
             scale = arrow_type.scale if arrow_type is not None and pa.types.is_decimal(arrow_type) else int(
@@ -243,6 +260,17 @@ def unwrap_value(wrapped: Mapping[str, Any] | None, value_type: Mapping[str, Any
             tz = dt.timezone.utc if arrow_type is None or arrow_type.tz is not None else None
             return dt.datetime(1970, 1, 1, tzinfo=tz) + dt.timedelta(microseconds=value * (1000 if millis else 1))
     return value
+
+
+_CONVERTED_KINDS = frozenset((_DECIMAL, _DATE, _TIMESTAMP_MILLIS, _TIMESTAMP_MICROS))
+
+
+@lru_cache(maxsize=256)
+def _plain_type(arrow_type: pa.DataType | None) -> bool:
+    """Whether :func:`unwrap_value` gives a stored value of a column of this type unchanged (unless its valueType
+    says otherwise)."""
+    return arrow_type is None or not (pa.types.is_decimal(arrow_type) or pa.types.is_date(arrow_type)
+                                      or pa.types.is_timestamp(arrow_type))
 
 
 # -- records ---------------------------------------------------------------------------------------------------
@@ -507,18 +535,16 @@ class ColumnStatsPartition:
                         pairs = (pair for prefix in sorted(set(starts)) for pair in reader.scan(prefix))
                     else:
                         pairs = reader
-                    for key, value in pairs:
-                        self._merge(merged, key, value, schema)
+                    self._merge_all(merged, list(pairs), schema, reader.source)
                 files = [(self.storage.full_path(self.path(lf.name)), self.storage.read_bytes(self.path(lf.name)))
                          for lf in s.log_files]
                 for block in effective_blocks(files, valid).blocks:
-                    for key, value, schema, _ in block_records(block, wanted):
-                        if starts is not None and not key.startswith(starts):
-                            continue
+                    records = [r for r in block_records(block, wanted) if starts is None or r[0].startswith(starts)]
+                    for key, value, _, _ in records:
                         if value is None:
                             merged.pop(key, None)
-                        else:
-                            self._merge(merged, key, value, schema)
+                    if records and records[0][1] is not None:  # a data block (a block's records are one kind)
+                        self._merge_all(merged, [(k, v) for k, v, _, _ in records], records[0][2], records[0][3])
         except (HFileFormatError, InvalidInstantError, OSError, HoodieError, EOFError, ValueError) as e:
             if isinstance(e, MetadataTableError):
                 raise
@@ -531,6 +557,23 @@ class ColumnStatsPartition:
         stats = decode_stats(value, schema)
         if stats is not None:
             merged[key] = merge_stats(merged.get(key), stats)
+
+    @classmethod
+    def _merge_all(cls, merged: dict[str, Mapping[str, Any]], pairs: Sequence[tuple[str, bytes]],
+                   schema: dict[str, Any], source: str) -> None:
+        """Merge the records ``pairs`` (key, encoded value) into ``merged``: column_stats records decoded all at
+        once; a subclass's records by its own ``_merge``, one at a time."""
+        if cls._merge is not ColumnStatsPartition._merge:
+            for key, value in pairs:
+                cls._merge(merged, key, value, schema)
+            return
+        values = [v for _, v in pairs]
+        decoded = decode_stats_batch(values, schema, decode_stats, source)
+        if decoded is None:
+            decoded = [decode_stats(v, schema) for v in values]
+        for (key, _), stats in zip(pairs, decoded, strict=True):
+            if stats is not None:
+                merged[key] = merge_stats(merged.get(key), stats)
 
 
 def _named(value: Any) -> Any:

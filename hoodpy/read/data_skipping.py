@@ -36,7 +36,9 @@ import pyarrow.parquet as pq
 from hoodpy.config.properties import load_table_properties
 from hoodpy.errors import MetadataTableError
 from hoodpy.file_group.file_group import BaseFile, FileSlice
-from hoodpy.metadata_table.column_stats import column_stats_key, has_column_stats, read_column_stats, unwrap_value
+from hoodpy.metadata_table.column_stats import (
+    column_stats_key, file_key_prefix, has_column_stats, read_column_stats, stats_by_file, unwrap_value,
+)
 from hoodpy.storage import Storage
 from hoodpy.timeline.timeline import Timeline
 
@@ -219,14 +221,26 @@ def index_ranges(storage: Storage, timeline: Timeline, base_files: Sequence[Base
         return None
     types = {c: schema.field(c).type if schema is not None and c in schema.names else
              pa.string() if c.startswith("_hoodie_") else None for c in columns}  # once, not per file
-    return [_ranges_of(stats, bf, types) for bf in base_files]
+    by_file = stats_by_file(stats)
+    prefixes: dict[str, dict[str, str]] = {}  # partition -> column -> key prefix
+    out = []
+    for bf in base_files:
+        partition = bf.partition_path
+        of_partition = prefixes.get(partition)
+        if of_partition is None:
+            of_partition = prefixes[partition] = {c: file_key_prefix(c, partition) for c in types}
+        out.append(_ranges_of(stats, by_file, of_partition, bf, types))
+    return out
 
 
-def _ranges_of(stats: Mapping[str, Mapping[str, Any]], bf: BaseFile, types: Mapping[str, pa.DataType | None],
+def _ranges_of(stats: Mapping[str, Mapping[str, Any]], by_file: Mapping[tuple[str, str], Mapping[str, Any]],
+               prefixes: Mapping[str, str], bf: BaseFile, types: Mapping[str, pa.DataType | None],
                ) -> dict[str, ColumnRange] | None:
     out = {}
+    name = bf.file_name
     for column, arrow_type in types.items():
-        s = stats.get(column_stats_key(column, bf.partition_path, bf.file_name))
+        # By the record's fileName first; by its key (the name's hash) for a record without one.
+        s = by_file.get((prefixes[column], name)) or stats.get(column_stats_key(column, bf.partition_path, name))
         if s is None:
             return None
         lo = unwrap_value(s.get("minValue"), s.get("valueType"), arrow_type)
