@@ -25,6 +25,7 @@ from hoodpy.file_group.avro_columns import zigzag_varints
 
 STATS_FIELD = "ColumnStatsMetadata"
 _WRAPPED = ("minValue", "maxValue")
+_PLAIN_RECORDS = (STATS_FIELD, "valueType")
 _WIDTHS = {"boolean": 1, "float": 4, "double": 8}
 
 
@@ -39,13 +40,15 @@ class _Walk:
         self.data, self.buf, self.named, self.source = data, buf, named, source
         self.slow: set[int] = set()  # records to decode with fastavro (a value under a logical type)
 
-    def node(self, schema: Any, rows: np.ndarray, pos: np.ndarray, keep: bool) -> tuple[np.ndarray, list | None]:
-        """Positions after ``schema``'s value for records ``rows`` (at ``pos``), and their values when ``keep``."""
+    def node(self, schema: Any, rows: np.ndarray, pos: np.ndarray, keep: bool, field: str = "",
+             ) -> tuple[np.ndarray, list | None]:
+        """Positions after ``schema``'s value for records ``rows`` (at ``pos``), and their values when ``keep``
+        (``field``: the record field holding it, which decides how a union gives a record)."""
         if isinstance(schema, str) and schema in self.named:
             schema = self.named[schema]
         kind = schema if isinstance(schema, str) else schema["type"] if isinstance(schema, dict) else "union"
         if kind == "union":
-            return self.union(schema, rows, pos, keep)
+            return self.union(schema, rows, pos, keep, field)
         if kind == "record":
             return self.record(schema, rows, pos, keep)
         if isinstance(schema, dict) and schema.get("logicalType") and keep and len(rows):
@@ -93,35 +96,51 @@ class _Walk:
             return pos, [] if keep else None
         raise ValueError(f"unknown Avro type {kind!r}")
 
-    def union(self, branches: list, rows: np.ndarray, pos: np.ndarray, keep: bool) -> tuple[np.ndarray, list | None]:
+    def union(self, branches: list, rows: np.ndarray, pos: np.ndarray, keep: bool, field: str,
+              ) -> tuple[np.ndarray, list | None]:
         index, pos = zigzag_varints(self.buf, pos, self.source)
         if np.any((index < 0) | (index >= len(branches))):
             raise ValueError("bad union branch index")
+        present = np.unique(index).tolist()
         out = [None] * len(rows) if keep else None
         after = pos.copy()
-        for b in np.unique(index).tolist():
-            at = np.flatnonzero(index == b)
+        for b in present:
+            at = np.flatnonzero(index == b) if len(present) > 1 else np.arange(len(rows))
             schema = branches[b]
             if isinstance(schema, str) and schema in self.named:
                 schema = self.named[schema]
             end, values = self.node(schema, rows[at], pos[at], keep)
             after[at] = end
             if keep:
-                record_name = schema.get("name") if isinstance(schema, dict) and schema.get("type") == "record" else None
-                for i, v in zip(at.tolist(), values, strict=True):
-                    out[i] = (record_name, v) if record_name is not None else v
+                if isinstance(schema, dict) and schema.get("type") == "record":
+                    values = _named_records(schema["name"], values, field)
+                if len(present) == 1:
+                    out = values  # the common case: every record in one branch
+                else:
+                    for i, v in zip(at.tolist(), values, strict=True):
+                        out[i] = v
         return after, out
 
     def record(self, schema: dict, rows: np.ndarray, pos: np.ndarray, keep: bool) -> tuple[np.ndarray, list | None]:
         names, columns = [], []
         for f in schema["fields"]:
-            pos, values = self.node(f["type"], rows, pos, keep)
+            pos, values = self.node(f["type"], rows, pos, keep, f["name"])
             names.append(f["name"])
             columns.append(values)
         if not keep:
             return pos, None
         return pos, [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)] if columns else \
             [{} for _ in range(len(rows))]
+
+
+def _named_records(name: str, records: list[dict], field: str) -> list:
+    """A union's records as ``decode_stats`` leaves them: min / max naming their wrapper (``-type``), the stats
+    and valueType as they are, any other as fastavro's (full name, record)."""
+    if field in _WRAPPED:
+        return [{"-type": name, **r} for r in records]
+    if field in _PLAIN_RECORDS:
+        return records
+    return [(name, r) for r in records]
 
 
 def decode_stats_batch(values: Sequence[bytes], schema: dict[str, Any],
@@ -135,7 +154,7 @@ def decode_stats_batch(values: Sequence[bytes], schema: dict[str, Any],
     if not n:
         return []
     data = b"".join(values)
-    lengths = np.fromiter((len(v) for v in values), dtype=np.int64, count=n)
+    lengths = np.array(list(map(len, values)), dtype=np.int64)
     ends = np.cumsum(lengths)
     starts = ends - lengths
     buf = np.frombuffer(data + bytes(16), dtype=np.uint8)  # padding: a corrupt varint may read a little past
@@ -144,7 +163,7 @@ def decode_stats_batch(values: Sequence[bytes], schema: dict[str, Any],
     try:
         for f in schema["fields"]:
             keep = f["name"] == STATS_FIELD
-            pos, got = walk.node(f["type"], rows, pos, keep)
+            pos, got = walk.node(f["type"], rows, pos, keep, f["name"])
             if keep:
                 stats = got
                 break
@@ -156,21 +175,6 @@ def decode_stats_batch(values: Sequence[bytes], schema: dict[str, Any],
         return None
     if np.any(pos > ends):
         raise ValueError("an Avro record runs past its bytes")
-    out: list[dict[str, Any] | None] = []
-    for i, named in enumerate(stats):
-        if i in walk.slow:
-            out.append(decode_stats(values[i], schema))
-            continue
-        record = named[1] if isinstance(named, tuple) else named
-        if record is None:
-            out.append(None)
-            continue
-        for name in _WRAPPED:
-            if isinstance(record.get(name), tuple):
-                branch, wrapped = record[name]
-                record[name] = {"-type": branch, **wrapped}
-        value_type = record.get("valueType")
-        if isinstance(value_type, tuple):
-            record["valueType"] = value_type[1]
-        out.append(record)
-    return out
+    for i in walk.slow:
+        stats[i] = decode_stats(values[i], schema)
+    return stats
