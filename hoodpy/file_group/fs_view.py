@@ -36,17 +36,21 @@ from hoodpy.timeline.timeline import METAFOLDER, CommittedInstants, Timeline
 _log = logging.getLogger(__name__)
 
 
-def _partition_of(rel_path: str) -> str:
-    return rel_path.rsplit("/", 1)[0] if "/" in rel_path else ""
-
-
 def _list(storage: Storage, partitions: Iterable[str] | None) -> list[FileInfo]:
     if partitions is None:
         return [f for f in storage.list_files("", recursive=True) if not f.path.startswith(METAFOLDER + "/")]
     return [f for p in set(partitions) for f in storage.list_files(p)]
 
 
-def table_listing(storage: Storage, timeline: Timeline, partitions: Iterable[str] | None = None) -> list[FileInfo]:
+# A listed file: (partition path, file name, size).
+_Listed = tuple[str, str, int]
+
+
+def _named(listing: Iterable[FileInfo]) -> list[_Listed]:
+    return [(partition, name, f.size) for f in listing for partition, _, name in (f.path.rpartition("/"),)]
+
+
+def _table_files(storage: Storage, timeline: Timeline, partitions: Iterable[str] | None) -> list[_Listed]:
     """The table's files as a view of ``timeline`` needs them: from the metadata table when the table has one
     (see the module docstring), else listed on storage."""
     if has_files_partition(load_table_properties(storage)):
@@ -56,34 +60,45 @@ def table_listing(storage: Storage, timeline: Timeline, partitions: Iterable[str
             _log.warning("%s; listing the table's files on storage instead", e)
         else:
             wanted = listing.partitions() if partitions is None else sorted(set(partitions))
-            return [FileInfo(join_partition(p, name), size, None)
-                    for p in wanted for name, size in sorted(listing.files(p).items())]
-    return _list(storage, partitions)
+            return [(p, name, size) for p in wanted for name, size in sorted(listing.files(p).items())]
+    return _named(_list(storage, partitions))
+
+
+def table_listing(storage: Storage, timeline: Timeline, partitions: Iterable[str] | None = None) -> list[FileInfo]:
+    """The table's files as a view of ``timeline`` needs them (:func:`_table_files`)."""
+    listed = _table_files(storage, timeline, partitions)
+    return [FileInfo(join_partition(p, name), size, None) for p, name, size in listed]
 
 
 def _base_files(listing: Iterable[FileInfo]) -> list[BaseFile]:
-    out = []
-    append, parse = out.append, parse_base_file_name  # thousands of files: no attribute lookups per file
-    for f in listing:
-        partition, _, name = f.path.rpartition("/")
-        if not name.endswith(BASE_FILE_EXTENSION) or name.startswith("."):
-            continue
-        parsed = parse(name)
-        if parsed is not None:
-            append(BaseFile(partition, parsed, f.size))
-    return out
+    return _base_files_of(_named(listing))
 
 
 def _log_files(listing: Iterable[FileInfo], *, cdc: bool = False) -> list[LogFile]:
     """The data log files of ``listing`` (with ``cdc``: its CDC log files too)."""
+    return _log_files_of(_named(listing), cdc=cdc)
+
+
+def _base_files_of(listing: Iterable[_Listed]) -> list[BaseFile]:
     out = []
-    for f in listing:
-        partition, _, name = f.path.rpartition("/")
+    append, parse = out.append, parse_base_file_name  # thousands of files: no attribute lookups per file
+    for partition, name, size in listing:
+        if not name.endswith(BASE_FILE_EXTENSION) or name.startswith("."):
+            continue
+        parsed = parse(name)
+        if parsed is not None:
+            append(BaseFile(partition, parsed, size))
+    return out
+
+
+def _log_files_of(listing: Iterable[_Listed], *, cdc: bool = False) -> list[LogFile]:
+    out = []
+    for partition, name, size in listing:
         if not name.startswith("."):
             continue  # every log file name does (a base file's does not): no pattern match for those
         parsed = parse_log_file_name(name, cdc=cdc)
         if parsed is not None:
-            out.append(LogFile(partition, parsed, f.size))
+            out.append(LogFile(partition, parsed, size))
     return out
 
 
@@ -94,21 +109,21 @@ def list_base_files(storage: Storage, partitions: Iterable[str] | None = None) -
 
 def table_base_files(storage: Storage, timeline: Timeline, partitions: Iterable[str] | None = None) -> list[BaseFile]:
     """The base files a view of ``timeline`` may hold (:func:`table_listing`)."""
-    return _base_files(table_listing(storage, timeline, partitions))
+    return _base_files_of(_table_files(storage, timeline, partitions))
 
 
 def table_group_files(storage: Storage, timeline: Timeline, partitions: Iterable[str] | None = None,
                       ) -> list[BaseFile | LogFile]:
     """The base and log files a view of ``timeline`` may hold (:func:`table_listing`), CDC log files included
     (they go with their file slice)."""
-    listing = table_listing(storage, timeline, partitions)
-    return [*_base_files(listing), *_log_files(listing, cdc=True)]
+    listing = _table_files(storage, timeline, partitions)
+    return [*_base_files_of(listing), *_log_files_of(listing, cdc=True)]
 
 
 def list_group_files(storage: Storage, partitions: Iterable[str] | None = None) -> list[BaseFile | LogFile]:
     """Every base file and log file (data and CDC) in the table (or in the given partitions), committed or not."""
-    listing = _list(storage, partitions)
-    return [*_base_files(listing), *_log_files(listing, cdc=True)]
+    listing = _named(_list(storage, partitions))
+    return [*_base_files_of(listing), *_log_files_of(listing, cdc=True)]
 
 
 def slice_instant(f: BaseFile | LogFile) -> str:
@@ -221,8 +236,8 @@ class FileSystemView:
     @classmethod
     def load(cls, storage: Storage, timeline: Timeline, *, as_of: str | None = None,
              partitions: Iterable[str] | None = None) -> FileSystemView:
-        listing = table_listing(storage, timeline, partitions)
-        return cls(timeline, _base_files(listing), as_of, _log_files(listing))
+        listing = _table_files(storage, timeline, partitions)
+        return cls(timeline, _base_files_of(listing), as_of, _log_files_of(listing))
 
     def file_groups(self) -> list[FileGroup]:
         return list(self._groups.values())
