@@ -15,12 +15,14 @@ an HTTP request to a local moto S3 endpoint).
     PYTHONPATH=. python benchmarks/metadata_table_planning.py --partitions 50 --commits 100
     PYTHONPATH=. python benchmarks/metadata_table_planning.py --partitions 50 --commits 100 --s3
     PYTHONPATH=. python benchmarks/metadata_table_planning.py --profile   # cProfile of the metadata path
+    PYTHONPATH=. python benchmarks/metadata_table_planning.py --table <path> --phases   # CPU per step
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import json
 import pstats
 import statistics
@@ -38,6 +40,7 @@ from metadata_table_listing import PARTITIONS_KEY, build, s3_storage, table_argu
 
 from hoodpy.config.properties import load_table_properties, save_table_properties  # noqa: E402
 from hoodpy.file_group.fs_view import FileSystemView  # noqa: E402
+from hoodpy.metadata_table.column_stats import read_column_stats  # noqa: E402
 from hoodpy.read import data_skipping  # noqa: E402
 from hoodpy.storage import Storage  # noqa: E402
 from hoodpy.timeline.timeline import Timeline  # noqa: E402
@@ -52,6 +55,34 @@ def plan(storage: Storage, commits: int) -> tuple[int, int]:
     files = FileSystemView.load(storage, timeline).latest_base_files()
     kept = data_skipping.prune_by_column_stats(storage, files, [("x", ">=", (commits - 1) * 1000)], SCHEMA, timeline)
     return len(files), len(kept)
+
+
+def phases(storage: Storage, runs: int, commits: int) -> dict:
+    """Median CPU ms of each step of a cold metadata-table plan, and the full (generation 2) garbage collections
+    per plan: thousands of objects per plan make Python collect during it, a share of the time that depends on
+    the process's heap rather than on the code measured."""
+    steps: dict[str, list[float]] = {}
+    full_collections = []
+
+    def step(name, fn):
+        c0 = time.process_time()
+        out = fn()
+        steps.setdefault(name, []).append((time.process_time() - c0) * 1000)
+        return out
+
+    for _ in range(runs):
+        data_skipping.clear_cache()
+        before = gc.get_stats()[2]["collections"]
+        timeline = step("timeline", lambda: Timeline.load(storage))
+        files = step("view from the files partition", lambda: FileSystemView.load(storage, timeline).latest_base_files())
+        stats = step("column_stats of x read", lambda: read_column_stats(storage, timeline, ["x"]))
+        step("pruning (read included)", lambda: data_skipping.prune_by_column_stats(
+            storage, files, [("x", ">=", (commits - 1) * 1000)], SCHEMA, timeline))
+        full_collections.append(gc.get_stats()[2]["collections"] - before)
+        assert len(stats) == len(files)
+    out = {name: round(statistics.median(ms), 1) for name, ms in steps.items()}
+    out["full gc collections per plan"] = statistics.median(full_collections)
+    return out
 
 
 def compare(storage: Storage, runs: int, commits: int) -> dict:
@@ -81,6 +112,8 @@ def main() -> None:
     parser = table_arguments(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]), commits=100)
     parser.add_argument("--table", help="plan an existing table written by this benchmark (no build)")
     parser.add_argument("--profile", action="store_true", help="print a CPU-time cProfile of one metadata-table plan")
+    parser.add_argument("--phases", action="store_true",
+                        help="also report the median CPU ms of each step of the metadata-table plan (--runs plans)")
     args = parser.parse_args()
     server = None
     if args.s3:
@@ -98,6 +131,8 @@ def main() -> None:
         pstats.Stats(profile, stream=sys.stderr).sort_stats("tottime").print_stats(25)
     result = {"table": storage.base_uri, "partitions": args.partitions, "commits": args.commits,
               **compare(storage, args.runs, args.commits)}
+    if args.phases:
+        result["metadata table steps (CPU ms, medians)"] = phases(storage, args.runs, args.commits)
     print(json.dumps(result, indent=2))
     if server is not None:
         server.stop()
