@@ -14,6 +14,12 @@ Three ways of getting them, timed alternately (``--reps``) in one session, each 
 * **cdc**: ``hudi_table_changes(upstream, 'cdc', ...)``: the CDC log files the commit wrote (and base files only
   for file groups it created).
 
+Each query's time (and the CPU time of the driver, the JVM and its Python workers, which holds on a loaded
+machine) is split into driver planning (``spark.sql`` building the DataFrame: for the changes queries
+hoodpy's timeline, commit metadata, file-system view and schema) and Spark's run, and its Spark jobs are counted
+(job groups). A **floor** is timed with them: Spark's own ``spark.read.parquet(<latest_state's files>)`` filtered
+by the window's ``_hoodie_commit_time``, what any reader of those files pays (copy-on-write tables).
+
 Bytes are those of the files each query opens (the file slices or CDC files its plan names; the full scan: every
 latest base file of the upstream, and the downstream's files for its ``max``), from the plans, not from Spark's
 input metrics (which need the JVM). Each query's rows are checked against the change.
@@ -48,6 +54,27 @@ UPDATED_AT = "updated_at"
 
 def with_updated_at(table: pa.Table, value: int) -> pa.Table:  # the change batch (small: through Arrow)
     return table.append_column(UPDATED_AT, pa.array([value] * table.num_rows, pa.int64()))
+
+
+def tree_cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process and its descendants: the driver, Spark's JVM (local mode:
+    the executors too) and its Python workers. Unlike wall time, it holds on a loaded machine."""
+    parents, own = {}, {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents.setdefault(int(fields[1]), []).append(int(entry))
+            own[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
+    total, todo = 0.0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        total += own.get(pid, 0.0)
+        todo.extend(parents.get(pid, ()))
+    return total
 
 
 def folder_bytes(path: Path) -> int:
@@ -119,18 +146,35 @@ def main() -> None:
             "cdc": f"select * from hudi_table_changes('{upstream}', 'cdc', '{load}')",
         }
         keys = set(zip(*(batch.column(k).to_pylist() for k in RECORD_KEY), strict=True))
-        seconds: dict[str, list[float]] = {name: [] for name in queries}
+        floor_files = [table.storage.uri(s.base_file.path) for s in inc.slices if s.base_file is not None]
+        floor_ok = bool(floor_files) and all(not s.log_files for s in inc.slices)
+        frames = {name: (lambda sql=sql: spark.sql(sql)) for name, sql in queries.items()}
+        if floor_ok:
+            frames["floor"] = lambda: spark.read.parquet(*floor_files).where(inc.window.column())
+        seconds: dict[str, list[float]] = {name: [] for name in frames}
+        planning: dict[str, list[float]] = {name: [] for name in frames}
+        cpu: dict[str, list[float]] = {name: [] for name in frames}
+        jobs: dict[str, int] = {}
         counts: dict[str, int] = {}
+        tracker = spark.sparkContext.statusTracker()
         for rep in range(args.reps + 1):  # the first round warms the JVM and the caches: not counted
-            for name, sql in queries.items():
-                t0 = time.perf_counter()
-                spark.sql(sql).write.format("noop").mode("overwrite").save()
+            for name, frame in frames.items():
+                group = f"changes-{name}-{rep}"
+                spark.sparkContext.setJobGroup(group, name)
+                c0, t0 = tree_cpu_seconds(), time.perf_counter()
+                df = frame()
+                t1 = time.perf_counter()
+                df.write.format("noop").mode("overwrite").save()
                 if rep:
                     seconds[name].append(time.perf_counter() - t0)
-        for name, sql in queries.items():
-            counts[name] = spark.sql(sql).count()
+                    planning[name].append(t1 - t0)
+                    cpu[name].append(tree_cpu_seconds() - c0)
+                jobs[name] = len(tracker.getJobIdsForGroup(group))
+        for name, frame in frames.items():
+            counts[name] = frame().count()
         got = {tuple(r) for r in spark.sql(queries["latest_state"]).select(*RECORD_KEY).collect()}
-        if got != keys or counts["full_scan"] != batch.num_rows or counts["cdc"] != batch.num_rows:
+        if got != keys or counts["full_scan"] != batch.num_rows or counts["cdc"] != batch.num_rows or \
+                counts.get("floor", batch.num_rows) != batch.num_rows:
             raise SystemExit(f"wrong rows: counts {counts}, expected {batch.num_rows}; latest_state keys "
                              f"{'match' if got == keys else 'differ'}")
         med = {name: statistics.median(v) for name, v in seconds.items()}
@@ -144,11 +188,14 @@ def main() -> None:
             "files": {"full_scan": len(latest), "latest_state": len(inc.slices), "cdc": len(cdc_paths)},
             "seconds": {name: [round(s, 3) for s in v] for name, v in seconds.items()},
             "median_seconds": {name: round(v, 3) for name, v in med.items()},
+            "median_planning_seconds": {name: round(statistics.median(v), 3) for name, v in planning.items()},
+            "median_cpu_seconds": {name: round(statistics.median(v), 3) for name, v in cpu.items()},
+            "spark_jobs": jobs,
             "ratios_to_full_scan": {
-                name: {"bytes": round((inc_bytes if name == "latest_state" else cdc_bytes)
-                                      / (full_bytes + down_bytes), 4),
-                       "seconds": round(med[name] / med["full_scan"], 3)}
-                for name in ("latest_state", "cdc")},
+                name: {"bytes": round((cdc_bytes if name == "cdc" else inc_bytes) / (full_bytes + down_bytes), 4),
+                       "seconds": round(med[name] / med["full_scan"], 3),
+                       "cpu_seconds": round(statistics.median(cpu[name]) / statistics.median(cpu["full_scan"]), 3)}
+                for name in med if name != "full_scan"},
             "targets": "changes query <= 5% of the bytes and <= 0.2x the time of the full scan (issue #19)",
         }
         report(result, args.out)

@@ -137,7 +137,7 @@ def _decode_field(buf: np.ndarray, pos: np.ndarray, ends: np.ndarray, field: Fla
         lengths, at = zigzag_varints(buf, at, source)
         if np.any(lengths < 0) or np.any(at + lengths > limit):
             raise HoodieIOError(source, f"corrupt Avro record: field {field.name!r} runs past its record")
-        array = _binary(buf, at, lengths, rows, len(pos), mask) if keep else None
+        array = gather_binary(buf, at, lengths, rows, len(pos), mask) if keep else None
         if array is not None and kind == "string":
             array = array.cast(pa.string())
         at = at + lengths
@@ -187,9 +187,10 @@ def zigzag_varints(buf: np.ndarray, pos: np.ndarray, source: str) -> tuple[np.nd
     return values, pos + lengths
 
 
-def _binary(buf: np.ndarray, at: np.ndarray, lengths: np.ndarray, rows: np.ndarray, n: int,
+def gather_binary(buf: np.ndarray, at: np.ndarray, lengths: np.ndarray, rows: np.ndarray, n: int,
             mask: np.ndarray | None) -> pa.Array:
-    """Binary values of ``lengths`` bytes at ``at`` for records ``rows`` of ``n`` (the others null)."""
+    """Binary values of ``lengths`` bytes at ``at`` for records ``rows`` (ascending) of ``n``: the others null
+    where ``mask`` (true per null record) says so, else empty."""
     all_lengths = np.zeros(n, dtype=np.int64)
     all_lengths[rows] = lengths
     offsets = np.zeros(n + 1, dtype=np.int64)

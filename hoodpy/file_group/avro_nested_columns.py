@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from hoodpy.errors import HoodieIOError
-from hoodpy.file_group.avro_columns import zigzag_varints
+from hoodpy.file_group.avro_columns import gather_binary, zigzag_varints
 
 _PADDING = 10  # a varint's longest encoding: reads past the content's end hit zeros, not an IndexError
 
@@ -39,6 +39,19 @@ class _Cursors:
         """The zigzag varints (Avro int and long) at the selected records' positions, as int64."""
         values, self.pos[sel] = zigzag_varints(self.data, self.pos[sel], "avro data block")
         return values
+
+    def binary(self, sel: np.ndarray, sizes: np.ndarray, n: int) -> pa.Array:
+        """The selected records' next ``sizes`` bytes as binary values among ``n`` (null elsewhere); the
+        positions move past them."""
+        pos = self.pos[sel]
+        if len(pos) and int((pos + sizes).max()) > len(self.data) - _PADDING:
+            raise HoodieIOError("avro data block", "a record runs past the end of its block")
+        mask = None
+        if len(sel) != n:
+            mask = np.ones(n, dtype=bool)
+            mask[sel] = False
+        self.pos[sel] = pos + sizes
+        return gather_binary(self.data, pos, sizes, sel, n, mask)
 
     def take(self, sel: np.ndarray, sizes: np.ndarray | int) -> np.ndarray:
         """The bytes of the selected records' next ``sizes`` bytes, concatenated; the positions move past them."""
@@ -61,13 +74,6 @@ def _with_nulls(values: pa.Array, sel: np.ndarray, n: int) -> pa.Array:
     return values.take(pa.array(index, mask=index < 0))
 
 
-def _binary(raw: np.ndarray, sizes: np.ndarray, t: pa.DataType) -> pa.Array:
-    offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    large = pa.large_string() if t == pa.string() else pa.large_binary()
-    return pa.Array.from_buffers(large, len(sizes), [None, pa.py_buffer(offsets), pa.py_buffer(raw)]).cast(t)
-
-
 class _Decoder:
     def __init__(self, cursors: _Cursors, names: dict[str, Any]):
         self.c, self.names = cursors, names
@@ -88,8 +94,8 @@ class _Decoder:
             sizes = c.varint(sel)
             if (sizes < 0).any():
                 raise HoodieIOError("avro data block", "a negative string length")
-            return _with_nulls(_binary(c.take(sel, sizes), sizes, pa.string() if kind == "string" else pa.binary()),
-                               sel, n)
+            values = c.binary(sel, sizes, n)
+            return values.cast(pa.string()) if kind == "string" else values
         if kind == "fixed":
             size = int(schema["size"])
             buf = pa.py_buffer(c.take(sel, size))

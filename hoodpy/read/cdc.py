@@ -237,12 +237,6 @@ def plan_cdc(table: ReadableTable, start: str, end: str | None = None) -> list[C
 
 
 # -- executors ---------------------------------------------------------------------------------------------
-def _rows(storage: Storage, path: str | None) -> list[dict[str, Any]]:
-    if path is None:
-        return []
-    return avro_records(pq.read_table(storage.full_path(path), filesystem=storage.fs))
-
-
 def _keyed(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {r[KEY_COLUMN]: r for r in rows}
 
@@ -278,15 +272,29 @@ def split_batch(storage: Storage, split: CdcSplit, ctx: CdcReadContext | None = 
                                             split.part, split.parts)
         return _batch(ops, ts, before, after)
     records = [r for path in split.cdc_files for r in cdc_records(storage.read_bytes(path), path)]
-    after = _keyed(_rows(storage, split.after_file))
-    before = _keyed(_rows(storage, split.before_file)) if split.mode != DATA_BEFORE else {}
+    named = pa.array(list(dict.fromkeys(r[RECORD_KEY] for r in records)), pa.string())
+    # Only the rows of the keys the records name leave Arrow: the after version's printed column-wise, the
+    # version before's (OP_KEY_ONLY) as records; a file version holds every row of its file group.
+    after = _named_rows(storage, split.after_file, named)
+    after_at = {k: i for i, k in enumerate(after.column(KEY_COLUMN).to_pylist())} if after.num_rows else {}
+    after_texts = row_texts(after).to_pylist() if after.num_rows else []
+    before = _keyed(avro_records(_named_rows(storage, split.before_file, named))) \
+        if split.mode != DATA_BEFORE and split.before_file is not None else {}
     out = []
     for r in records:
         op, key = r[OP], r[RECORD_KEY]
         image = r[BEFORE] if split.mode == DATA_BEFORE else before.get(key) if op != OP_INSERT else None
         out.append((op, ts, _avro_or_none(image, ctx),
-                    row_text(after[key]) if op in (OP_INSERT, OP_UPDATE) and key in after else None))
+                    after_texts[after_at[key]] if op in (OP_INSERT, OP_UPDATE) and key in after_at else None))
     return _rows_batch(out)
+
+
+def _named_rows(storage: Storage, path: str | None, keys: pa.Array) -> pa.Table:
+    """The rows of a base file whose record key is one of ``keys`` (an empty table without a file)."""
+    if path is None:
+        return pa.table({})
+    rows = _table(storage, path)
+    return rows.filter(pc.is_in(rows.column(KEY_COLUMN), value_set=keys))
 
 
 def _table(storage: Storage, path: str | None) -> pa.Table:
@@ -379,8 +387,16 @@ def read_cdc(table: ReadableTable, start: str, end: str | None = None) -> DataFr
     tasks = _tasks(splits, parallelism)
     # One row per task in a range of as many partitions: Spark runs each task's splits in its own task (a
     # repartition of the splits' rows could put two in one task and leave a core idle).
-    frame = table.spark.range(0, len(tasks), 1, max(1, len(tasks))).selectExpr("cast(id as int) as task")
-    return frame.mapInArrow(lambda it: _run_splits(base_uri, ctx, tasks, it), CDC_COLUMNS_DDL)
+    # The ids as they come (no cast: a projection is a call to the JVM) and the output as a StructType (a DDL
+    # string is parsed by the JVM): each call to the JVM is planning time.
+    frame = table.spark.range(0, len(tasks), 1, max(1, len(tasks)))
+    return frame.mapInArrow(lambda it: _run_splits(base_uri, ctx, tasks, it), _cdc_struct())
+
+
+def _cdc_struct():
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    return StructType([StructField(f.name, StringType()) for f in _OUTPUT])
 
 
 def read_context(table: ReadableTable) -> CdcReadContext:

@@ -41,7 +41,8 @@ def slice_name(file_slice: FileSlice) -> str:
 def read_file_slices(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], schema: StructType,
                      committed: CommittedInstants, ordering_field: str | None,
                      written: Mapping[str, StructType] | None = None, *,
-                     file_name_column: str | None = None, virtual: KeyGenerator | None = None) -> DataFrame:
+                     file_name_column: str | None = None, virtual: KeyGenerator | None = None,
+                     logged_keys_only: frozenset[str] = frozenset()) -> DataFrame:
     """The rows of ``slices`` with ``schema``: log blocks count when their instant is in ``committed``;
     ``written`` as read_parquet_files takes it (merged slices cast every column to ``schema`` anyway);
     ``file_name_column`` adds a string column holding each row's :func:`slice_name`.
@@ -50,7 +51,9 @@ def read_file_slices(spark: SparkSession, storage: Storage, slices: Sequence[Fil
     (Spark's reader: vectorized, only the columns the query uses), less the keys its logs name (a broadcast
     anti-join on file name and key); the keys the logs name merged in Python tasks, a big slice in several.
     With virtual keys (``virtual``: the table's key generator) the files hold no keys to anti-join on, so
-    whole slices with logs are merged in the Python tasks, their keys computed from the key fields."""
+    whole slices with logs are merged in the Python tasks, their keys computed from the key fields.
+    ``logged_keys_only``: base file paths of slices read only for the keys their logs name (an incremental
+    read whose window starts after the base file: its other rows are all outside the window)."""
     plain = [s.base_file.path for s in slices if not s.log_files and s.base_file is not None]
     with_logs = [s for s in slices if s.log_files]
     if not with_logs:
@@ -64,7 +67,8 @@ def read_file_slices(spark: SparkSession, storage: Storage, slices: Sequence[Fil
     out_schema = StructType([*schema.fields, *([StructField(file_name_column, StringType(), False)]
                                                if file_name_column else [])])
     parts = [spark.range(0, tasks, 1, tasks).mapInArrow(merge, out_schema)]
-    based = [s for s in with_logs if s.base_file is not None and virtual is None]
+    based = [s for s in with_logs if s.base_file is not None and virtual is None
+             and s.base_file.path not in logged_keys_only]
     if based:
         parts.append(_untouched_rows(spark, storage, based, schema, committed, written, file_name_column))
     if plain:
