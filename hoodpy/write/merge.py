@@ -25,6 +25,7 @@ from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileOptions, resumed_bloom, write_base_file
 from hoodpy.write.cdc import CdcWrite, MergeChanges, change_records, write_cdc_log
+from hoodpy.write.task_combine import combined_in_task
 
 # Working columns of the incoming DataFrame; never written.
 TARGET_FILE_ID = "_hoodie_target_file_id"
@@ -52,6 +53,9 @@ class MergeContext:
     ordering_field: str | None = None  # set for event-time ordering against storage
     options: BaseFileOptions = field(default_factory=BaseFileOptions)
     cdc: CdcWrite | None = None  # set on tables with hoodie.table.cdc.enabled: merges write CDC log files
+    # Set when the batch reaches the tasks uncombined and every record of a key comes to one task (the BUCKET
+    # index): the ordering fields the task combines by (see task_combine).
+    combine_ordering: tuple[str, ...] | None = None
 
 
 def _continued_bloom(ctx: MergeContext, footer: dict[bytes, bytes], rows: pa.Table, n_old: int,
@@ -116,6 +120,10 @@ def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
     file_id = incoming.column(TARGET_FILE_ID)[0].as_py()
     storage = Storage(ctx.base_uri)
     existing = ctx.existing.get((partition_path, file_id))
+    if ctx.combine_ordering is not None:
+        incoming = combined_in_task(incoming, ctx.combine_ordering)
+        if existing is None and not pc.any(pc.equal(incoming.column(OP), OP_UPSERT)).as_py():
+            return write_stats([])  # only deletes for a file group that does not exist: nothing to write
     meta_schema = pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS])
     full_schema = pa.schema(list(meta_schema) + list(ctx.data_schema))
 
