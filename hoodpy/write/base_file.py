@@ -64,7 +64,8 @@ class BaseFileOptions:
         )
 
 
-def footer_metadata(keys: pa.Array | pa.ChunkedArray, options: BaseFileOptions, bloom: BloomFilter | None = None) -> dict[bytes, bytes]:
+def footer_metadata(keys: pa.Array | pa.ChunkedArray, options: BaseFileOptions,
+                    bloom: BloomFilter | None = None) -> dict[bytes, bytes]:
     """Hudi's footer entries for the record keys of a file, in file order; ``bloom`` already holds them."""
     if bloom is None:
         bloom = new_bloom(options)
