@@ -96,20 +96,43 @@ def finalize(rows: pa.Table, fresh: pa.Array, *, instant_time: str, file_name: s
     """Stamp the file name on every row and sequence numbers on the rows this write produced."""
     n = rows.num_rows
     first = claim_sequence_numbers(n)
+    fresh = fresh.combine_chunks() if isinstance(fresh, pa.ChunkedArray) else fresh
     fresh_count = pc.sum(fresh).as_py() or 0
+    prefix = f"{instant_time}_{task_partition}"
     if fresh_count == n:
         positions = pc.cast(pa.array(np.arange(first, first + n, dtype=np.int64)), pa.string())
-        seqno = pc.binary_join_element_wise(f"{instant_time}_{task_partition}", positions, "_")
+        seqno = pc.binary_join_element_wise(prefix, positions, "_")
     else:  # numbers for the fresh rows only (a merge rewrites mostly kept rows): row i gets first + i
-        fresh = fresh.combine_chunks() if isinstance(fresh, pa.ChunkedArray) else fresh
-        seqno = rows.column(COMMIT_SEQNO).combine_chunks()
-        if fresh_count:
-            positions = pc.cast(pc.add(pc.indices_nonzero(fresh).cast(pa.int64()), first), pa.string())
-            seqno = pc.replace_with_mask(
-                seqno, fresh, pc.binary_join_element_wise(f"{instant_time}_{task_partition}", positions, "_"))
+        seqno = pa.chunked_array([_numbered(chunk, fresh.slice(offset, len(chunk)), first + offset, prefix)
+                                  for chunk, offset in _chunks(rows.column(COMMIT_SEQNO))], pa.string())
     rows = rows.set_column(rows.schema.get_field_index(COMMIT_SEQNO), COMMIT_SEQNO, seqno)
-    return rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME,
-                           pa.repeat(pa.scalar(file_name, pa.string()), n))
+    return rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME, _repeated(file_name, rows))
+
+
+def _chunks(column: pa.ChunkedArray) -> list[tuple[pa.Array, int]]:
+    """The chunks of ``column`` with their first row."""
+    out, offset = [], 0
+    for chunk in column.chunks:
+        out.append((chunk, offset))
+        offset += len(chunk)
+    return out
+
+
+def _numbered(seqno: pa.Array, fresh: pa.Array, first: int, prefix: str) -> pa.Array:
+    """``seqno`` with the fresh rows' numbers set (row i of the chunk gets ``first + i``); a chunk without
+    fresh rows is kept as it is, not copied."""
+    if not pc.any(fresh).as_py():
+        return seqno
+    positions = pc.cast(pc.add(pc.indices_nonzero(fresh).cast(pa.int64()), first), pa.string())
+    return pc.replace_with_mask(seqno, fresh, pc.binary_join_element_wise(prefix, positions, "_"))
+
+
+def _repeated(value: str, rows: pa.Table) -> pa.ChunkedArray:
+    """``value`` on every row, chunked as ``rows``: one array as long as the longest chunk, sliced per chunk
+    (a file's name repeated over millions of rows is hundreds of MB of string data otherwise)."""
+    lengths = [len(c) for c in rows.column(0).chunks] if rows.num_columns else [rows.num_rows]
+    whole = pa.repeat(pa.scalar(value, pa.string()), max(lengths, default=0))
+    return pa.chunked_array([whole.slice(0, n) for n in lengths], pa.string())
 
 
 def write_stats_row(partition_path: str, file_id: str, path: str, *, prev_commit: str | None, num_writes: int,

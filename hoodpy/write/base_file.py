@@ -64,7 +64,8 @@ class BaseFileOptions:
         )
 
 
-def footer_metadata(keys: pa.Array, options: BaseFileOptions, bloom: BloomFilter | None = None) -> dict[bytes, bytes]:
+def footer_metadata(keys: pa.Array | pa.ChunkedArray, options: BaseFileOptions,
+                    bloom: BloomFilter | None = None) -> dict[bytes, bytes]:
     """Hudi's footer entries for the record keys of a file, in file order; ``bloom`` already holds them."""
     if bloom is None:
         bloom = new_bloom(options)
@@ -108,7 +109,7 @@ def write_base_file(storage: Storage, rel_path: str, table: pa.Table, options: B
         footer: dict[bytes, bytes] = {}
         table = _without_keys(table)
     else:
-        footer = footer_metadata(table.column(RECORD_KEY).combine_chunks(), options, bloom)
+        footer = footer_metadata(table.column(RECORD_KEY), options, bloom)  # chunked: no copy of the keys
     full = _create_parent(storage, rel_path)
     with storage.fs.open_output_stream(full) as sink:
         encode_parquet(sink, table, options, footer)

@@ -32,8 +32,7 @@ from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import IS_DELETED_COLUMN
 from hoodpy.write.merge import INVALID_KEY, OP, OP_DELETE, OP_UPSERT
 from hoodpy.write.projection import field_reference, literal
-
-_BATCH_SEQ = "_hoodie_batch_seq"
+from hoodpy.write.task_combine import BATCH_SEQ as _BATCH_SEQ
 # In front of a generated key that still lacks its instant time, in an upsert that also carries stored keys (see
 # keyed_records): no key Hudi generates or hoodpy reads from a table starts with it.
 _NEW_KEY_MARK = "\x00"
@@ -294,11 +293,16 @@ def combine(records: DataFrame, ordering_field: str | None, *, by_partition: boo
     """One record per key: the largest ordering value wins (several fields: compared as a tuple, the first
     field first); on ties (or no ordering) the last in the batch."""
     keys = [RECORD_KEY, PARTITION_PATH] if by_partition else [RECORD_KEY]
-    seq = records.withColumn(_BATCH_SEQ, F.monotonically_increasing_id())
+    seq = with_batch_order(records)
     order = F.struct(*[F.col(f) for f in ordering_fields(ordering_field)], F.col(_BATCH_SEQ))
     value_cols = [c for c in seq.columns if c not in keys]
     best = seq.groupBy(*keys).agg(F.max_by(F.struct(*value_cols), order).alias("_r"))
     return best.select(*keys, "_r.*").drop(_BATCH_SEQ)
+
+
+def with_batch_order(records: DataFrame) -> DataFrame:
+    """Each record numbered by its position in the batch (ties between ordering values go to the last)."""
+    return records.withColumn(_BATCH_SEQ, F.monotonically_increasing_id())
 
 
 def drop_working_columns(records: DataFrame) -> DataFrame:

@@ -301,6 +301,12 @@ class Writer:
         return (operation.uses_index and not self._global_lookup(operation)
                 and self.config.get(IndexConfig.TYPE) == BLOOM)
 
+    def _combines_in_merge_tasks(self, operation: WriteOperation) -> bool:
+        """Whether an upsert's records are combined in the copy-on-write merge tasks instead of by a shuffle of the
+        batch: under the BUCKET index every record of a key reaches one task (see task_combine)."""
+        return (operation == WriteOperation.UPSERT and self._combines(operation) and not self.merge_on_read
+                and self._bucket_layout is not None and not self._global_lookup(operation))
+
     def _combines(self, operation: WriteOperation) -> bool:
         if operation == WriteOperation.UPSERT:
             return self.config.get(WriteConfig.COMBINE_BEFORE_UPSERT)
@@ -385,6 +391,9 @@ class Writer:
             if self._batch_keys is not None and not rec.has_duplicate_keys(self._batch_keys,
                                                                             by_partition=by_partition):
                 pass  # every key is unique already: combining would be a shuffle that changes nothing
+            elif self._combines_in_merge_tasks(operation):
+                records = rec.with_batch_order(records)
+                merge_ctx.combine_ordering = ordering_fields(self.ordering_field)
             else:
                 records = rec.combine(records, self.ordering_field, by_partition=by_partition)
                 self._upsert_count = None
@@ -458,9 +467,11 @@ class Writer:
             bucketed = bucketed.filter(F.col(OP) == OP_UPSERT)
         targeted = bucketed.join(F.broadcast(groups), (F.col(PARTITION_PATH) == F.col("g_partition"))
                                  & (F.col(_BUCKET_ID) == F.col("g_bucket")))
-        # A delete whose bucket has no file group has nothing to delete.
-        targeted = targeted.filter(F.col("g_exists") | (F.col(OP) == OP_UPSERT)).withColumn(
-            TARGET_FILE_ID, F.col("g_file_id")).withColumn(MERGE_BIN, F.col("g_bin"))
+        if not self._combines_in_merge_tasks(operation):
+            # A delete whose bucket has no file group has nothing to delete (records combined in the merge tasks
+            # all go there: a later upsert of the key may supersede the delete).
+            targeted = targeted.filter(F.col("g_exists") | (F.col(OP) == OP_UPSERT))
+        targeted = targeted.withColumn(TARGET_FILE_ID, F.col("g_file_id")).withColumn(MERGE_BIN, F.col("g_bin"))
         if existing and reuse:
             self._reject_updates_under_clustering(targeted.filter(F.col("g_exists")), timeline)
         targeted = targeted.drop(_BUCKET_ID, "g_partition", "g_bucket", "g_file_id", "g_exists", "g_bin")

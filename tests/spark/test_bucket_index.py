@@ -88,6 +88,25 @@ def test_upserts_and_deletes_land_in_their_buckets(spark, table_path):
     assert _layout(t) == layout2
 
 
+def test_upsert_combines_repeated_keys_in_the_merge_tasks(spark, table_path):
+    """A batch naming a key several times is combined where the key's bucket is merged (no shuffle of the batch):
+    the largest ordering value wins, a tie goes to the later record, a later delete removes the key, and a key
+    upserted after its delete stays, in existing and in new buckets alike."""
+    t = _create(spark, table_path)
+    t.upsert(spark.createDataFrame([(str(i), "a", 1, f"v{i}", False) for i in range(8)], DDL))
+    batch = [("1", "a", 5, "late-wins", False), ("1", "a", 3, "older", False),  # larger ts wins
+             ("2", "a", 4, "first", False), ("2", "a", 4, "tie-last", False),  # tie: the later record
+             ("3", "a", 2, "upserted", False), ("3", "a", 2, "deleted", True),  # deleted after its upsert
+             ("4", "a", 2, "deleted", True), ("4", "a", 2, "back", False),  # upserted after its delete
+             ("50", "b", 2, "new", False), ("50", "b", 2, "gone", True),  # a new bucket: deleted again
+             ("51", "b", 1, "n51", False), ("51", "b", 2, "n51-2", False)]
+    t.upsert(spark.createDataFrame(batch, DDL))
+    expected = {(str(i), "a", 1, f"v{i}") for i in range(8) if i not in (1, 2, 3, 4)}
+    expected |= {("1", "a", 5, "late-wins"), ("2", "a", 4, "tie-last"), ("4", "a", 2, "back"), ("51", "b", 2, "n51-2")}
+    assert _data(t) == sorted(expected)
+    _layout(t)
+
+
 def test_insert_overwrite_and_bulk_insert(spark, tmp_path):
     t = _create(spark, str(tmp_path / "t"))
     batch = [(str(i), "a" if i % 2 else "b", 1, f"v{i}", False) for i in range(24)]

@@ -1,0 +1,154 @@
+"""CPU seconds of one copy-on-write merge task, per phase, in process (no Spark): hoodpy's merge_file_group on
+an existing base file and an incoming batch, next to the floor (pyarrow reading and rewriting the same file at
+the same codec).
+
+The incoming table is built as the merge task receives it from Spark's applyInArrow: the working columns
+(record key, partition path, op, target file id) plus the data columns, in Arrow batches of
+``--arrow-batch`` rows (spark.sql.execution.arrow.maxRecordsPerBatch). Every batch row targets the file:
+rows whose key the file holds are updates, the others inserts (the benchmark's concentrated upsert puts its
+300k updates and 60k inserts into one file group of the SF 1 table).
+
+Phases are cProfile cumulative CPU of the functions doing each step (process_time clock), median over reps;
+``total`` is time.process_time around the call. Load-independent enough to compare A/B on a busy machine.
+
+    .venv/bin/python benchmarks/merge_task_phases.py \\
+        --file /tmp/hoodpy-bench/work-sf1/golden-sf1/hoodpy-unpartitioned/b346bb0a-...parquet \\
+        --batch /tmp/hoodpy-bench/data/sf1/batch-w2-conc-300060-60012.parquet --reps 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pyarrow as pa  # noqa: E402
+import pyarrow.compute as pc  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+from hoodpy.file_group.naming import parse_base_file_name  # noqa: E402
+from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY  # noqa: E402
+from hoodpy.write import merge  # noqa: E402
+from hoodpy.write.base_file import BaseFileOptions, _PYARROW_CODECS  # noqa: E402
+
+# (phase, (module file suffix, function name) ...): cumulative CPU of these functions; a phase names only outermost
+# calls. What no phase names (key matching and masks: pyarrow compute calls in merge_file_group itself) is "rest".
+PHASES = {
+    "read old file": [("parquet/core.py", "read_table")],
+    # take: as merge_file_group called it before _merged_rows (a whole-file gather), not the takes inside.
+    "row assembly": [("pyarrow/compute.py", "take", "merge_file_group"), ("hoodpy/arrow_rows.py", "align"),
+                     ("hoodpy/arrow_rows.py", "add_meta_columns"), ("hoodpy/write/merge.py", "_merged_rows")],
+    "meta columns (seqno, file name)": [("hoodpy/arrow_rows.py", "finalize")],
+    "footer bloom + key range": [("hoodpy/write/base_file.py", "footer_metadata"),
+                                 ("hoodpy/write/merge.py", "_continued_bloom")],
+    "parquet encode + write": [("hoodpy/write/base_file.py", "encode_parquet")],
+    "task ids (imports pyspark once; free in a Spark worker)": [("hoodpy/arrow_rows.py", "task_ids")],
+}
+
+
+def incoming_table(batch_path: str, file_keys: pa.Array, key_fields: list[str], file_id: str,
+                   partition_path: str, arrow_batch: int) -> pa.Table:
+    data = pq.read_table(batch_path)
+    parts = []
+    for i, f in enumerate(key_fields):
+        parts += [("," if i else "") + f"{f}:", pc.cast(data[f], pa.string())]
+    keys = pc.binary_join_element_wise(*parts, "")
+    n = data.num_rows
+    table = pa.table({RECORD_KEY: keys, PARTITION_PATH: pa.repeat(pa.scalar(partition_path), n),
+                      merge.OP: pa.repeat(pa.scalar(merge.OP_UPSERT, pa.int32()), n)})
+    for name in data.column_names:
+        table = table.append_column(name, data[name])
+    table = table.append_column(merge.TARGET_FILE_ID, pa.repeat(pa.scalar(file_id), n))
+    updates = pc.sum(pc.is_in(keys, value_set=file_keys)).as_py()
+    print(f"incoming: {n} rows, {updates} updates, {n - updates} inserts, batches of {arrow_batch}", flush=True)
+    return pa.Table.from_batches(table.to_batches(max_chunksize=arrow_batch))
+
+
+def phase_seconds(stats: pstats.Stats) -> dict[str, float]:
+    out = {}
+    for phase, funcs in PHASES.items():
+        total = 0.0
+        for (file, _line, name), (_cc, _nc, _tt, ct, callers) in stats.stats.items():
+            for suffix, fn, *caller in funcs:
+                if file.endswith(suffix) and name == fn:
+                    total += sum(c[3] for (_f, _l, n), c in callers.items() if n == caller[0]) if caller else ct
+        out[phase] = total
+    out["rest (key matching, masks)"] = stats.total_tt - sum(out.values())
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--file", required=True, help="an existing base file written by hoodpy")
+    ap.add_argument("--batch", required=True, help="parquet of incoming rows (data columns only)")
+    ap.add_argument("--key-fields", default="l_orderkey,l_linenumber")
+    ap.add_argument("--codec", default="zstd")
+    ap.add_argument("--arrow-batch", type=int, default=10000)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--profile", action="store_true", help="print the top cProfile entries of the last rep")
+    ap.add_argument("--out", help="write the results as JSON here")
+    ap.add_argument("--keep", help="copy the merged file of the first rep here (to compare outputs)")
+    args = ap.parse_args()
+
+    src = Path(args.file)
+    work = Path(tempfile.mkdtemp(prefix="merge-phases-"))
+    try:
+        shutil.copy(src, work / src.name)
+        parsed = parse_base_file_name(src.name)
+        file_id, commit = parsed.file_id, parsed.instant_time
+        schema = pq.read_schema(src)
+        data_schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])
+        file_keys = pq.read_table(src, columns=[RECORD_KEY])[RECORD_KEY]
+        incoming = incoming_table(args.batch, file_keys, args.key_fields.split(","), file_id, "", args.arrow_batch)
+        ctx = merge.MergeContext(base_uri=str(work), instant_time="20991231235959999", data_schema=data_schema,
+                                 existing={("", file_id): merge.ExistingFile(src.name, commit)},
+                                 options=BaseFileOptions(compression=args.codec))
+        codec, level = _PYARROW_CODECS[args.codec]
+        floors, totals, phases = [], [], []
+        for rep in range(args.reps):
+            # The floor: pyarrow reads the file and writes it back, same codec, nothing else.
+            t0 = time.process_time()
+            table = pq.read_table(work / src.name)
+            pq.write_table(table, work / "floor.parquet", compression=codec, compression_level=level)
+            floors.append(time.process_time() - t0)
+            del table
+            profiler = cProfile.Profile(time.process_time)
+            t0 = time.process_time()
+            profiler.enable()
+            stats_row = merge.merge_file_group(ctx, incoming)
+            profiler.disable()
+            totals.append(time.process_time() - t0)
+            stats = pstats.Stats(profiler)
+            phases.append(phase_seconds(stats))
+            for p in work.glob("*.parquet"):
+                if p.name not in (src.name, "floor.parquet"):
+                    if args.keep and rep == 0:
+                        shutil.copy(p, args.keep)
+                    p.unlink()
+            row = stats_row.to_pylist()[0]
+            print(f"rep {rep}: floor {floors[-1]:.2f} s, merge {totals[-1]:.2f} s (writes {row['num_writes']}, "
+                  f"updates {row['num_update_writes']}, inserts {row['num_inserts']}, {row['file_size']} B)",
+                  flush=True)
+        result = {"floor_cpu_s": round(statistics.median(floors), 3),
+                  "merge_cpu_s": round(statistics.median(totals), 3),
+                  "phases_cpu_s": {k: round(statistics.median(p[k] for p in phases), 3) for k in phases[0]}}
+        print(json.dumps(result, indent=2))
+        if args.profile:
+            stats.sort_stats("cumulative").print_stats(30)
+        if args.out:
+            Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
