@@ -5,10 +5,19 @@ RECORD_INDEX upsert builds its record_index partition (base HFiles). Copies of i
 batch (``--updates`` updates spread over all orders plus ``--inserts`` new keys), once per index type, ``--reps``
 times each on a fresh copy; the median wall time of ``upsert`` is reported, and the ratio. BLOOM locates keys
 on the driver (footer key ranges, bloom filters, key columns); RECORD_INDEX reads the record_index shards that
-hold the batch's keys (one Spark task per shard). The build's driver CPU time is reported beside its wall time
-(the build runs on the driver; wall times on a shared machine follow its load, reported at the end).
+hold the batch's keys: on the driver for a batch of at most hoodie.record.index.driver.lookup.max.keys records
+(``--driver-max-keys``; 0: one Spark task per shard). The build's driver CPU time is reported beside its wall
+time (the build runs on the driver; wall times on a shared machine follow its load, reported at the end).
+
+The lookup inside each upsert is reported apart (``lookup``, medians): its wall and driver CPU seconds and the
+bytes the driver read (/proc/self/io rchar: footers, bloom filters and key columns for BLOOM; record_index
+HFile ranges and logs for RECORD_INDEX, which also reports its own count of base-file and log bytes). For
+BLOOM the lookup is ``locate_on_driver`` (the keys were collected by the validation job before it); for
+RECORD_INDEX ``RecordLevelIndex.locate`` with its key collection. The Spark path (``--driver-max-keys 0``) is
+lazy: its lookup runs inside the upsert's later jobs, so only its total is meaningful.
 
     PYTHONPATH=. python benchmarks/record_index_lookup.py --sf 0.1
+    PYTHONPATH=. python benchmarks/record_index_lookup.py --sf 2 --reps 3   # 0.1 .. 4: data in --data-dir
 """
 
 from __future__ import annotations
@@ -39,9 +48,13 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=2000)
     parser.add_argument("--inserts", type=int, default=500)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--driver-max-keys", type=int, default=None,
+                        help="hoodie.record.index.driver.lookup.max.keys (default: hoodpy's)")
     args = parser.parse_args()
 
     from hoodpy.table import HoodieTable
+
+    lookups = _measure_lookups()
 
     spark = spark_session("record-index-bench", shuffle_partitions=4)
     source = pq.read_table(lineitem.generate(args.data_dir, args.sf))
@@ -68,18 +81,64 @@ def main() -> None:
         for index_type in results:
             copy = work / f"{index_type}-{rep}"
             shutil.copytree(golden, copy)
-            t = HoodieTable.for_path(spark, str(copy), options={**options, "hoodie.index.type": index_type})
+            extra = {} if args.driver_max_keys is None else {
+                "hoodie.record.index.driver.lookup.max.keys": str(args.driver_max_keys)}
+            t = HoodieTable.for_path(spark, str(copy), options={**options, **extra, "hoodie.index.type": index_type})
+            lookups.current = index_type
             t0 = time.perf_counter()
             t.upsert(spark.read.parquet(str(work / "batch.parquet")))
             results[index_type].append(time.perf_counter() - t0)
             shutil.rmtree(copy)
     medians = {k: statistics.median(v) for k, v in results.items()}
+    lookup = {k: {m: statistics.median(r[m] for r in v) for m in v[0]} for k, v in lookups.results.items()}
     print(json.dumps({"sf": args.sf, "rows": source.num_rows, "batch_rows": batch.num_rows, "load_s": load_s,
                       "record_index_build_s": build_s, "record_index_build_driver_cpu_s": build_cpu_s,
                       "load_average_at_end": os.getloadavg(), "upsert_s": results, "median_s": medians,
+                      "lookup": lookup, "lookup_runs": lookups.results,
                       "record_index_over_bloom": medians["RECORD_INDEX"] / medians["BLOOM"]}, indent=2))
     shutil.rmtree(work)
     spark.stop()
+
+
+class _Lookups:
+    """Wall / driver CPU seconds and bytes read of each upsert's index lookup, per index type."""
+
+    def __init__(self):
+        self.current = ""
+        self.results: dict[str, list[dict[str, float]]] = {}
+
+    def timed(self, fn, counts=None):
+        def run(*args, **kwargs):
+            t0, c0, r0 = time.perf_counter(), time.process_time(), _read_chars()
+            out = fn(*args, **kwargs)
+            row = {"wall_s": time.perf_counter() - t0, "driver_cpu_s": time.process_time() - c0,
+                   "driver_read_bytes": _read_chars() - r0}
+            row.update(counts(args[0]) if counts else {})
+            if self.current:  # not the build's one-row upsert
+                self.results.setdefault(self.current, []).append(row)
+            return out
+        return run
+
+
+def _read_chars() -> int:
+    with open("/proc/self/io") as f:
+        return int(next(line for line in f if line.startswith("rchar:")).split()[1])
+
+
+def _measure_lookups() -> _Lookups:
+    """Wrap both indexes' lookups (BLOOM's on the driver in the writer, RECORD_INDEX's locate)."""
+    from hoodpy.index.record_index import RecordLevelIndex
+    from hoodpy.write import writer
+
+    lookups = _Lookups()
+    writer.locate_on_driver = lookups.timed(writer.locate_on_driver)
+
+    def index_counts(index):
+        last = getattr(index, "last_lookup", None)  # None: the table had no record index yet
+        c = last.counts if last is not None else None
+        return {} if c is None else {"index_base_bytes": c.base_bytes, "index_log_bytes": c.log_bytes}
+    RecordLevelIndex.locate = lookups.timed(RecordLevelIndex.locate, index_counts)
+    return lookups
 
 
 if __name__ == "__main__":

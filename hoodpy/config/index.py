@@ -63,6 +63,12 @@ class IndexConfig:
         doc="RECORD_INDEX: a key whose partition changed moves (delete old, insert new); off, the record is "
         "updated in the partition it is in.",
     )
+    RECORD_INDEX_DRIVER_LOOKUP_MAX_KEYS = ConfigKey(
+        "hoodie.record.index.driver.lookup.max.keys", 100_000, parse_int,
+        doc="RECORD_INDEX (hoodpy's own key): a batch of at most this many records has its keys collected to the "
+        "driver and looked up there (the record_index shards read by threads, no Spark shuffle); a larger batch "
+        "is looked up by one Spark task per shard. 0: always in Spark.",
+    )
     SIMPLE_UPDATE_PARTITION_PATH = ConfigKey(
         "hoodie.simple.index.update.partition.path", True, parse_bool,
         doc="GLOBAL_SIMPLE: a key whose partition changed moves (delete old, insert new).",

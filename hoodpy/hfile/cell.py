@@ -57,28 +57,56 @@ def cell_size(row: bytes, value: bytes) -> int:
     return len(row) + len(value) + CELL_OVERHEAD
 
 
-def parse_cells(payload: Bytes, with_mvcc: bool) -> tuple[list[bytes], list[bytes]]:
-    """Rows and values of a data block's cells, in order (ValueError on a cell that runs past the block)."""
-    rows: list[bytes] = []
-    values: list[bytes] = []
+class BlockCells:
+    """A data block's cells, located but not copied out: the sequence of their rows (``cells[i]``, bytes,
+    sorted), each sliced when asked for, so a lookup bisects a block without building every row and value
+    (at 8,000 cells per 1 MiB block, building them cost 6x the block's decompression). ValueError on a cell
+    that runs past the block (when the block is located) or whose row runs past its key (when read)."""
+
+    def __init__(self, payload: Bytes, with_mvcc: bool):
+        self.payload = payload
+        self.starts = _cell_starts(payload, with_mvcc)
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, i: int) -> bytes:
+        start = self.starts[i]
+        (key_length,) = _KEY_LENGTH.unpack_from(self.payload, start)
+        (row_length,) = _ROW_LENGTH.unpack_from(self.payload, start + 8)
+        if row_length < 0 or row_length + 2 > key_length:
+            raise ValueError(f"cell at byte {start} of the block has a row of {row_length} bytes in a key of "
+                             f"{key_length}")
+        return bytes(self.payload[start + 10:start + 10 + row_length])
+
+    def value(self, i: int) -> bytes:
+        start = self.starts[i]
+        key_length, value_length = _LENGTHS.unpack_from(self.payload, start)
+        value_start = start + 8 + key_length
+        return bytes(self.payload[value_start:value_start + value_length])
+
+
+_KEY_LENGTH = struct.Struct(">i")
+
+
+def _cell_starts(payload: Bytes, with_mvcc: bool) -> list[int]:
+    """The offsets of a data block's cells, in order."""
+    starts: list[int] = []
     pos, end = 0, len(payload)
-    unpack_lengths, unpack_row_length = _LENGTHS.unpack_from, _ROW_LENGTH.unpack_from
+    unpack_lengths, append = _LENGTHS.unpack_from, starts.append
     while pos < end:
         if pos + 10 > end:
             raise ValueError(f"cell at byte {pos} of the block is cut short")
         key_length, value_length = unpack_lengths(payload, pos)
-        key_start = pos + 8
-        value_start = key_start + key_length
-        pos = value_start + value_length
-        (row_length,) = unpack_row_length(payload, key_start)
-        if key_length < 2 or value_length < 0 or row_length < 0 or row_length + 2 > key_length or pos > end:
-            raise ValueError(f"cell at byte {key_start - 8} of the block has inconsistent lengths "
-                             f"(key {key_length}, value {value_length}, row {row_length})")
-        rows.append(bytes(payload[key_start + 2:key_start + 2 + row_length]))
-        values.append(bytes(payload[value_start:pos]))
+        append(pos)
+        cell_end = pos + 8 + key_length + value_length
+        if key_length < 2 or value_length < 0 or cell_end > end:
+            raise ValueError(f"cell at byte {pos} of the block has inconsistent lengths "
+                             f"(key {key_length}, value {value_length})")
+        pos = cell_end
         if with_mvcc:
             if payload[pos] == 0:  # the only timestamp Hudi writes: skip the vlong decode
                 pos += 1
             else:
                 _, pos = read_hadoop_vlong(payload, pos)
-    return rows, values
+    return starts

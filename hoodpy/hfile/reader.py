@@ -5,6 +5,11 @@ info; the root's leaf / intermediate levels when HBase wrote more than one), as 
 Data blocks are read and decompressed when a lookup or scan reaches them; the most recently used decoded
 blocks (up to 16 MiB of them) are kept, so repeated lookups in a block decode it once.
 
+A reader holds the file's bytes, or (:meth:`HFileReader.open`) a random-access file it reads ranges of: the
+trailer, the load-on-open section, the leaf / intermediate index blocks, then only the data blocks a lookup
+reaches (:meth:`HFileReader.get_many` reads the blocks its keys fall in, runs of adjacent blocks in one read),
+so that a few keys looked up in a large file (a record_index shard) cost a few blocks, locally or on S3.
+
 A lookup of key K starts in the block before the first index entry whose key is >= K (an earlier block may
 end with K when HBase split equal keys across blocks, and an HBase "fake" index key may be smaller than its
 block's real first row) and reads forward until a row >= K.
@@ -17,16 +22,26 @@ import struct
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
+from typing import Protocol
 
 from hoodpy.errors import HFileFormatError
 from hoodpy.hfile import block, file_info
 from hoodpy.hfile.block import READABLE_CODECS, Compression
-from hoodpy.hfile.cell import parse_cells, row_of
+from hoodpy.hfile.cell import BlockCells, row_of
 from hoodpy.hfile.encoding import Bytes
 from hoodpy.hfile.index import IndexEntry, parse_non_root_entries, parse_root_entries
-from hoodpy.hfile.trailer import Trailer
+from hoodpy.hfile.trailer import TRAILER_SIZE, Trailer
 
 _CACHE_BYTES = 16 * 1024 * 1024  # uncompressed data-block bytes kept decoded (16 of Hudi's 1 MiB blocks)
+_ON_DISK_SIZE = struct.Struct(">i")  # a block header's onDiskSizeWithoutHeader, after the 8-byte magic
+
+
+class RandomAccessFile(Protocol):
+    """What :meth:`HFileReader.open` reads: pyarrow's ``NativeFile`` (``fs.open_input_file``) has it."""
+
+    def size(self) -> int: ...
+
+    def read_at(self, nbytes: int, offset: int) -> bytes: ...
 
 
 class HFileReader:
@@ -43,11 +58,32 @@ class HFileReader:
     the bytes raises :class:`~hoodpy.errors.HFileFormatError` naming ``source``.
     """
 
-    def __init__(self, data: Bytes, source: str = "<bytes>"):
-        self._data = memoryview(data).cast("B") if not isinstance(data, bytes) else data
+    def __init__(self, data: Bytes | None, source: str = "<bytes>", *, file: RandomAccessFile | None = None):
+        self._data = memoryview(data).cast("B") if data is not None and not isinstance(data, bytes) else data
+        self._file = file
         self.source = source
+        self.bytes_read = 0  # bytes read from ``file`` (0 for a reader of bytes in memory)
+        self._raw: dict[int, Bytes] = {}  # data blocks read ahead by get_many, not decoded yet
+        self._tail_offset = 0
+        if data is None:
+            if file is None:
+                raise ValueError("HFileReader needs the file's bytes or a random-access file")
+            with self._format_errors("trailer"):
+                size = file.size()
+                # The trailer, then the load-on-open section before it (root index, meta index, file info).
+                self._tail = self._read(max(size - TRAILER_SIZE, 0), min(size, TRAILER_SIZE))
+                trailer = Trailer.parse(self._tail)
+                offset = trailer.load_on_open_data_offset or 0
+                if 0 <= offset < size - TRAILER_SIZE:
+                    self._tail = self._read(offset, size - TRAILER_SIZE - offset) + self._tail
+                    self._tail_offset = offset
+                else:
+                    self._tail_offset = size - TRAILER_SIZE
+            self._size = size
+        else:
+            self._size = len(self._data)
         with self._format_errors("trailer"):
-            self.trailer = Trailer.parse(self._data)
+            self.trailer = Trailer.parse(self._data if data is not None else self._tail)
         try:
             self.codec = self.trailer.codec
         except ValueError:
@@ -58,9 +94,14 @@ class HFileReader:
                                            f"{' and '.join(c.name for c in READABLE_CODECS)})")
         self._blocks = self._load_on_open()
         self._first_rows = [self._index_row(e) for e in self._blocks]
-        self._cache: OrderedDict[int, tuple[list[bytes], list[bytes]]] = OrderedDict()
+        self._cache: OrderedDict[int, BlockCells] = OrderedDict()
         self._cache_sizes: dict[int, int] = {}
         self._cached_bytes = 0
+
+    @classmethod
+    def open(cls, file: RandomAccessFile, source: str = "<file>") -> HFileReader:
+        """A reader of ``file`` that reads only the ranges it needs (see the module docstring)."""
+        return cls(None, source, file=file)
 
     # ---- metadata ---------------------------------------------------------------------------------------
 
@@ -86,7 +127,7 @@ class HFileReader:
         if entry is None:
             return None
         with self._format_errors(f"meta block {name!r} at byte {entry.offset}"):
-            return bytes(block.read_block(self._data, entry.offset, self.codec, block.META)[1])
+            return bytes(self._block(entry.offset, entry.size, block.META)[1])
 
     @property
     def schema(self) -> str | None:
@@ -110,19 +151,24 @@ class HFileReader:
         row = _row(key)
         b = max(bisect_left(self._first_rows, row) - 1, 0)
         while b < len(self._blocks):
-            rows, values = self._cells(b)
-            i = bisect_left(rows, row)
-            if i < len(rows):
-                return values[i] if rows[i] == row else None
+            cells = self._cells(b)
+            with self._format_errors(f"data block at byte {self._blocks[b].offset}"):
+                i = bisect_left(cells, row)
+                if i < len(cells):
+                    return cells.value(i) if cells[i] == row else None
             b += 1
             if b < len(self._blocks) and self._first_rows[b] > row:
                 return None  # K lies after this block's last row and before the next one's (fake) first key
         return None
 
     def get_many(self, keys: Iterable[str | bytes]) -> dict[str, bytes]:
-        """The values of those ``keys`` that are present, looked up in key order."""
+        """The values of those ``keys`` that are present, looked up in key order; a reader of a file first
+        reads the data blocks the keys fall in (adjacent ones in one read)."""
         found = {}
-        for row in sorted({_row(k) for k in keys}):
+        rows = sorted({_row(k) for k in keys})
+        if self._file is not None:
+            self._read_ahead(sorted({max(bisect_left(self._first_rows, row) - 1, 0) for row in rows}))
+        for row in rows:
             value = self.get(row)
             if value is not None:
                 found[row.decode("utf-8")] = value
@@ -133,12 +179,13 @@ class HFileReader:
         start = _row(prefix)
         first = max(bisect_left(self._first_rows, start) - 1, 0) if start else 0
         for b in range(first, len(self._blocks)):
-            rows, values = self._cells(b)
-            for i in range(bisect_left(rows, start) if start else 0, len(rows)):
-                row = rows[i]
-                if not row.startswith(start):
-                    return  # rows are sorted: past the prefix's range
-                yield row.decode("utf-8"), values[i]
+            cells = self._cells(b)
+            with self._format_errors(f"data block at byte {self._blocks[b].offset}"):
+                for i in range(bisect_left(cells, start) if start else 0, len(cells)):
+                    row = cells[i]
+                    if not row.startswith(start):
+                        return  # rows are sorted: past the prefix's range
+                    yield row.decode("utf-8"), cells.value(i)
 
     def __iter__(self) -> Iterator[tuple[str, bytes]]:
         return self.scan()
@@ -155,15 +202,58 @@ class HFileReader:
         except (ValueError, IndexError, struct.error, UnicodeDecodeError) as e:
             raise HFileFormatError(self.source, f"{where}: {e}") from e
 
+    def _read(self, offset: int, length: int) -> bytes:
+        data = self._file.read_at(length, offset)  # type: ignore[union-attr]
+        if len(data) != length:
+            raise ValueError(f"read {len(data)} of the {length} bytes at byte {offset} (the file is cut short)")
+        self.bytes_read += length
+        return data
+
+    def _block(self, offset: int, size: int, magic: bytes) -> tuple[block.BlockHeader, Bytes]:
+        """Header and payload of the block at ``offset`` (``size``: its on-disk size as its index entry
+        gives it; a reader of a file reads the header first when the entry's size is short)."""
+        if self._data is not None:
+            data, at = self._data, offset
+        elif offset >= self._tail_offset:  # the load-on-open section: read when the reader opened
+            data, at = self._tail, offset - self._tail_offset
+        else:
+            data, at = self._raw.pop(offset, None), 0
+            if data is None:
+                data = self._read(offset, min(max(size, block.HEADER_SIZE), self._tail_offset - offset))
+            whole = block.HEADER_SIZE + _ON_DISK_SIZE.unpack_from(data, 8)[0] if len(data) >= 12 else len(data)
+            if len(data) < whole <= self._tail_offset - offset:
+                data = self._read(offset, whole)
+        if magic == block.DATA and bytes(data[at:at + len(block.ENCODED_DATA)]) == block.ENCODED_DATA:
+            raise ValueError("encoded data blocks (DATABLKE) are not supported; Hudi never writes them")
+        return block.read_block(data, at, self.codec, magic)
+
+    def _read_ahead(self, blocks: list[int]) -> None:
+        """Read the (not yet decoded) data blocks ``blocks`` (sorted indexes), each run of adjacent ones in one
+        read, for :meth:`_block` to take."""
+        todo = [b for b in blocks if b < len(self._blocks) and b not in self._cache]
+        i = 0
+        while i < len(todo):
+            j = i
+            while j + 1 < len(todo) and todo[j + 1] == todo[j] + 1 and \
+                    self._blocks[todo[j]].offset + self._blocks[todo[j]].size == self._blocks[todo[j + 1]].offset:
+                j += 1
+            first, last = self._blocks[todo[i]], self._blocks[todo[j]]
+            with self._format_errors(f"data blocks at bytes {first.offset}..{last.offset + last.size}"):
+                data = memoryview(self._read(first.offset, last.offset + last.size - first.offset))
+            for b in todo[i:j + 1]:
+                entry = self._blocks[b]
+                self._raw[entry.offset] = data[entry.offset - first.offset:entry.offset - first.offset + entry.size]
+            i = j + 1
+
     def _load_on_open(self) -> list[IndexEntry]:
         t = self.trailer
         offset = t.load_on_open_data_offset or 0
-        data_end = len(self._data) - 4096
+        data_end = self._size - TRAILER_SIZE
         if not 0 <= offset < data_end:
             raise HFileFormatError(self.source, f"load-on-open offset {offset} lies outside the file's blocks "
                                                 f"(0..{data_end})")
         with self._format_errors(f"root data index at byte {offset}"):
-            header, payload = block.read_block(self._data, offset, self.codec, block.ROOT_INDEX)
+            header, payload = self._block(offset, 0, block.ROOT_INDEX)
             entries = parse_root_entries(payload, t.data_index_count or 0)
         offset += header.on_disk_size
         for level in range(t.index_levels - 1, 0, -1):
@@ -171,14 +261,14 @@ class HFileReader:
             below: list[IndexEntry] = []
             for e in entries:
                 with self._format_errors(f"{magic.decode()} index block at byte {e.offset}"):
-                    below.extend(parse_non_root_entries(block.read_block(self._data, e.offset, self.codec, magic)[1]))
+                    below.extend(parse_non_root_entries(self._block(e.offset, e.size, magic)[1]))
             entries = below
         with self._format_errors(f"meta index at byte {offset}"):
-            header, payload = block.read_block(self._data, offset, self.codec, block.ROOT_INDEX)
+            header, payload = self._block(offset, 0, block.ROOT_INDEX)
             self._meta_index = {e.key.decode("utf-8"): e for e in parse_root_entries(payload, t.meta_index_count or 0)}
         offset += header.on_disk_size
         with self._format_errors(f"file info at byte {offset}"):
-            self.file_info = file_info.parse(block.read_block(self._data, offset, self.codec, block.FILE_INFO)[1])
+            self.file_info = file_info.parse(self._block(offset, 0, block.FILE_INFO)[1])
             version = file_info.int_value(self.file_info.get(file_info.KEY_VALUE_VERSION))
             max_mvcc = file_info.int_value(self.file_info.get(file_info.MAX_MEMSTORE_TS_KEY))
         # Hudi's readers expect the MVCC byte on every cell; HBase writes KEY_VALUE_VERSION 0 when there is none.
@@ -192,18 +282,15 @@ class HFileReader:
         with self._format_errors(f"data index key of the block at byte {entry.offset}"):
             return row_of(entry.key)
 
-    def _cells(self, b: int) -> tuple[list[bytes], list[bytes]]:
+    def _cells(self, b: int) -> BlockCells:
         cells = self._cache.get(b)
         if cells is not None:
             self._cache.move_to_end(b)
             return cells
         entry = self._blocks[b]
         with self._format_errors(f"data block at byte {entry.offset}"):
-            header = block.parse_header(self._data, entry.offset)
-            if header.magic == block.ENCODED_DATA:
-                raise ValueError("encoded data blocks (DATABLKE) are not supported; Hudi never writes them")
-            _, payload = block.read_block(self._data, entry.offset, self.codec, block.DATA)
-            cells = parse_cells(payload, self._with_mvcc)
+            header, payload = self._block(entry.offset, entry.size, block.DATA)
+            cells = BlockCells(payload, self._with_mvcc)
         self._cache[b] = cells
         self._cache_sizes[b] = header.uncompressed_size
         self._cached_bytes += header.uncompressed_size

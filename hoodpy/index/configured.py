@@ -21,7 +21,8 @@ def index_for(config: HoodieConfig, *, force_global: bool = False) -> Index:
     is_global = force_global or IndexConfig.is_global(index_type)
     if index_type == RECORD_INDEX:
         require_metadata_table(config)
-        return RecordLevelIndex(virtual=virtual_keys(config))
+        return RecordLevelIndex(virtual=virtual_keys(config),
+                                driver_max_keys=config.get(IndexConfig.RECORD_INDEX_DRIVER_LOOKUP_MAX_KEYS))
     if index_type in (BLOOM, GLOBAL_BLOOM):
         return BloomIndex(config, is_global=is_global)
     # SIMPLE and GLOBAL_SIMPLE; under BUCKET only a delete naming keys alone gets here (the writer places every

@@ -16,7 +16,9 @@ Layout (checked on the Java fixture v9_txns_simple_meta):
 
 Reads merge each file group's latest slice (base HFile, then the log blocks that count, as for ``files``):
 a data block sets a key's location, a delete block removes the key. A lookup reads only the file groups its
-keys hash to, and in them only the keys asked for (HFile key lookups).
+keys hash to, and in them only the keys asked for: of the base HFile, the index and the data blocks those
+keys fall in (range reads, :meth:`HFileReader.open`), not the whole file (at SF 1, 60 MB per shard); the
+log files, small, whole, decoding only the keys asked for.
 """
 
 from __future__ import annotations
@@ -325,12 +327,48 @@ def change_of(storage: Storage, instant: Instant, data: bytes, listed: Mapping[s
 
 
 # -- reading ----------------------------------------------------------------------------------------------
+@dataclass
+class ReadCounts:
+    """What lookups read: bytes of base HFiles (ranges) and of log files, and the files opened."""
+
+    base_bytes: int = 0
+    log_bytes: int = 0
+    files: int = 0
+
+    def add(self, other: ReadCounts) -> None:
+        self.base_bytes += other.base_bytes
+        self.log_bytes += other.log_bytes
+        self.files += other.files
+
+
+def _base_reader(storage: Storage, path: str, keys: set[str] | None, counts: ReadCounts,
+                 ) -> tuple[HFileReader, Iterable[tuple[str, bytes]]]:
+    """The base HFile's reader and its (key, value) pairs: every entry (the whole file read at once), or
+    ``keys``' (only the blocks that can hold them read)."""
+    full = storage.full_path(path)
+    if keys is None:
+        data = storage.read_bytes(path)
+        counts.base_bytes += len(data)
+        reader = HFileReader(data, source=full)
+        return reader, reader
+    with storage.fs.open_input_file(full) as f:
+        reader = HFileReader.open(f, source=full)
+        pairs = reader.get_many(keys).items()
+    counts.base_bytes += reader.bytes_read
+    return reader, pairs
+
+
 def read_slice(storage: Storage, paths: list[str | None], keys: set[str] | None, valid: Any, utc: bool = True,
-               ) -> dict[str, Location]:
+               counts: ReadCounts | None = None) -> dict[str, Location]:
     """The locations a record_index file slice holds (``paths``: base file or None, then log files in order;
     under the metadata table's ``storage``), of ``keys`` only when given; ``valid``: the instants whose blocks
-    count."""
-    contents = [None if p is None else storage.read_bytes(p) for p in paths]
+    count; ``counts``, when given, adds what was read."""
+    counts = counts if counts is not None else ReadCounts()
+    if keys is not None and not keys:
+        return {}
+    contents = [None, *(storage.read_bytes(p) for p in paths[1:])]
+    counts.log_bytes += sum(len(c) for c in contents[1:])
+    counts.files += sum(p is not None for p in paths)
     out: dict[str, Location] = {}
     # Values do not hold their key (encoded_records): the keys of one location share one value, decoded once.
     decoded: dict[tuple[bytes, int], Location | None] = {}
@@ -342,10 +380,9 @@ def read_slice(storage: Storage, paths: list[str | None], keys: set[str] | None,
             found = decoded[(value, id(schema))] = None if info is None else location_of(info, utc)
         return found  # type: ignore[return-value]
 
-    if contents[0] is not None:
-        reader = HFileReader(contents[0], source=storage.full_path(paths[0]))
+    if paths[0] is not None:
+        reader, pairs = _base_reader(storage, paths[0], keys, counts)
         schema = parsed_schema(reader.schema or SCHEMA)
-        pairs = reader if keys is None else reader.get_many(keys).items()
         for key, value in pairs:
             if (location := decode(key, value, schema, reader.source)) is not None:
                 out[key] = location
@@ -375,6 +412,7 @@ class RecordIndex:
         self.storage = metadata_storage(data_storage)
         self.data_storage = data_storage
         self.utc = utc_instants(load_table_properties(data_storage))
+        self.counts = ReadCounts()  # what this snapshot's reads read, summed
         groups: dict[str, _Group] = {}
         for f in self.storage.list_files(PARTITION):
             name = f.path.rsplit("/", 1)[-1]
@@ -412,8 +450,9 @@ class RecordIndex:
     def paths(file_slice: FileSlice) -> list[str | None]:
         return [file_slice.base_file.path if file_slice.base_file else None, *(lf.path for lf in file_slice.log_files)]
 
-    def _read_group(self, group: _Group, keys: set[str] | None, valid: ValidInstants) -> dict[str, Location]:
-        return read_slice(self.storage, self.paths(self.latest_slice(group)), keys, valid, self.utc)
+    def _read_group(self, group: _Group, keys: set[str] | None, valid: ValidInstants,
+                    counts: ReadCounts | None = None) -> dict[str, Location]:
+        return read_slice(self.storage, self.paths(self.latest_slice(group)), keys, valid, self.utc, counts)
 
     def slice_paths(self) -> list[list[str | None]]:
         """Per shard, the paths (under ``.hoodie/metadata``) of its latest slice: base file (or None) first."""
@@ -424,9 +463,11 @@ class RecordIndex:
         out: dict[str, Location] = {}
         try:
             with ThreadPoolExecutor(max_workers=max(1, min(_READ_THREADS, len(wanted)))) as pool:
-                for part in pool.map(lambda item: self._read_group(self.groups[item[0]], item[1], valid),
-                                     wanted.items()):
+                reads = [(self.groups[shard], keys, ReadCounts()) for shard, keys in wanted.items()]
+                for part in pool.map(lambda read: self._read_group(*read[:2], valid, read[2]), reads):
                     out.update(part)
+            for _, _, counts in reads:
+                self.counts.add(counts)
         except (HFileFormatError, InvalidInstantError, OSError, HoodieError) as e:
             if isinstance(e, MetadataTableError):
                 raise

@@ -217,3 +217,55 @@ def test_a_value_that_is_not_an_avro_record_of_the_schema():
     writer.append("k", b"\x00")  # the empty key, then nothing for n
     with pytest.raises(HFileFormatError, match="value of key 'k' is not an Avro record of the file's schema"):
         list(read_records(HFileReader(writer.finish())))
+
+
+# ---- range reads (HFileReader.open) ----------------------------------------------------------------------
+
+def _opened(name: str):
+    import pyarrow as pa
+
+    path = HFILES / name
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    return HFileReader.open(pa.OSFile(str(path)), source=name), path.stat().st_size
+
+
+@pytest.mark.parametrize("name", sorted(n for n, spec in FIXTURES.items() if spec[0]))
+def test_range_reads_agree_with_a_full_scan_reading_only_the_blocks_asked_for(name):
+    count, pattern, _, levels = FIXTURES[name]
+    whole = dict(_reader(name))
+    reader, size = _opened(name)
+    assert reader.trailer.index_levels == levels
+    opened = reader.bytes_read  # trailer, load-on-open section, leaf / intermediate index blocks
+    # present keys spread over the file, absent ones before, between and after them
+    wanted = [pattern.format(i) for i in (0, 1, count // 3, count // 2, count - 1)]
+    absent = ["a", pattern.format(count // 2) + "0", pattern.format(7)[:-1], "zzz"]
+    assert reader.get_many(wanted + absent) == {k: whole[k] for k in wanted}
+    data_blocks = reader.data_block_index
+    largest = max(e.size for e in data_blocks)
+    # at most the blocks of the five keys and their neighbours (a key equal to a block's first row)
+    assert reader.bytes_read - opened <= 10 * largest
+    assert reader.bytes_read < size / 2 or len(data_blocks) < 20
+    for key in absent:
+        assert reader.get(key) is None
+    for i in range(0, count, max(1, count // 500)):  # single lookups across the whole file, on demand
+        assert reader.get(pattern.format(i)) == whole[pattern.format(i)]
+    assert list(reader) == list(whole.items())  # a scan reads every block it has not decoded yet
+
+
+def test_range_reads_of_an_empty_file_and_of_a_cut_one():
+    reader, _ = _opened("hudi_1_0_hbase_2_4_9_no_entry.hfile")
+    assert reader.get_many(["hudi-key-000000000"]) == {} and list(reader) == []
+
+    class Cut:
+        def __init__(self, data: bytes):
+            self.data = data
+
+        def size(self) -> int:
+            return len(self.data) + 100  # claims more bytes than it has: reads near the end come back short
+
+        def read_at(self, nbytes: int, offset: int) -> bytes:
+            return self.data[offset:offset + nbytes]
+
+    with pytest.raises(HFileFormatError, match="cut.hfile: trailer"):
+        HFileReader.open(Cut(_small_file()), source="cut.hfile")

@@ -13,8 +13,8 @@ from hoodpy.errors import InvalidRecordError
 from hoodpy.hfile import HFileReader, HFileWriter, write_records
 from hoodpy.hfile.block import Compression
 from hoodpy.metadata_table.key_hash import java_string_hash, java_string_hashes, shard_of, shards_of
-from hoodpy.metadata_table.record_index import Location, encoded_records, index_record, read_slice
-from hoodpy.metadata_table.record_index import data_block
+from hoodpy.metadata_table.record_index import Location, ReadCounts, encoded_records, index_record, read_slice
+from hoodpy.metadata_table.record_index import data_block, removal_block
 from hoodpy.metadata_table.records import SCHEMA
 from hoodpy.storage import Storage
 from hoodpy.timeline.instant import LAYOUT_2
@@ -55,6 +55,33 @@ def test_index_records_read_back_through_the_decoding_cache(tmp_path):
     assert read_slice(storage, [None, "rli.log"], None, {"20261126010203004"}) == locations
     assert read_slice(storage, [None, "rli.log"], {"k001", "k404"}, {"20261126010203004"}) == {
         "k001": locations["k001"]}
+
+
+def test_keyed_slice_read_reads_only_the_blocks_of_its_keys_and_agrees_with_a_full_read(tmp_path):
+    groups = [f"{uuid.uuid4()}-0", f"{uuid.uuid4()}-0", "raw-file-id"]
+    base = {f"k{i:05d}": Location(f"p={i % 3}", groups[i % 3], "20261126010203004") for i in range(0, 6000, 2)}
+    storage = Storage(str(tmp_path))
+    storage.write_bytes("rli.hfile", write_records(encoded_records(base), SCHEMA, block_size=2048))
+    moved = {"k00010": Location("p=9", groups[0], "20261126010203005"),  # present in the base: moved
+             "k00011": Location("p=9", groups[1], "20261126010203005")}  # absent from the base: new
+    storage.write_bytes("rli.log", data_block(moved, "20261126010203005", LAYOUT_2)
+                        + removal_block(["k00020", "k00011"], "20261126010203006")
+                        + data_block({"k00030": moved["k00010"]}, "20261126010203099", LAYOUT_2))  # not committed
+    valid = {"20261126010203004", "20261126010203005", "20261126010203006"}
+    full = read_slice(storage, ["rli.hfile", "rli.log"], None, valid)
+    assert len(full) == 3000 - 1 and full["k00010"] == moved["k00010"] and "k00011" not in full
+    assert "k00020" not in full and full["k00030"] == base["k00030"]
+    wanted = {"k00000", "k00010", "k00011", "k00020", "k00030", "k03001", "k05998", "k05999", "zzz", ""}
+    counts = ReadCounts()
+    assert read_slice(storage, ["rli.hfile", "rli.log"], wanted, valid, counts=counts) == {
+        k: full[k] for k in wanted if k in full}
+    size = len(storage.read_bytes("rli.hfile"))
+    blocks = HFileReader(storage.read_bytes("rli.hfile")).data_block_index
+    assert len(blocks) > 40
+    # trailer and load-on-open section, then at most two blocks per key
+    assert counts.base_bytes < size - blocks[-1].offset + 4096 + 2 * len(wanted) * max(b.size for b in blocks)
+    assert counts.base_bytes < size / 2
+    assert counts.log_bytes == len(storage.read_bytes("rli.log")) and counts.files == 2
 
 
 @pytest.mark.parametrize("codec", [Compression.GZ, Compression.NONE])
