@@ -1,8 +1,8 @@
 """bulk_insert: the driver plans the files, executors write them. Records are cut, per partition and in
 record key order, into files of ``records_per_file`` records and one remainder, at key bounds taken from a
-sample of the batch; each record is tagged with its file (a broadcast range join), records are
-range-partitioned by that tag and sorted by key, and each task writes one base file per tag it holds,
-streamed row group by row group as its sorted rows arrive (:class:`BaseFileWriter`). No
+sample of the batch; each record is tagged with its file (a broadcast range join), records go to the
+task of that file (:func:`file_task_labels`) and are sorted by key, and each task writes one base file per
+tag it holds, streamed row group by row group as its sorted rows arrive (:class:`BaseFileWriter`). No
 index lookup and no small-file packing, as in Hudi; sorting gives every file a narrow key range, so
 bloom-index range pruning works on the result.
 """

@@ -281,8 +281,8 @@ class Writer:
         # 360k-row batch) and is never silently recomputed: a lost block fails the write instead.
         if self._bucket_layout is not None and not self._global_lookup(operation):
             records = records.withColumn(_BUCKET_ID, bucket_id_column(F.col(RECORD_KEY), self._bucket_layout))
-        # An insert reads the stored batch only to count, sample and write it: on disk, not in the JVM's heap
-        # (the default keeps every row there: SF1 lineitem ~9 GB of JVM peak).
+        # An insert reads the stored batch only to count, sample and write it: keep it on disk, not in the JVM's
+        # heap (the default level, memory and disk, holds a whole load's rows there).
         records = records.localCheckpoint(
             eager=False, storageLevel=None if operation.uses_index else StorageLevel.DISK_ONLY)
         self._cached.append(records)
@@ -423,7 +423,7 @@ class Writer:
         }
         if self._creates_file_groups_only(operation):
             # Every target is a file group this write creates from inserts: stream each one's rows into its file
-            # as bulk_insert does, not gather a whole group in the JVM and a worker (SF1 insert: 9.7 GB peak).
+            # as bulk_insert does, not gather a whole group in the JVM and a worker (the last SF1 insert: 9.7 GB).
             stats_rows = merge_input.repartition(PARTITION_PATH, TARGET_FILE_ID) \
                 .sortWithinPartitions(TARGET_FILE_ID, PARTITION_PATH) \
                 .mapInArrow(partial(new_file_groups_partition, merge_ctx), WRITE_STATS_DDL).collect()
