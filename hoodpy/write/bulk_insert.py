@@ -1,8 +1,8 @@
 """bulk_insert: the driver plans the files, executors write them. Records are cut, per partition and in
 record key order, into files of ``records_per_file`` records and one remainder, at key bounds taken from a
-sample of the batch; each record is tagged with its file (a broadcast range join), records are
-range-partitioned by that tag and sorted by key, and each task writes one base file per tag it holds,
-streamed row group by row group as its sorted rows arrive (:class:`BaseFileWriter`). No
+sample of the batch; each record is tagged with its file (a broadcast range join), records go to the
+task of that file (:func:`file_task_labels`) and are sorted by key, and each task writes one base file per
+tag it holds, streamed row group by row group as its sorted rows arrive (:class:`BaseFileWriter`). No
 index lookup and no small-file packing, as in Hudi; sorting gives every file a narrow key range, so
 bloom-index range pruning works on the result.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -23,7 +23,8 @@ from hoodpy.errors import InvalidRecordError
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileWriter
-from hoodpy.write.merge import INVALID_KEY, MergeContext
+from hoodpy.write.merge import INVALID_KEY, TARGET_FILE_ID, MergeContext
+from hoodpy.write.task_placement import partition_labels
 
 BULK_FILE = "_hoodie_bulk_file"  # working column: the planned file a record goes to
 
@@ -63,6 +64,15 @@ def plan_files(counts: dict[str, int], sample_keys: pa.Table, records_per_file: 
     return out
 
 
+def file_task_labels(num_files: int, num_tasks: int) -> list[int]:
+    """Per planned file (in plan order), the int label that ``repartition(num_tasks, label)`` sends to its task:
+    consecutive files share a task, every task gets files (at most ``num_tasks`` of them are used). Placing
+    files exactly needs no range partitioning, whose bounds cost a Spark job reading the whole batch."""
+    tasks = max(1, min(num_tasks, num_files))
+    labels = partition_labels(tasks)
+    return [labels[i * tasks // num_files] for i in range(num_files)]
+
+
 @dataclass
 class BulkInsertContext:
     merge: MergeContext
@@ -71,7 +81,24 @@ class BulkInsertContext:
 def bulk_insert_partition(ctx: BulkInsertContext, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Write the task's rows as they stream in: each file row group by row group (:class:`BaseFileWriter`),
     so a task holds one row group of rows, not a file's."""
-    storage = Storage(ctx.merge.base_uri)
+    # Rows come sorted by (planned file, partition path, record key). (A record no planned range holds,
+    # possible only if the batch changed between the driver's look at it and this evaluation, has no planned
+    # file and is written with the rest of its partition's such rows.)
+    yield from stream_base_files(ctx.merge, batches, BULK_FILE, lambda _: new_file_id())
+
+
+def new_file_groups_partition(ctx: MergeContext, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """An insert's task for file groups it creates (no base file to merge with, inserts only): rows come
+    clustered by (target file id, partition path) and each file group's base file is written as they stream
+    in, as :func:`bulk_insert_partition` does, instead of the whole group being gathered first."""
+    yield from stream_base_files(ctx, batches, TARGET_FILE_ID, lambda file_id: file_id)
+
+
+def stream_base_files(ctx: MergeContext, batches: Iterator[pa.RecordBatch], file_column: str,
+                      file_id_of: Callable[[object], str]) -> Iterator[pa.RecordBatch]:
+    """Write a task's rows, clustered by (``file_column``, partition path), one new base file per run of one
+    value of both (file id ``file_id_of(value)``), row group by row group; yields the files' write stats."""
+    storage = Storage(ctx.base_uri)
     task_partition, stage_id, attempt_id = task_ids()
     token = write_token(task_partition, stage_id, attempt_id)
     stats = []
@@ -86,25 +113,22 @@ def bulk_insert_partition(ctx: BulkInsertContext, batches: Iterator[pa.RecordBat
                 invalid = pc.sum(table.column(INVALID_KEY).cast(pa.int64())).as_py() or 0
                 if invalid:
                     raise InvalidRecordError(f"{invalid} record(s) have a null or empty record key")
-            # Rows come sorted by (planned file, partition path, record key): each run of one file and partition
-            # is a file, which may span batches. (A record no planned range holds, possible only if the batch
-            # changed between the driver's look at it and this evaluation, has no planned file and is written
-            # with the rest of its partition's such rows.)
-            for start, end, run in _runs(table):
+            # A run may span batches.
+            for start, end, run in _runs(table, file_column):
                 if current is not None and current.run != run:
                     stats.append(current.close())
                     current = None
                 if current is None:
-                    file_id = new_file_id()
-                    name = base_file_name(file_id, token, ctx.merge.instant_time)
+                    file_id = file_id_of(run[0])
+                    name = base_file_name(file_id, token, ctx.instant_time)
                     rel_path = join_partition(run[1], name)
                     current = _OpenFile(run, file_id, name, rel_path, time.monotonic(),
-                                        BaseFileWriter(storage, rel_path, ctx.merge.options))
+                                        BaseFileWriter(storage, rel_path, ctx.options))
                 chunk = table.slice(start, end - start)
-                rows = add_meta_columns(align(chunk, ctx.merge.data_schema), chunk.column(RECORD_KEY).combine_chunks(),
-                                        run[1], ctx.merge.instant_time)
+                rows = add_meta_columns(align(chunk, ctx.data_schema), chunk.column(RECORD_KEY).combine_chunks(),
+                                        run[1], ctx.instant_time)
                 current.writer.write(finalize(rows, pa.repeat(pa.scalar(True), rows.num_rows),
-                                              instant_time=ctx.merge.instant_time, file_name=current.name,
+                                              instant_time=ctx.instant_time, file_name=current.name,
                                               task_partition=task_partition))
         if current is not None:
             stats.append(current.close())
@@ -120,7 +144,7 @@ def bulk_insert_partition(ctx: BulkInsertContext, batches: Iterator[pa.RecordBat
 class _OpenFile:
     """The base file a task is writing: its run key (planned file, partition path) and writer."""
 
-    run: tuple[int, str]
+    run: tuple[object, str]
     file_id: str
     name: str
     rel_path: str
@@ -135,11 +159,15 @@ class _OpenFile:
                                elapsed_ms=int((time.monotonic() - self.started) * 1000))
 
 
-def _runs(table: pa.Table) -> list[tuple[int, int, tuple[int, str]]]:
-    """[start, end) and (planned file, partition path) of each run of rows with one planned file and partition."""
-    files = pc.fill_null(table.column(BULK_FILE).combine_chunks().cast(pa.int64()), -1)
+def _runs(table: pa.Table, file_column: str) -> list[tuple[int, int, tuple[object, str]]]:
+    """[start, end) and (file, partition path) of each run of rows with one ``file_column`` value and partition."""
+    files = table.column(file_column).combine_chunks()
+    files = pc.fill_null(files.cast(pa.int64()), -1) if pa.types.is_integer(files.type) else pc.fill_null(files, "")
     partitions = table.column(PARTITION_PATH).combine_chunks()
     n = table.num_rows
+    first = (files[0].as_py(), partitions[0].as_py())
+    if first == (files[n - 1].as_py(), partitions[n - 1].as_py()):  # rows are clustered: one run
+        return [(0, n, first)]
     changed = pc.or_(pc.not_equal(files.slice(1), files.slice(0, n - 1)),
                      pc.not_equal(partitions.slice(1), partitions.slice(0, n - 1)))
     starts = [0, *(pc.indices_nonzero(changed).to_numpy() + 1).tolist()]

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
@@ -50,7 +51,8 @@ from hoodpy.write import commit as commit_step
 from hoodpy.write import records as rec
 from hoodpy.write.base_file import BaseFileOptions
 from hoodpy.write.cdc import CdcWrite
-from hoodpy.write.bulk_insert import BULK_FILE, BulkInsertContext, bulk_insert_partition, plan_files
+from hoodpy.write.bulk_insert import (BULK_FILE, BulkInsertContext, bulk_insert_partition, file_task_labels,
+                                     new_file_groups_partition, plan_files)
 from hoodpy.write.log_append import append_context, write_file_group
 from hoodpy.write.merge import (
     OP,
@@ -279,7 +281,10 @@ class Writer:
         # 360k-row batch) and is never silently recomputed: a lost block fails the write instead.
         if self._bucket_layout is not None and not self._global_lookup(operation):
             records = records.withColumn(_BUCKET_ID, bucket_id_column(F.col(RECORD_KEY), self._bucket_layout))
-        records = records.localCheckpoint(eager=False)
+        # An insert reads the stored batch only to count, sample and write it: keep it on disk, not in the JVM's
+        # heap (the default level, memory and disk, holds a whole load's rows there).
+        records = records.localCheckpoint(
+            eager=False, storageLevel=None if operation.uses_index else StorageLevel.DISK_ONLY)
         self._cached.append(records)
         if self._driver_lookup(operation):
             self._batch_keys, self._partitions = rec.collect_keys(records, keygen, ordering)
@@ -425,6 +430,15 @@ class Writer:
             (bf.partition_path, bf.file_id): ExistingFile(bf.path, bf.instant_time)
             for bf in view.latest_base_files()
         }
+        if self._creates_file_groups_only(operation):
+            # Every target is a file group this write creates from inserts: stream each one's rows into its file
+            # as bulk_insert does, not gather a whole group in the JVM and a worker (the last SF1 insert: 9.7 GB).
+            stats_rows = merge_input.repartition(PARTITION_PATH, TARGET_FILE_ID) \
+                .sortWithinPartitions(TARGET_FILE_ID, PARTITION_PATH) \
+                .mapInArrow(partial(new_file_groups_partition, merge_ctx), WRITE_STATS_DDL).collect()
+            stats = commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
+            return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced,
+                                                   extra=self.extra_metadata)
         if self.merge_on_read and not operation.is_overwrite:
             append_ctx = append_context(self.config, merge_ctx, view, self._assigner.small_file_groups,
                                         self._new_log_groups,
@@ -439,6 +453,12 @@ class Writer:
         stats = commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
         return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced,
                                                extra=self.extra_metadata)
+
+    def _creates_file_groups_only(self, operation: WriteOperation) -> bool:
+        """Whether this copy-on-write insert or overwrite writes new file groups only (no small file takes
+        inserts, no index or bucket decides targets), so that no task merges with a stored file."""
+        return not (self.merge_on_read and not operation.is_overwrite) and not operation.uses_index \
+            and self._bucket_layout is None and not self._assigner.small_file_groups
 
     def _assign_to_buckets(self, records: DataFrame, operation: WriteOperation, view: FileSystemView,
                            timeline: Timeline) -> DataFrame:
@@ -641,17 +661,19 @@ class Writer:
         sample = self._assigner.sample(rows, sum(counts.values()))
         sizing = self._assigner.sizing(lambda: sample, sort=True)
         plan = plan_files(counts, sample.select([PARTITION_PATH, RECORD_KEY]), sizing.records_per_new_file)
-        bounds = self.spark.createDataFrame([(f.index, f.partition_path, f.low, f.high) for f in plan],
-                                            "b_file int, b_partition string, b_low string, b_high string")
+        configured = self.config.get(WriteConfig.WRITE_PARALLELISM)
+        tasks = min(configured, len(plan)) if configured > 0 else len(plan)
+        labels = file_task_labels(len(plan), tasks)
+        bounds = self.spark.createDataFrame(
+            [(f.index, f.partition_path, f.low, f.high, labels[f.index]) for f in plan],
+            "b_file int, b_partition string, b_low string, b_high string, b_task int")
         in_range = ((F.col(PARTITION_PATH) == F.col("b_partition"))
                     & (F.col("b_low").isNull() | (F.col(RECORD_KEY) >= F.col("b_low")))
                     & (F.col("b_high").isNull() | (F.col(RECORD_KEY) < F.col("b_high"))))
         tagged = rows.join(F.broadcast(bounds), in_range, "left").withColumnRenamed("b_file", BULK_FILE) \
             .drop("b_partition", "b_low", "b_high")
-        configured = self.config.get(WriteConfig.WRITE_PARALLELISM)
-        # A range partitioning never splits one planned file over tasks; with one task per file, most tasks
-        # write exactly one.
-        ordered = tagged.repartitionByRange(configured if configured > 0 else len(plan), BULK_FILE) \
+        # Each planned file goes to the task its label names (one file a task unless parallelism is set lower).
+        ordered = tagged.repartition(tasks, "b_task").drop("b_task") \
             .sortWithinPartitions(BULK_FILE, PARTITION_PATH, RECORD_KEY)
         ctx = BulkInsertContext(merge_ctx)
         stats_rows = ordered.mapInArrow(lambda it: bulk_insert_partition(ctx, it), WRITE_STATS_DDL).collect()

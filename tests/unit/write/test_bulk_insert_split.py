@@ -8,8 +8,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
-from hoodpy.write.bulk_insert import BULK_FILE, BulkInsertContext, bulk_insert_partition, plan_files
+from hoodpy.write.bulk_insert import BULK_FILE, BulkInsertContext, bulk_insert_partition, file_task_labels, plan_files
 from hoodpy.write.merge import MergeContext
+from hoodpy.write.task_placement import spark_partition_of
 
 
 def _keys(partition: str, n: int) -> list[str]:
@@ -78,3 +79,14 @@ def test_a_null_key_the_validation_did_not_see_fails_the_task(tmp_path) -> None:
     with pytest.raises(InvalidRecordError, match="1 record"):
         list(bulk_insert_partition(ctx, iter([batch])))
     assert not list(tmp_path.rglob("*.parquet"))
+
+
+def test_planned_files_go_to_consecutive_tasks_by_their_labels() -> None:
+    # One file a task: file i lands in Spark partition i of repartition(n, label).
+    assert [spark_partition_of(v, 7) for v in file_task_labels(7, 7)] == list(range(7))
+    # Fewer tasks than files: consecutive files share a task (their sorted rows stay in plan order), balanced.
+    tasks = [spark_partition_of(v, 3) for v in file_task_labels(8, 3)]
+    assert tasks == sorted(tasks) and sorted(set(tasks)) == [0, 1, 2]
+    assert max(tasks.count(t) for t in range(3)) - min(tasks.count(t) for t in range(3)) <= 1
+    # More tasks than files: no empty task is asked for.
+    assert [spark_partition_of(v, 2) for v in file_task_labels(2, 8)] == [0, 1]

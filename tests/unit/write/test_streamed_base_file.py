@@ -5,6 +5,7 @@ dictionaries, with row groups of hoodie.parquet.block.size bytes of rows."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -19,8 +20,8 @@ from hoodpy.index.bloom_filter import (
 from hoodpy.meta_fields import COMMIT_SEQNO, FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileOptions, BaseFileWriter, write_base_file
-from hoodpy.write.bulk_insert import BULK_FILE, BulkInsertContext, bulk_insert_partition
-from hoodpy.write.merge import MergeContext
+from hoodpy.write.bulk_insert import BULK_FILE, BulkInsertContext, bulk_insert_partition, new_file_groups_partition
+from hoodpy.write.merge import OP, OP_UPSERT, TARGET_FILE_ID, MergeContext, merge_file_group
 
 FOOTER_KEYS = [k.encode() for k in (FOOTER_BLOOM_FILTER_KEY, FOOTER_BLOOM_TYPE_KEY, FOOTER_MIN_RECORD_KEY,
                                     FOOTER_MAX_RECORD_KEY)]
@@ -126,3 +127,33 @@ def test_bulk_insert_task_streams_files_across_batches_as_the_whole_table_path_w
         again = tmp_path / "again" / s["path"]
         assert _footer(tmp_path / s["path"]) == _footer(again)
         assert pq.read_table(again).equals(written)
+
+
+def test_insert_task_streams_new_file_groups_as_the_merge_task_wrote_them(tmp_path) -> None:
+    # An insert's rows for two new file groups of two partitions, clustered by target as the write sorts them
+    # (keys in no order: an insert does not sort), arriving in batches that cut through both groups.
+    keys = pa.array([f"key-{(i * 7919) % 6_000:05d}" for i in range(6_000)])
+    targets = [("2024", "fg-a-0"), ("2025", "fg-b-0")]
+    data = pa.table({TARGET_FILE_ID: [targets[i >= 3_500][1] for i in range(6_000)],
+                     PARTITION_PATH: [targets[i >= 3_500][0] for i in range(6_000)], RECORD_KEY: keys,
+                     OP: pa.repeat(pa.scalar(OP_UPSERT), 6_000), "v": pa.array(range(6_000), pa.int64())})
+    ctx = MergeContext(base_uri=str(tmp_path / "streamed"), instant_time="20240101000000000", match_keys=False,
+                       data_schema=pa.schema([("v", pa.int64())]), options=OPTIONS)
+    stats = pa.Table.from_batches(list(new_file_groups_partition(ctx, iter(data.to_batches(max_chunksize=800)))))
+    stats = stats.to_pylist()
+    assert [(s["partition_path"], s["file_id"], s["num_writes"], s["num_inserts"]) for s in stats] == [
+        ("2024", "fg-a-0", 3_500, 3_500), ("2025", "fg-b-0", 2_500, 2_500)]
+
+    merged = replace(ctx, base_uri=str(tmp_path / "merged"))
+    for s, (start, end) in zip(stats, ((0, 3_500), (3_500, 6_000)), strict=True):
+        streamed = tmp_path / "streamed" / s["path"]
+        assert s["path"].startswith(f"{s['partition_path']}/{s['file_id']}_")
+        assert pq.ParquetFile(streamed).metadata.num_row_groups > 1  # written as the rows came
+        # The merge task it replaces writes the same footer bytes and rows (sequence numbers aside: they
+        # count on per task).
+        path = merge_file_group(merged, data.slice(start, end - start)).column("path")[0].as_py()
+        assert path == s["path"]
+        assert _footer(streamed) == _footer(tmp_path / "merged" / path)
+        got, want = pq.read_table(streamed), pq.read_table(tmp_path / "merged" / path)
+        assert got.column(RECORD_KEY).to_pylist() == keys.slice(start, end - start).to_pylist()
+        assert got.drop_columns([COMMIT_SEQNO]).equals(want.drop_columns([COMMIT_SEQNO]))
