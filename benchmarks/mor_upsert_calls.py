@@ -102,7 +102,11 @@ def main() -> None:
             driver_profile = profile or driver_profile
             if rep == 0:
                 continue
-            reps.append({"seconds": round(seconds, 2), "spark_jobs": len(tracker.getJobIdsForGroup(group)),
+            jobs = sorted(tracker.getJobIdsForGroup(group))
+            if rep == args.reps:  # what each job ran: the names of its stages (the calls that started them)
+                stages = [tracker.getStageInfo(s) for j in jobs for s in (tracker.getJobInfo(j).stageIds or [])]
+                print("stages:", sorted({s.name for s in stages if s is not None}), flush=True)
+            reps.append({"seconds": round(seconds, 2), "spark_jobs": len(jobs),
                          "py4j_calls": calls.count, "log_bytes": log_bytes,
                          **{f"cpu_{k}": round(after[k] - before[k], 2) for k in after}})
             print(reps[-1], flush=True)
