@@ -300,7 +300,8 @@ def _compacted(pieces: list[tuple[np.ndarray, np.ndarray]]) -> pa.Array:
     used = np.concatenate([np.arange(m.shape[1]) < k[:, None] for k, m in pieces], axis=1)
     offsets = np.zeros(len(matrix) + 1, dtype=np.int64)
     np.cumsum(sum(k for k, _ in pieces), out=offsets[1:])
-    kind, offset_type = (pa.binary(), np.int32) if offsets[-1] <= BINARY_MAX_BYTES else (pa.large_binary(), np.int64)
+    wide = offsets[-1] > BINARY_MAX_BYTES
+    kind, offset_type = (pa.large_binary(), np.int64) if wide else (pa.binary(), np.int32)
     return pa.Array.from_buffers(kind, len(matrix), [None, pa.py_buffer(offsets.astype(offset_type)),
                                                      pa.py_buffer(matrix[used])])
 
