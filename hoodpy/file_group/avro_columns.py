@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hoodpy.errors import HoodieIOError
 
@@ -30,6 +31,7 @@ CHUNK_RECORDS = 1 << 16
 _PRIMITIVES = {"string", "bytes", "int", "long", "float", "double", "boolean"}
 _WIDTHS = {"float": 4, "double": 8, "boolean": 1}
 _TIMESTAMP_UNITS = {"timestamp-millis": "ms", "timestamp-micros": "us"}
+BINARY_MAX_BYTES = 2 ** 31 - 1  # an Arrow binary array's int32 offsets; beyond it large_binary
 
 
 class FlatField(NamedTuple):
@@ -247,8 +249,15 @@ def encode_records(rows: pa.Table, fields: tuple[FlatField, ...]) -> bytes | Non
 
 
 def _encode_chunk(rows: pa.Table, fields: tuple[FlatField, ...]) -> bytes | None:
+    """The records of ``rows`` with their length framing. Each field becomes, per record, a run of bytes held
+    in a matrix (varints, fixed widths, union branches: a row per record, its first ``length`` bytes used) or,
+    for strings and bytes, the Arrow values themselves; adjacent matrices are compacted into one binary column,
+    and Arrow's element-wise join concatenates the columns record by record (a copy per value, no per-byte
+    index arrays): the joined values, one after the other, are the block's records."""
     n = rows.num_rows
-    pieces = []
+    columns: list[pa.Array] = []
+    pending: list[tuple[np.ndarray, np.ndarray]] = []  # (used lengths, matrix) not yet compacted
+    lengths = np.zeros(n, dtype=np.int64)
     for field in fields:
         if field.name not in rows.column_names:
             return None
@@ -261,48 +270,55 @@ def _encode_chunk(rows: pa.Table, fields: tuple[FlatField, ...]) -> bytes | None
             return None
         if field.value_branch >= 0:  # the union's branch index (0 or 1, as a one-byte zigzag varint)
             branch = np.where(valid, field.value_branch, 1 - field.value_branch).astype(np.uint8) * 2
-            pieces.append((np.ones(n, dtype=np.int64), branch[:, None], None))
-        pieces.append(piece)
-    lengths = sum((p[0] for p in pieces), np.zeros(n, dtype=np.int64))
+            pending.append((np.ones(n, dtype=np.int64), branch[:, None]))
+            lengths += 1
+        piece_lengths, matrix, data = piece
+        lengths += piece_lengths
+        if data is None:
+            pending.append((piece_lengths, matrix))
+            continue
+        pending.append((piece_lengths - data[1], matrix))  # the length varint, then the value's bytes
+        columns.append(_compacted(pending))
+        pending = []
+        columns.append(data[0])
     framing = lengths.astype(">i4").view(np.uint8).reshape(n, 4)
-    pieces.insert(0, (np.full(n, 4, dtype=np.int64), framing, None))
-    starts = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths + 4, out=starts[1:])
-    out = np.empty(int(starts[-1]), dtype=np.uint8)
-    cursor = starts[:-1].copy()
-    for piece_lengths, matrix, data in pieces:
-        # ``matrix``: fixed-width bytes or varints, a row per record, its first ``head`` bytes used; then for
-        # strings and bytes, ``data``: the values' bytes and lengths.
-        head = piece_lengths if data is None else piece_lengths - data[1]
-        used = np.arange(matrix.shape[1]) < head[:, None]
-        out[(cursor[:, None] + np.arange(matrix.shape[1]))[used]] = matrix[used]
-        if data is not None:
-            out[_spans(cursor + head, data[1])] = data[0]
-        cursor += piece_lengths
-    return out.tobytes()
+    columns.insert(0, _compacted([(np.full(n, 4, dtype=np.int64), framing)]))
+    if pending:
+        columns.append(_compacted(pending))
+    wide = int(lengths.sum()) + 4 * n > BINARY_MAX_BYTES  # every column (and the separator) as large_binary
+    kind = pa.large_binary() if wide else pa.binary()
+    joined = pc.binary_join_element_wise(*[c.cast(kind) for c in columns], pa.scalar(b"", kind),
+                                         null_handling="replace", null_replacement=b"")
+    offsets = np.frombuffer(joined.buffers()[1], dtype=np.int64 if wide else np.int32, count=n + 1,
+                            offset=joined.offset * (8 if wide else 4))
+    return memoryview(joined.buffers()[2])[int(offsets[0]):int(offsets[-1])].tobytes()
 
 
-def _spans(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The positions of the spans ``[starts[i], starts[i] + lengths[i])``, one after the other."""
-    begins = np.zeros(len(lengths), dtype=np.int64)
-    np.cumsum(lengths[:-1], out=begins[1:])
-    return np.repeat(starts - begins, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+def _compacted(pieces: list[tuple[np.ndarray, np.ndarray]]) -> pa.Array:
+    """Matrices side by side (a row per record, the first ``length`` bytes of each used) as one binary value per
+    record: the used bytes of its rows, in order."""
+    matrix = np.concatenate([m for _, m in pieces], axis=1) if len(pieces) > 1 else pieces[0][1]
+    used = np.concatenate([np.arange(m.shape[1]) < k[:, None] for k, m in pieces], axis=1)
+    offsets = np.zeros(len(matrix) + 1, dtype=np.int64)
+    np.cumsum(sum(k for k, _ in pieces), out=offsets[1:])
+    wide = offsets[-1] > BINARY_MAX_BYTES
+    kind, offset_type = (pa.large_binary(), np.int64) if wide else (pa.binary(), np.int32)
+    return pa.Array.from_buffers(kind, len(matrix), [None, pa.py_buffer(offsets.astype(offset_type)),
+                                                     pa.py_buffer(matrix[used])])
 
 
 def _field_bytes(column: pa.Array, field: FlatField, valid: np.ndarray):
     """One field's encoding per record: (byte lengths, a matrix of fixed-width bytes or varints, and for
-    strings and bytes the values' bytes and lengths); null records get none. None: not this encoder's."""
+    strings and bytes the values as a binary array and their lengths); null records get none. None: not this
+    encoder's."""
     kind, t = field.kind, column.type
     if kind in ("string", "bytes"):
         if not (pa.types.is_string(t) if kind == "string" else pa.types.is_binary(t)):
             return None
         offsets = np.frombuffer(column.buffers()[1], dtype=np.int32, count=len(column) + 1, offset=column.offset * 4)
         sizes = np.where(valid, np.diff(offsets), 0).astype(np.int64)
-        data = np.frombuffer(column.buffers()[2], dtype=np.uint8) if column.buffers()[2] is not None \
-            else np.zeros(0, np.uint8)
-        values = data[_spans(offsets[:-1].astype(np.int64), sizes)]
         matrix, heads = _varint_bytes(sizes)
-        return np.where(valid, heads + sizes, 0), matrix, (values, sizes)
+        return np.where(valid, heads + sizes, 0), matrix, (column.cast(pa.binary()), sizes)
     if kind in ("int", "long"):
         ints = _integers(column, field)
         if ints is None:

@@ -451,6 +451,10 @@ class Writer:
         stats_rows = merge_input.groupBy(*grouping, PARTITION_PATH, TARGET_FILE_ID).applyInArrow(
             task, WRITE_STATS_DDL).collect()
         stats = commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
+        for stat in stats:  # Hudi 1.x's merge handle names the base file it replaced (written at versions 8, 9)
+            merged = merge_ctx.existing.get((stat.partition_path, stat.file_id))
+            if merged is not None and not stat.is_log_write:
+                stat.prev_base_file = merged.path.rsplit("/", 1)[-1]
         return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced,
                                                extra=self.extra_metadata)
 

@@ -133,6 +133,24 @@ def test_flat_records_encode_byte_for_byte_as_fastavro():
     assert next(lf.read_blocks(block)).content == _block(records[3:])
 
 
+@pytest.mark.parametrize("order", ["as_declared", "strings_last", "strings_only"])
+def test_encoding_past_int32_offsets_and_any_field_order_is_fastavros(monkeypatch, order):
+    """Columns are joined record by record; past an Arrow binary's int32 offsets (here lowered to 100 bytes)
+    they are joined as large_binary. A string field first or last, or only strings, frame the same way."""
+    monkeypatch.setattr(avro_columns, "BINARY_MAX_BYTES", 100)
+    fields = list(SCHEMA["fields"])
+    strings = [f for f in fields if f["name"] in ("s", "ns", "by", "_hoodie_record_key")]
+    if order == "strings_last":
+        fields = [f for f in fields if f not in strings] + strings
+    elif order == "strings_only":
+        fields = strings
+    schema = {**SCHEMA, "fields": fields}
+    records = [{f["name"]: r[f["name"]] for f in fields} for r in _records(60, seed=5)]
+    rows = pa.Table.from_pylist(records, schema=pa.schema([ARROW.field(f["name"]) for f in fields]))
+    block = avro_data_block(rows.slice(2), "20260101000000000", json.dumps(schema))
+    assert next(lf.read_blocks(block)).content == _block(records[2:], schema)
+
+
 def test_columns_the_encoder_does_not_take_go_to_fastavro():
     fields = flat_fields(json.dumps(SCHEMA))
     rows = pa.Table.from_pylist(_records(20), schema=ARROW)
