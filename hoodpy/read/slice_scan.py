@@ -34,9 +34,6 @@ PART_BYTES = 4 << 20  # the least base and log bytes worth a task of their own
 # keys' (a key is stored with its record), and a forced broadcast of millions of keys would fill the driver.
 # Spark then plans the anti-join itself (a shuffle, or a broadcast where its own threshold allows).
 BROADCAST_LOG_BYTES = 256 << 20
-# Up to this many log bytes the driver reads the keys the logs name itself: a Spark job of Python tasks costs
-# more in fixed cost (scheduling, worker, Arrow hand-over) than the reading; above, the executors share it.
-DRIVER_KEYS_LOG_BYTES = 64 << 20
 
 
 def slice_name(file_slice: FileSlice) -> str:
@@ -89,17 +86,12 @@ def _untouched_rows(spark: SparkSession, storage: Storage, slices: Sequence[File
                     file_name_column: str | None) -> DataFrame:
     """The base rows of ``slices`` (each with a base file) whose keys their logs do not name."""
     items = [(s.base_file.file_name, [lf.path for lf in s.log_files]) for s in slices]
-    log_bytes = sum(lf.size or 0 for s in slices for lf in s.log_files)
-    if log_bytes <= DRIVER_KEYS_LOG_BYTES:
-        named = spark.createDataFrame(pa.Table.from_batches(list(_slice_named_keys(storage, items, committed)),
-                                                            _KEY_SCHEMA))
-    else:
-        tasks = min(len(items), MAX_SCAN_TASKS)
-        named = spark.range(0, tasks, 1, tasks).mapInArrow(_named_keys(storage.base_uri, items, tasks, committed),
-                                                           f"{_FILE} string, {_KEY} string")
+    tasks = min(len(items), MAX_SCAN_TASKS)
+    named = spark.range(0, tasks, 1, tasks).mapInArrow(
+        _named_keys(storage.base_uri, items, tasks, committed), f"{_FILE} string, {_KEY} string")
     rows = read_parquet_files(spark, storage, [s.base_file.path for s in slices], schema, written=written,
                               file_name_column=_FILE)
-    if log_bytes <= BROADCAST_LOG_BYTES:
+    if sum(lf.size for s in slices for lf in s.log_files) <= BROADCAST_LOG_BYTES:
         named = F.broadcast(named)
     rows = rows.join(named, (rows[_FILE] == named[_FILE]) & (rows[RECORD_KEY] == named[_KEY]), "left_anti")
     if file_name_column:
@@ -107,25 +99,19 @@ def _untouched_rows(spark: SparkSession, storage: Storage, slices: Sequence[File
     return rows.drop(_FILE)
 
 
-_KEY_SCHEMA = pa.schema([pa.field(_FILE, pa.string()), pa.field(_KEY, pa.string())])
-
-
-def _slice_named_keys(storage: Storage, items: Sequence[tuple[str, list[str]]], committed: CommittedInstants):
-    """(base file name, key) batches, a batch per slice, for each key the committed log blocks of a slice name."""
-    for base_name, log_rels in items:
-        logs = effective_blocks(((storage.full_path(rel), storage.read_bytes(rel)) for rel in log_rels), committed)
-        found = named_keys(logs.blocks)
-        yield pa.RecordBatch.from_arrays([pa.array([base_name] * len(found), pa.string()), found], schema=_KEY_SCHEMA)
-
-
 def _named_keys(base_uri: str, items: list[tuple[str, list[str]]], tasks: int, committed: CommittedInstants):
-    """The task function: :func:`_slice_named_keys` of every ``tasks``-th slice."""
+    """The task function: (base file name, key) for each key the committed log blocks of a slice name."""
 
     def keys(batches):
         storage = Storage(base_uri)
         for batch in batches:
             for task in batch.column(0).to_pylist():
-                yield from _slice_named_keys(storage, items[task::tasks], committed)
+                for base_name, log_rels in items[task::tasks]:
+                    logs = effective_blocks(((storage.full_path(rel), storage.read_bytes(rel)) for rel in log_rels),
+                                            committed)
+                    found = named_keys(logs.blocks)
+                    yield pa.RecordBatch.from_arrays([pa.array([base_name] * len(found), pa.string()), found],
+                                                     names=[_FILE, _KEY])
 
     return keys
 

@@ -350,19 +350,3 @@ def test_large_logs_are_not_forced_into_a_broadcast(built, spark, monkeypatch, c
     finally:
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", threshold)
     assert "LeftAnti" in plan and "BroadcastHashJoin" not in plan and "SortMergeJoin" in plan, plan
-
-
-def test_keys_of_large_logs_are_read_by_executors(built, spark, monkeypatch, capsys):
-    """Up to DRIVER_KEYS_LOG_BYTES of logs the driver reads the keys they name (one Python job per query: the
-    merge); above, a Python job of its own does: the rows are the same."""
-    from hoodpy.read import slice_scan
-
-    plans = []
-    for threshold in (slice_scan.DRIVER_KEYS_LOG_BYTES, 0):
-        monkeypatch.setattr(slice_scan, "DRIVER_KEYS_LOG_BYTES", threshold)
-        df = HoodieTable.for_path(spark, built.path).read()
-        df.explain()
-        plans.append(capsys.readouterr().out)
-        assert hudi_rs.df_rows(df) == built.steps[-1].hudi_rs
-    on_driver, on_executors = plans
-    assert on_driver.count("MapInArrow") == 1 and on_executors.count("MapInArrow") == 2, plans
