@@ -113,19 +113,45 @@ def read_base_file(storage: Storage, rel: str, arrow_schema: pa.Schema) -> pa.Ta
         return align(pf.read(columns=columns), arrow_schema)
 
 
-def read_base_rows(storage: Storage, rel: str, arrow_schema: pa.Schema, key_column: str, keys: pa.Array) -> pa.Table:
+def read_base_rows(storage: Storage, rel: str, arrow_schema: pa.Schema, key_column: str, keys: pa.Array, *,
+                   position_column: str | None = None) -> pa.Table:
     """The rows of one base file whose ``key_column`` is one of ``keys``, conformed to ``arrow_schema``: the key
     column is read first, then the other columns of only the row groups holding such a row (a merge-on-read
-    read's logs usually name a small share of a base file's keys)."""
+    read's logs usually name a small share of a base file's keys). ``position_column`` adds an int64 column
+    holding each row's position in the file (for :func:`read_base_positions`)."""
     with storage.fs.open_input_file(storage.full_path(rel)) as f:
         pf = pq.ParquetFile(f)
         columns = [n for n in arrow_schema.names if n in pf.schema_arrow.names]
+        empty = arrow_schema.empty_table()
+        if position_column:
+            empty = empty.append_column(position_column, pa.array([], pa.int64()))
         if key_column not in pf.schema_arrow.names:  # virtual keys: no stored key names any row
-            return arrow_schema.empty_table()
+            return empty
         hit = np.asarray(pc.is_in(pf.read(columns=[key_column]).column(0), value_set=keys), dtype=bool)
         bounds = np.cumsum([0] + [pf.metadata.row_group(i).num_rows for i in range(pf.num_row_groups)])
         groups = [i for i in range(pf.num_row_groups) if hit[bounds[i]:bounds[i + 1]].any()]
         if not groups:
-            return arrow_schema.empty_table()
+            return empty
         mask = np.concatenate([hit[bounds[i]:bounds[i + 1]] for i in groups])
-        return align(pf.read_row_groups(groups, columns=columns).filter(pa.array(mask)), arrow_schema)
+        rows = align(pf.read_row_groups(groups, columns=columns).filter(pa.array(mask)), arrow_schema)
+        if position_column:
+            positions = np.concatenate([np.flatnonzero(hit[bounds[i]:bounds[i + 1]]) + bounds[i] for i in groups])
+            rows = rows.append_column(position_column, pa.array(positions, pa.int64()))
+        return rows
+
+
+def read_base_positions(storage: Storage, rel: str, arrow_schema: pa.Schema, positions: np.ndarray) -> pa.Table:
+    """The rows at ``positions`` (in the file's row order) of one base file, conformed to ``arrow_schema``,
+    reading only the row groups holding them."""
+    with storage.fs.open_input_file(storage.full_path(rel)) as f:
+        pf = pq.ParquetFile(f)
+        columns = [n for n in arrow_schema.names if n in pf.schema_arrow.names]
+        positions = np.sort(np.asarray(positions, dtype=np.int64))
+        bounds = np.cumsum([0] + [pf.metadata.row_group(i).num_rows for i in range(pf.num_row_groups)])
+        group_of = np.searchsorted(bounds, positions, side="right") - 1
+        groups = np.unique(group_of).tolist()
+        if not groups:
+            return arrow_schema.empty_table()
+        starts = np.cumsum([0] + [bounds[g + 1] - bounds[g] for g in groups])  # each group's first row, as read
+        local = positions - bounds[group_of] + starts[np.searchsorted(groups, group_of)]
+        return align(pf.read_row_groups(groups, columns=columns).take(pa.array(local, pa.int64())), arrow_schema)

@@ -10,19 +10,23 @@ from collections.abc import Mapping, Sequence
 from functools import reduce
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StringType, StructField, StructType
 
+from hoodpy.config import ordering_fields
 from hoodpy.file_group.file_group import FileSlice
 from hoodpy.file_group.log_file import effective_blocks
 from hoodpy.keygen import KeyGenerator
 from hoodpy.keygen.stored import with_record_keys
 from hoodpy.meta_fields import RECORD_KEY
-from hoodpy.read.file_scan import MAX_SCAN_TASKS, read_base_file, read_base_rows, read_parquet_files
+from hoodpy.read.file_scan import (MAX_SCAN_TASKS, read_base_file, read_base_positions, read_base_rows,
+                                   read_parquet_files)
 from hoodpy.read.slice_parts import merge_slice_part, named_keys
 from hoodpy.storage import Storage
+from hoodpy.timeline.log_format import LogBlock
 from hoodpy.timeline.timeline import CommittedInstants
 
 PART_BYTES = 4 << 20  # the least base and log bytes worth a task of their own
@@ -167,8 +171,30 @@ def slice_rows(storage: Storage, base_rel: str | None, log_rels: Sequence[str], 
     if base_rel is None:
         base = None
     elif named_only and virtual is None:  # the base rows of keys the logs name, from the row groups holding them
-        base = read_base_rows(storage, base_rel, schema, RECORD_KEY, named_keys(logs.blocks))
+        return _merge_named(storage, base_rel, logs.blocks, schema, ordering_field, part, parts)
     else:  # the whole base (virtual keys: no stored key column to select rows by)
         base = with_record_keys(read_base_file(storage, base_rel, schema), virtual)
     return merge_slice_part(base, logs.blocks, schema, ordering_field, part, parts, named_only=named_only,
                             virtual=virtual)
+
+
+_BASE_ROW = "_hoodpy_base_row"  # a merged row's position in the base file (null: a log record won)
+
+
+def _merge_named(storage: Storage, base_rel: str, blocks: Sequence[LogBlock], schema: pa.Schema,
+                 ordering_field: str | None, part: int, parts: int) -> pa.Table:
+    """Part ``part`` of ``parts`` of the merged rows of the keys the logs name. The base rows of those keys
+    are first read with only their key and ordering columns (all the merge compares): usually a log version
+    wins, and only the keys whose base version wins need the base file's other columns, read then by
+    position. (A base file of one row group, the default up to 120 MB, would otherwise be decoded whole.)"""
+    compared = dict.fromkeys([RECORD_KEY, *(f for f in ordering_fields(ordering_field) if f in schema.names)])
+    wide = schema.append(pa.field(_BASE_ROW, pa.int64()))
+    base = read_base_rows(storage, base_rel, pa.schema([schema.field(n) for n in compared]), RECORD_KEY,
+                          named_keys(blocks), position_column=_BASE_ROW)
+    merged = merge_slice_part(base, blocks, wide, ordering_field, part, parts, named_only=True)
+    from_base = merged.column(_BASE_ROW).is_valid()
+    logs_won = merged.filter(pc.invert(from_base)).drop_columns([_BASE_ROW])
+    if not pc.any(from_base).as_py():
+        return logs_won
+    positions = merged.filter(from_base).column(_BASE_ROW).to_numpy()
+    return pa.concat_tables([logs_won, read_base_positions(storage, base_rel, schema, positions)])
