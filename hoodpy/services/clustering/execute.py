@@ -11,8 +11,7 @@
 3. The instant moves to inflight. Spark reads the groups' base files natively (a merge-on-read slice with
    log files is merged with them by record key in a Spark task, as a snapshot read does); a small sample (per
    group) places the column boundaries of SAMPLE curves and the boundaries between output files; each
-   row gets its output file (a contiguous range of the group's sort order, see ``layout.py``; for z-order
-   over integer and date columns computed by Spark expressions, ``curve_sql.py``, else in Python); one
+   row gets its output file (a contiguous range of the group's sort order, see ``layout.py``); one
    task per output file sorts its rows and writes them with ``write_base_file`` (Hudi footer, bloom
    filter, min/max key). Meta columns are kept: commit time and sequence number as they were,
    ``_hoodie_file_name`` set to the new file.
@@ -26,7 +25,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from functools import reduce
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -35,7 +33,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from pyspark.sql import DataFrame
 from pyspark.sql.types import StringType, StructField, StructType
 
 from hoodpy.arrow_rows import WRITE_STATS_DDL, align, finalize, task_ids, write_stats, write_stats_row
@@ -51,7 +48,7 @@ from hoodpy.file_group.naming import (
 from hoodpy.read.slice_scan import read_file_slices, slice_name
 from hoodpy.meta_fields import META_COLUMNS, RECORD_KEY
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json
-from hoodpy.services.clustering import curve_sql, layout
+from hoodpy.services.clustering import layout
 from hoodpy.services.clustering.plan import ClusteringGroup, ClusteringPlan, SliceInfo, load_clustering_plan
 from hoodpy.services.table_service import ServiceContext
 from hoodpy.storage import Storage
@@ -255,7 +252,10 @@ class _ClusteringJob:
         # Rows per group for sampling: the base files' (log records are few next to them, or counted as 0).
         counts = dict(zip(rels, _row_counts(self.storage, rels), strict=True))
         file_group_index = {slice_name(fs): gi for gi, slices in enumerate(inputs) for fs in slices}
-        df = self._read([fs for slices in inputs for fs in slices], file_name_column=FILE_COLUMN)
+        # Slices with log files are merged (base and log records by key) while being read.
+        df = read_file_slices(self.spark, self.storage, [fs for slices in inputs for fs in slices],
+                              self.spark_schema, self.committed, self.ordering_field, file_name_column=FILE_COLUMN,
+                              virtual=self.options.virtual_keys)
         group_rows = [sum(counts.get(fs.base_file.path, 0) for fs in slices if fs.base_file is not None)
                       for slices in inputs]
         sample = self._sample(df, groups, group_rows, file_group_index)
@@ -270,27 +270,13 @@ class _ClusteringJob:
             outputs.extend(_Output(gi, g.partition_path, new_file_id()) for _ in range(g.num_output_file_groups))
         ctx = _JobContext(self.storage.base_uri, self.instant_time, self.full_schema, self.options,
                           file_group_index, specs, boundaries, first_output, outputs)
-        if all(curve_sql.supports(s, df.schema, b) for s, b in zip(specs, boundaries, strict=True)):
-            # Outputs from Spark expressions: the rows cross into Python once, to be written.
-            group_dfs = [df] if len(groups) == 1 else [self._read(slices) for slices in inputs]
-            assigned = reduce(DataFrame.unionByName, [
-                curve_sql.with_outputs(gdf.drop(FILE_COLUMN), s, b, first, OUTPUT_COLUMN)
-                for gdf, s, b, first in zip(group_dfs, specs, boundaries, first_output, strict=True)])
-        else:
-            assigned_schema = StructType([*df.schema.fields, StructField(OUTPUT_COLUMN, IntegerType(), False)])
-            assigned = df.mapInArrow(lambda it: _assign_outputs(ctx, it), assigned_schema)
-        stats = (assigned
+        assigned_schema = StructType([*df.schema.fields, StructField(OUTPUT_COLUMN, IntegerType(), False)])
+        stats = (df.mapInArrow(lambda it: _assign_outputs(ctx, it), assigned_schema)
                  .repartition(max(1, len(outputs)), OUTPUT_COLUMN)
                  .groupBy(OUTPUT_COLUMN)
                  .applyInArrow(lambda t: _write_output(ctx, t), WRITE_STATS_DDL)
                  .collect())
         return [r.asDict() for r in stats]
-
-    def _read(self, slices: list[FileSlice], file_name_column: str | None = None) -> DataFrame:
-        # Slices with log files are merged (base and log records by key) while being read.
-        return read_file_slices(self.spark, self.storage, slices, self.spark_schema, self.committed,
-                                self.ordering_field, file_name_column=file_name_column,
-                                virtual=self.options.virtual_keys)
 
     def _sample(self, df, groups: list[ClusteringGroup], group_rows: list[int],
                 file_group_index: dict[str, int]) -> pa.Table:
