@@ -33,7 +33,7 @@ import base64
 import hashlib
 import io
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -164,10 +164,12 @@ class BloomFiltersPartition(ColumnStatsPartition):
 
     # ``read(data_timeline, keys=...)``: key -> newest HoodieMetadataBloomFilter (tombstones kept).
     @staticmethod
-    def _merge(merged: dict[str, Mapping[str, Any]], key: str, value: bytes, schema: dict[str, Any]) -> None:
-        metadata = decode_filter(value, schema)
-        if metadata is not None:
-            merged[key] = metadata  # the newer record wins, a tombstone too
+    def _merge_all(merged: dict[str, Mapping[str, Any]], pairs: Sequence[tuple[str, bytes]],
+                   schema: dict[str, Any], source: str) -> None:
+        for key, value in pairs:
+            metadata = decode_filter(value, schema)
+            if metadata is not None:
+                merged[key] = metadata  # the newer record wins, a tombstone too
 
 
 def decode_filter(value: bytes, schema: dict[str, Any]) -> dict[str, Any] | None:

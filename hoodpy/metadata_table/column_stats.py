@@ -553,20 +553,10 @@ class ColumnStatsPartition:
         return merged
 
     @staticmethod
-    def _merge(merged: dict[str, Mapping[str, Any]], key: str, value: bytes, schema: dict[str, Any]) -> None:
-        stats = decode_stats(value, schema)
-        if stats is not None:
-            merged[key] = merge_stats(merged.get(key), stats)
-
-    @classmethod
-    def _merge_all(cls, merged: dict[str, Mapping[str, Any]], pairs: Sequence[tuple[str, bytes]],
+    def _merge_all(merged: dict[str, Mapping[str, Any]], pairs: Sequence[tuple[str, bytes]],
                    schema: dict[str, Any], source: str) -> None:
-        """Merge the records ``pairs`` (key, encoded value) into ``merged``: column_stats records decoded all at
-        once; a subclass's records by its own ``_merge``, one at a time."""
-        if cls._merge is not ColumnStatsPartition._merge:
-            for key, value in pairs:
-                cls._merge(merged, key, value, schema)
-            return
+        """Merge the records ``pairs`` (key, encoded value) into ``merged``, decoded all at once (a partition
+        whose records are not column_stats' overrides this)."""
         values = [v for _, v in pairs]
         decoded = decode_stats_batch(values, schema, decode_stats, source)
         if decoded is None:

@@ -128,7 +128,7 @@ def read_base_rows(storage: Storage, rel: str, arrow_schema: pa.Schema, key_colu
         if key_column not in pf.schema_arrow.names:  # virtual keys: no stored key names any row
             return empty
         hit = np.asarray(pc.is_in(pf.read(columns=[key_column]).column(0), value_set=keys), dtype=bool)
-        bounds = np.cumsum([0] + [pf.metadata.row_group(i).num_rows for i in range(pf.num_row_groups)])
+        bounds = _row_group_bounds(pf)
         groups = [i for i in range(pf.num_row_groups) if hit[bounds[i]:bounds[i + 1]].any()]
         if not groups:
             return empty
@@ -147,11 +147,16 @@ def read_base_positions(storage: Storage, rel: str, arrow_schema: pa.Schema, pos
         pf = pq.ParquetFile(f)
         columns = [n for n in arrow_schema.names if n in pf.schema_arrow.names]
         positions = np.sort(np.asarray(positions, dtype=np.int64))
-        bounds = np.cumsum([0] + [pf.metadata.row_group(i).num_rows for i in range(pf.num_row_groups)])
+        bounds = _row_group_bounds(pf)
         group_of = np.searchsorted(bounds, positions, side="right") - 1
         groups = np.unique(group_of).tolist()
         if not groups:
             return arrow_schema.empty_table()
-        starts = np.cumsum([0] + [bounds[g + 1] - bounds[g] for g in groups])  # each group's first row, as read
+        starts = np.concatenate([[0], np.cumsum(np.diff(bounds)[groups])])  # each group's first row, as read
         local = positions - bounds[group_of] + starts[np.searchsorted(groups, group_of)]
         return align(pf.read_row_groups(groups, columns=columns).take(pa.array(local, pa.int64())), arrow_schema)
+
+
+def _row_group_bounds(pf: pq.ParquetFile) -> np.ndarray:
+    """Row ``bounds[i]`` is row group i's first row of the file; ``bounds[-1]`` the file's row count."""
+    return np.cumsum([0] + [pf.metadata.row_group(i).num_rows for i in range(pf.num_row_groups)])

@@ -53,8 +53,9 @@ def test_footer_filter_round_trips_through_a_data_block(tmp_path):
     assert decoded[key0] == {"type": "", "timestamp": "002", "bloomFilter": b"", "isDeleted": True}
     assert BloomFilter.deserialize(decoded[key1]["bloomFilter"].decode()).might_contain("k2")
     merged: dict = {}
-    for key, value in [(key1, block_value(decoded[key1])), (key1, block_value(bf.tombstone("003")))]:
-        bf.BloomFiltersPartition._merge(merged, key, value, parsed_schema(SCHEMA))
+    bf.BloomFiltersPartition._merge_all(
+        merged, [(key1, block_value(decoded[key1])), (key1, block_value(bf.tombstone("003")))],
+        parsed_schema(SCHEMA), "test")
     assert merged[key1]["isDeleted"] and bf.live_filters(merged) == {}
 
 
