@@ -13,7 +13,8 @@ Phases are cProfile cumulative CPU of the functions doing each step (process_tim
 The merge overlaps steps on ``--threads`` threads (MergeContext.threads): cProfile sees the calling thread
 only, so a phase's figure includes the CPU other threads spend meanwhile (the data-column read shows under
 key matching, "rest"); CPU and wall totals are the whole process. ``--ab`` alternates threads=1 (each step in
-turn) with ``--threads`` rep by rep, reports both, and checks that both wrote the same bytes.
+turn) with ``--threads`` rep by rep, reports both, and checks that both wrote the same bytes. Wall time needs a
+quiet machine; the calling thread's CPU (time.thread_time) shows the work moved off it on a busy one.
 
     .venv/bin/python benchmarks/merge_task_phases.py \\
         --file /tmp/hoodpy-bench/work-sf1/golden-sf1/hoodpy-unpartitioned/b346bb0a-...parquet \\
@@ -122,7 +123,7 @@ def main() -> None:
                                  existing={("", file_id): merge.ExistingFile(src.name, commit)},
                                  options=BaseFileOptions(compression=args.codec))
         codec, level = _PYARROW_CODECS[args.codec]
-        floors, totals, walls, phases, digests = [], {}, {}, {}, {}
+        floors, totals, walls, mains, phases, digests = [], {}, {}, {}, {}, {}
         for rep in range(args.reps * (2 if args.ab else 1)):
             ctx.threads = (1 if rep % 2 == 0 else args.threads) if args.ab else args.threads
             # The floor: pyarrow reads the file and writes it back, same codec, nothing else.
@@ -133,12 +134,13 @@ def main() -> None:
             del table
             arrow_rows._seq_counter.clear()  # each rep numbers its rows alike: reps write comparable files
             profiler = cProfile.Profile(time.process_time)
-            t0, w0 = time.process_time(), time.perf_counter()
+            t0, w0, m0 = time.process_time(), time.perf_counter(), time.thread_time()
             profiler.enable()
             stats_row = merge.merge_file_group(ctx, incoming)
             profiler.disable()
             totals.setdefault(ctx.threads, []).append(time.process_time() - t0)
             walls.setdefault(ctx.threads, []).append(time.perf_counter() - w0)
+            mains.setdefault(ctx.threads, []).append(time.thread_time() - m0)
             stats = pstats.Stats(profiler)
             phases.setdefault(ctx.threads, []).append(phase_seconds(stats))
             for p in work.glob("*.parquet"):
@@ -154,6 +156,9 @@ def main() -> None:
         result = {"floor_cpu_s": round(statistics.median(floors), 3),
                   "merge_cpu_s": {t: round(statistics.median(v), 3) for t, v in totals.items()},
                   "merge_wall_s": {t: round(statistics.median(v), 3) for t, v in walls.items()},
+                  # CPU of the calling thread alone: what the side threads took off it (parquet's own decode
+                  # threads are never in it).
+                  "merge_main_thread_cpu_s": {t: round(statistics.median(v), 3) for t, v in mains.items()},
                   "same_bytes": len(set().union(*digests.values())) == 1,
                   "phases_cpu_s": {t: {k: round(statistics.median(p[k] for p in v), 3) for k in v[0]}
                                    for t, v in phases.items()}}
