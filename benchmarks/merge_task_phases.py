@@ -10,6 +10,11 @@ rows whose key the file holds are updates, the others inserts (the benchmark's c
 
 Phases are cProfile cumulative CPU of the functions doing each step (process_time clock), median over reps;
 ``total`` is time.process_time around the call. Load-independent enough to compare A/B on a busy machine.
+The merge overlaps steps on ``--threads`` threads (MergeContext.threads): cProfile sees the calling thread
+only, so a phase's figure includes the CPU other threads spend meanwhile (the data-column read shows under
+key matching, "rest"); CPU and wall totals are the whole process. ``--ab`` alternates threads=1 (each step in
+turn) with ``--threads`` rep by rep, reports both, and checks that both wrote the same bytes. Wall time needs a
+quiet machine; the calling thread's CPU (time.thread_time) shows the work moved off it on a busy one.
 
     .venv/bin/python benchmarks/merge_task_phases.py \\
         --file /tmp/hoodpy-bench/work-sf1/golden-sf1/hoodpy-unpartitioned/b346bb0a-...parquet \\
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import hashlib
 import json
 import pstats
 import shutil
@@ -35,6 +41,7 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
+from hoodpy import arrow_rows  # noqa: E402
 from hoodpy.file_group.naming import parse_base_file_name  # noqa: E402
 from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY  # noqa: E402
 from hoodpy.write import merge  # noqa: E402
@@ -43,7 +50,8 @@ from hoodpy.write.base_file import BaseFileOptions, _PYARROW_CODECS  # noqa: E40
 # (phase, (module file suffix, function name) ...): cumulative CPU of these functions; a phase names only outermost
 # calls. What no phase names (key matching and masks: pyarrow compute calls in merge_file_group itself) is "rest".
 PHASES = {
-    "read old file": [("parquet/core.py", "read_table")],
+    "read old file": [("parquet/core.py", "read_table", "_merge"), ("hoodpy/write/merge_overlap.py", "__init__"),
+                      ("hoodpy/write/merge_overlap.py", "whole")],
     # take: as merge_file_group called it before _merged_rows (a whole-file gather), not the takes inside.
     "row assembly": [("pyarrow/compute.py", "take", "merge_file_group"), ("hoodpy/arrow_rows.py", "align"),
                      ("hoodpy/arrow_rows.py", "add_meta_columns"), ("hoodpy/write/merge.py", "_merged_rows")],
@@ -94,6 +102,8 @@ def main() -> None:
     ap.add_argument("--codec", default="zstd")
     ap.add_argument("--arrow-batch", type=int, default=10000)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=merge.MergeContext.threads)
+    ap.add_argument("--ab", action="store_true", help="alternate threads=1 and --threads, rep by rep")
     ap.add_argument("--profile", action="store_true", help="print the top cProfile entries of the last rep")
     ap.add_argument("--out", help="write the results as JSON here")
     ap.add_argument("--keep", help="copy the merged file of the first rep here (to compare outputs)")
@@ -113,34 +123,45 @@ def main() -> None:
                                  existing={("", file_id): merge.ExistingFile(src.name, commit)},
                                  options=BaseFileOptions(compression=args.codec))
         codec, level = _PYARROW_CODECS[args.codec]
-        floors, totals, phases = [], [], []
-        for rep in range(args.reps):
+        floors, totals, walls, mains, phases, digests = [], {}, {}, {}, {}, {}
+        for rep in range(args.reps * (2 if args.ab else 1)):
+            ctx.threads = (1 if rep % 2 == 0 else args.threads) if args.ab else args.threads
             # The floor: pyarrow reads the file and writes it back, same codec, nothing else.
             t0 = time.process_time()
             table = pq.read_table(work / src.name)
             pq.write_table(table, work / "floor.parquet", compression=codec, compression_level=level)
             floors.append(time.process_time() - t0)
             del table
+            arrow_rows._seq_counter.clear()  # each rep numbers its rows alike: reps write comparable files
             profiler = cProfile.Profile(time.process_time)
-            t0 = time.process_time()
+            t0, w0, m0 = time.process_time(), time.perf_counter(), time.thread_time()
             profiler.enable()
             stats_row = merge.merge_file_group(ctx, incoming)
             profiler.disable()
-            totals.append(time.process_time() - t0)
+            totals.setdefault(ctx.threads, []).append(time.process_time() - t0)
+            walls.setdefault(ctx.threads, []).append(time.perf_counter() - w0)
+            mains.setdefault(ctx.threads, []).append(time.thread_time() - m0)
             stats = pstats.Stats(profiler)
-            phases.append(phase_seconds(stats))
+            phases.setdefault(ctx.threads, []).append(phase_seconds(stats))
             for p in work.glob("*.parquet"):
                 if p.name not in (src.name, "floor.parquet"):
+                    digests.setdefault(ctx.threads, set()).add(hashlib.sha256(p.read_bytes()).hexdigest())
                     if args.keep and rep == 0:
                         shutil.copy(p, args.keep)
                     p.unlink()
             row = stats_row.to_pylist()[0]
-            print(f"rep {rep}: floor {floors[-1]:.2f} s, merge {totals[-1]:.2f} s (writes {row['num_writes']}, "
-                  f"updates {row['num_update_writes']}, inserts {row['num_inserts']}, {row['file_size']} B)",
-                  flush=True)
+            print(f"rep {rep}: threads {ctx.threads}, floor {floors[-1]:.2f} s, merge {totals[ctx.threads][-1]:.2f} "
+                  f"CPU s, {walls[ctx.threads][-1]:.2f} wall s (writes {row['num_writes']}, updates "
+                  f"{row['num_update_writes']}, inserts {row['num_inserts']}, {row['file_size']} B)", flush=True)
         result = {"floor_cpu_s": round(statistics.median(floors), 3),
-                  "merge_cpu_s": round(statistics.median(totals), 3),
-                  "phases_cpu_s": {k: round(statistics.median(p[k] for p in phases), 3) for k in phases[0]}}
+                  "merge_cpu_s": {t: round(statistics.median(v), 3) for t, v in totals.items()},
+                  "merge_wall_s": {t: round(statistics.median(v), 3) for t, v in walls.items()},
+                  # CPU of the calling thread alone: what the side threads took off it (parquet's own decode
+                  # threads are never in it).
+                  "merge_main_thread_cpu_s": {t: round(statistics.median(v), 3) for t, v in mains.items()},
+                  "same_bytes": len(set().union(*digests.values())) == 1,
+                  "phases_cpu_s": {t: {k: round(statistics.median(p[k] for p in v), 3) for k in v[0]}
+                                   for t, v in phases.items()}}
         print(json.dumps(result, indent=2))
         if args.profile:
             stats.sort_stats("cumulative").print_stats(30)

@@ -8,6 +8,7 @@ are appended. Every row gets the new file name. Pure pyarrow; the context ships 
 from __future__ import annotations
 
 import time
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,6 +26,7 @@ from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileOptions, resumed_bloom, write_base_file
 from hoodpy.write.cdc import CdcWrite, MergeChanges, change_records, write_cdc_log
+from hoodpy.write.merge_overlap import SplitRead, task_executor
 from hoodpy.write.task_combine import combined_in_task
 
 # Working columns of the incoming DataFrame; never written.
@@ -56,17 +58,20 @@ class MergeContext:
     # Set when the batch reaches the tasks uncombined and every record of a key comes to one task (the BUCKET
     # index): the ordering fields the task combines by (see task_combine).
     combine_ordering: tuple[str, ...] | None = None
+    # Threads a merge task overlaps its steps on (see merge_overlap); 1 runs them in turn. Same bytes either way.
+    threads: int = 2
 
 
-def _continued_bloom(ctx: MergeContext, footer: dict[bytes, bytes], rows: pa.Table, n_old: int,
-                     deleted: pa.Array) -> BloomFilter | None:
+def _continued_bloom(ctx: MergeContext, footer: dict[bytes, bytes], new_keys: pa.Array, inserted: pa.Array,
+                     n_old: int, deleted: pa.Array) -> BloomFilter | None:
     """The new file's bloom filter from the old file's, when the old keys stay in place (no deletes) and the
-    new ones follow them: only the inserted keys are hashed (the 30 hashes per key are a third of a merge)."""
+    new ones (``new_keys`` at ``inserted``) follow them: only those are hashed (the 30 hashes per key are a
+    third of a merge)."""
     if not n_old or pc.any(deleted).as_py():
         return None
     bloom = resumed_bloom(footer, n_old, ctx.options)
     if bloom is not None:
-        bloom.add_all(rows.column(RECORD_KEY).slice(n_old))
+        bloom.add_all(new_keys.take(inserted))
     return bloom
 
 
@@ -81,40 +86,47 @@ def _replaced(column: pa.Array, is_new: np.ndarray, mask: pa.Array, values: pa.A
 
 
 def _merged_rows(old: pa.Table, new_rows: pa.Table, match: pa.Array, replaced: pa.Array, deleted: pa.Array,
-                 inserts: pa.Array) -> tuple[pa.Table, pa.Array]:
+                 inserts: pa.Array, executor: Executor) -> tuple[pa.Table, pa.Array]:
     """The new file's rows and which of them are fresh (written by this commit): the old rows in place, a replaced
     one by its update (``match``: its row in ``new_rows``), deleted ones dropped, then the ``inserts`` (rows of
     ``new_rows``). Built record batch by record batch of the old file: a batch without updates or deletes is
     passed on as it is, one with some gets them by mask; no gather over the whole file (that take was a third
-    of a merge's CPU)."""
+    of a merge's CPU). The batches are built in ``executor``, side by side."""
     replaced_np = np.asarray(replaced.to_numpy(zero_copy_only=False), dtype=bool)
     deleted_np = np.asarray(deleted.to_numpy(zero_copy_only=False), dtype=bool)
+    appended = executor.submit(new_rows.take, inserts)
     updates = new_rows.take(match.filter(replaced))  # in old-row order
-    batches, fresh = [], []
-    offset = used = 0
-    for batch in old.to_batches():
-        n = batch.num_rows
+    old_batches = old.to_batches()
+    offsets = np.cumsum([0] + [b.num_rows for b in old_batches])
+    used_before = np.concatenate([[0], np.cumsum(replaced_np, dtype=np.int64)])  # updates taken by earlier rows
+
+    def merged_batch(i: int) -> tuple[pa.RecordBatch, np.ndarray]:
+        batch, offset, n = old_batches[i], offsets[i], old_batches[i].num_rows
         is_new, gone = replaced_np[offset:offset + n], deleted_np[offset:offset + n]
-        count = int(is_new.sum())
+        count, used = int(is_new.sum()), int(used_before[offset])
         if count:
             mask = pa.array(is_new)
             batch = pa.RecordBatch.from_arrays(
-                [_replaced(column, is_new, mask, updates.column(i).slice(used, count).combine_chunks())
-                 for i, column in enumerate(batch.columns)], schema=old.schema)
-            used += count
+                [_replaced(column, is_new, mask, updates.column(c).slice(used, count).combine_chunks())
+                 for c, column in enumerate(batch.columns)], schema=old.schema)
         if gone.any():
             keep = ~gone
             batch, is_new = batch.filter(pa.array(keep)), is_new[keep]
-        batches.append(batch)
-        fresh.append(is_new)
-        offset += n
-    batches += new_rows.take(inserts).to_batches()
-    fresh.append(np.ones(len(inserts), dtype=bool))
+        return batch, is_new
+
+    merged = list(executor.map(merged_batch, range(len(old_batches))))
+    batches = [b for b, _ in merged] + appended.result().to_batches()
+    fresh = [f for _, f in merged] + [np.ones(len(inserts), dtype=bool)]
     return pa.Table.from_batches(batches, schema=old.schema), pa.array(np.concatenate(fresh))
 
 
 def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
     """Merge one file group's incoming records; returns a one-row write-stats table."""
+    with task_executor(ctx.threads) as executor:
+        return _merge(ctx, incoming, executor)
+
+
+def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Table:
     started = time.monotonic()
     partition_path = incoming.column(PARTITION_PATH)[0].as_py()
     file_id = incoming.column(TARGET_FILE_ID)[0].as_py()
@@ -134,24 +146,29 @@ def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
     new_keys = upserts.column(RECORD_KEY).combine_chunks()
     new_rows = add_meta_columns(align(upserts, ctx.data_schema), new_keys, partition_path, ctx.instant_time)
 
+    fields = ordering_fields(ctx.ordering_field) if ctx.match_keys else ()
     footer: dict[bytes, bytes] = {}
-    if existing is not None:
+    split = None
+    if existing is not None and ctx.options.virtual_keys is None:
+        # The keys and ordering values first: they are matched while the other columns are read.
+        split = SplitRead(storage.full_path(existing.path), storage.fs, (RECORD_KEY, *fields), executor)
+        footer = split.head.schema.metadata or {}  # the file's key-value metadata: Hudi's footer entries
+        keyed = align(split.head, pa.schema([full_schema.field(f) for f in (RECORD_KEY, *fields)]))
+    elif existing is not None:  # virtual keys: the file holds none; compute them, as Hudi's readers do
         stored = pq.read_table(storage.full_path(existing.path), filesystem=storage.fs)
-        footer = stored.schema.metadata or {}  # the file's key-value metadata: Hudi's footer entries
+        footer = stored.schema.metadata or {}
         old = align(stored, full_schema)
-        if ctx.options.virtual_keys is not None:  # the file holds no keys: compute them, as Hudi's readers do
-            old = old.set_column(old.schema.get_field_index(RECORD_KEY), RECORD_KEY,
-                                 ctx.options.virtual_keys.record_keys_of(old))
+        keyed = old = old.set_column(old.schema.get_field_index(RECORD_KEY), RECORD_KEY,
+                                     ctx.options.virtual_keys.record_keys_of(old))
     else:
-        old = full_schema.empty_table()
-    n_old = old.num_rows
-    old_keys = old.column(RECORD_KEY).combine_chunks()
+        keyed = old = full_schema.empty_table()
+    n_old = keyed.num_rows
+    old_keys = keyed.column(RECORD_KEY).combine_chunks()
 
     if ctx.match_keys and n_old:
         match = pc.index_in(old_keys, value_set=new_keys)  # per old row: its incoming update, or null
         replaced = pc.is_valid(match)
-        fields = ordering_fields(ctx.ordering_field)
-        old_ord = [old.column(f).combine_chunks() for f in fields]
+        old_ord = [keyed.column(f).combine_chunks() for f in fields]
         if fields:
             # Event-time ordering: a stored record with a larger ordering value survives the update.
             new_ord = [new_rows.column(f).combine_chunks().take(match) for f in fields]
@@ -179,7 +196,10 @@ def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
         matched_new = pa.repeat(pa.scalar(False), new_rows.num_rows)
 
     inserted = pc.indices_nonzero(pc.invert(matched_new))  # rows of new_rows appended to the file
-    rows, fresh = _merged_rows(old, new_rows.cast(full_schema), match, replaced, deleted, inserted)
+    bloom = executor.submit(_continued_bloom, ctx, footer, new_keys, inserted, n_old, deleted)
+    if split is not None:
+        old = align(split.whole(), full_schema)
+    rows, fresh = _merged_rows(old, new_rows.cast(full_schema), match, replaced, deleted, inserted, executor)
 
     task_partition, stage_id, attempt_id = task_ids()
     token = write_token(task_partition, stage_id, attempt_id)
@@ -187,7 +207,7 @@ def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
     rel_path = join_partition(partition_path, name)
     rows = finalize(rows, fresh, instant_time=ctx.instant_time, file_name=name,
                     task_partition=task_partition)
-    size = write_base_file(storage, rel_path, rows, ctx.options, _continued_bloom(ctx, footer, rows, n_old, deleted))
+    size = write_base_file(storage, rel_path, rows, ctx.options, bloom.result())
     cdc_stats = None
     if ctx.cdc is not None and existing is not None:  # a new file group's rows are inferred as inserts
         changes = MergeChanges(old, old_keys, replaced, deleted, match, new_rows, new_keys, inserted)
