@@ -146,6 +146,33 @@ def write_file_group(ctx: AppendContext, incoming: pa.Table) -> pa.Table:
     return append_file_group(ctx, key[0], key[1], target, incoming)
 
 
+def write_partition(ctx: AppendContext, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """One merge task of a deltacommit (``mapInArrow``): the rows of a Spark partition that holds whole file
+    groups (partitioned by their merge bin, or by partition path and file id), written group by group with
+    :func:`write_file_group`. Grouping here instead of Spark's ``groupBy().applyInArrow`` spares the JVM a sort
+    of the whole batch by group and a per-group Arrow exchange: one pass of the partition's rows, in Arrow."""
+    rows = pa.Table.from_batches(list(batches))
+    if not rows.num_rows:
+        return
+    for group in split_file_groups(rows):
+        yield from write_file_group(ctx, group).to_batches()
+
+
+def split_file_groups(rows: pa.Table) -> Iterator[pa.Table]:
+    """``rows`` split by (partition path, target file id), each group in its arrival order (a stable sort)."""
+    keys = [PARTITION_PATH, TARGET_FILE_ID]
+    if rows.select(keys).group_by(keys).aggregate([]).num_rows == 1:
+        yield rows
+        return
+    ordered = rows.take(pc.sort_indices(rows.select(keys), sort_keys=[(k, "ascending") for k in keys]))
+    # Single-threaded grouping lists the groups in order of first appearance: of the sorted rows, in runs.
+    runs = ordered.select(keys).group_by(keys, use_threads=False).aggregate([([], "count_all")])
+    offset = 0
+    for count in runs.column("count_all").to_pylist():
+        yield ordered.slice(offset, count)
+        offset += count
+
+
 def append_file_group(ctx: AppendContext, partition_path: str, file_id: str, target: LogSlice,
                       incoming: pa.Table) -> pa.Table:
     started = time.monotonic()

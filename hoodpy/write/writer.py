@@ -53,7 +53,7 @@ from hoodpy.write.base_file import BaseFileOptions
 from hoodpy.write.cdc import CdcWrite
 from hoodpy.write.bulk_insert import (BULK_FILE, BulkInsertContext, bulk_insert_partition, file_task_labels,
                                      new_file_groups_partition, plan_files)
-from hoodpy.write.log_append import append_context, write_file_group
+from hoodpy.write.log_append import append_context, write_partition
 from hoodpy.write.merge import (
     OP,
     OP_DELETE,
@@ -443,13 +443,16 @@ class Writer:
             append_ctx = append_context(self.config, merge_ctx, view, self._assigner.small_file_groups,
                                         self._new_log_groups,
                                         schema_json, self._pending_compaction(timeline))
-            task = partial(write_file_group, append_ctx)
+            # Each task takes whole file groups and splits them itself (log_append.write_partition): targets placed
+            # on the driver come partitioned by their bin already; others take one shuffle by file group.
+            if MERGE_BIN not in merge_input.columns:
+                merge_input = merge_input.repartition(PARTITION_PATH, TARGET_FILE_ID)
+            stats_rows = merge_input.mapInArrow(partial(write_partition, append_ctx), WRITE_STATS_DDL).collect()
         else:
-            task = partial(merge_file_group, merge_ctx)
-        # Targets placed on the driver come partitioned by their bin: grouping by it too needs no second shuffle.
-        grouping = [MERGE_BIN] if MERGE_BIN in merge_input.columns else []
-        stats_rows = merge_input.groupBy(*grouping, PARTITION_PATH, TARGET_FILE_ID).applyInArrow(
-            task, WRITE_STATS_DDL).collect()
+            # Targets placed on the driver come partitioned by their bin: grouping by it too needs no second shuffle.
+            grouping = [MERGE_BIN] if MERGE_BIN in merge_input.columns else []
+            stats_rows = merge_input.groupBy(*grouping, PARTITION_PATH, TARGET_FILE_ID).applyInArrow(
+                partial(merge_file_group, merge_ctx), WRITE_STATS_DDL).collect()
         stats = commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
         for stat in stats:  # Hudi 1.x's merge handle names the base file it replaced (written at versions 8, 9)
             merged = merge_ctx.existing.get((stat.partition_path, stat.file_id))

@@ -1,0 +1,49 @@
+"""A deltacommit's merge task gets a Spark partition holding whole file groups and splits it itself
+(log_append.split_file_groups): every group exactly once, each with all and only its rows, in arrival order."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
+from hoodpy.write.log_append import split_file_groups
+from hoodpy.write.merge import TARGET_FILE_ID
+
+
+def _rows(triples) -> pa.Table:
+    parts, fids, keys = zip(*triples)
+    return pa.table({RECORD_KEY: list(keys), PARTITION_PATH: list(parts), TARGET_FILE_ID: list(fids)})
+
+
+def _groups(table: pa.Table) -> list[tuple[str, str, list[str]]]:
+    out = []
+    for g in split_file_groups(table):
+        assert len(set(g.column(PARTITION_PATH).to_pylist())) == 1
+        assert len(set(g.column(TARGET_FILE_ID).to_pylist())) == 1
+        out.append((g.column(PARTITION_PATH)[0].as_py(), g.column(TARGET_FILE_ID)[0].as_py(),
+                    g.column(RECORD_KEY).to_pylist()))
+    return sorted(out, key=lambda t: (t[0] is None, t[0] or "", t[1] or ""))
+
+
+def test_one_group_passes_through_whole():
+    table = _rows([("p", "f1", "k3"), ("p", "f1", "k1"), ("p", "f1", "k2")])
+    [group] = list(split_file_groups(table))
+    assert group.equals(table)
+
+
+def test_interleaved_groups_are_split_keeping_arrival_order():
+    table = _rows([("p1", "f1", "a"), ("p2", "f1", "b"), ("p1", "f2", "c"), ("p1", "f1", "d"),
+                   ("p2", "f1", "e"), ("p1", "f2", "f"), ("p1", "f1", "g")])
+    assert _groups(table) == [("p1", "f1", ["a", "d", "g"]), ("p1", "f2", ["c", "f"]), ("p2", "f1", ["b", "e"])]
+
+
+def test_same_file_id_in_two_partitions_and_null_partition_are_distinct_groups():
+    table = _rows([(None, "f1", "a"), ("", "f1", "b"), (None, "f1", "c"), ("", "f2", "d")])
+    assert _groups(table) == [("", "f1", ["b"]), ("", "f2", ["d"]), (None, "f1", ["a", "c"])]
+    assert sum(g.num_rows for g in split_file_groups(table)) == table.num_rows
+
+
+def test_chunked_input_is_split_like_contiguous_input():
+    table = pa.concat_tables([_rows([("p", "f2", "a"), ("p", "f1", "b")]), _rows([("p", "f2", "c")])])
+    assert table.column(RECORD_KEY).num_chunks == 2
+    assert _groups(table) == [("p", "f1", ["b"]), ("p", "f2", ["a", "c"])]
