@@ -43,10 +43,10 @@ def cpu_by_process(children_of, root: int | None = None) -> dict[int, tuple[str,
         if cpu is None:
             continue
         exe = _cmdline(pid).split(b"\0")
-        if any(b"pyspark" in a for a in exe):
-            out[pid] = ("workers", cpu)
-        elif b"java" in exe[0]:
+        if exe[0].endswith(b"java"):  # before the workers: the JVM's class path names pyspark too
             out[pid] = ("jvm", cpu)
+        elif any(b"pyspark" in a for a in exe):
+            out[pid] = ("workers", cpu)
         stack.extend(children_of(pid))
     return out
 
