@@ -15,6 +15,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from cpu_split import CpuSplit
+
 _group_ids = itertools.count()
 
 
@@ -72,12 +74,14 @@ class Measurement:
     spark_job_seconds: float = 0.0
     driver_seconds: float = 0.0
     peak_rss_mb: float = 0.0
+    cpu: dict = field(default_factory=dict)  # CPU seconds by role (cpu_split)
     extra: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {"seconds": round(self.seconds, 3), "spark_jobs": self.spark_jobs,
                 "spark_job_seconds": round(self.spark_job_seconds, 3),
                 "driver_seconds": round(self.driver_seconds, 3), "peak_rss_mb": round(self.peak_rss_mb, 1),
+                **{f"cpu_{k}_s": round(v, 2) for k, v in self.cpu.items()},
                 **self.extra}
 
 
@@ -96,6 +100,8 @@ class measure:
             self.spark.sparkContext.setJobGroup(self.group, self.group)
         self._active = 0.0
         self._peak = tree_rss_bytes()
+        self._cpu = CpuSplit(_thread_children)
+        self._cpu.start()
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._started = time.perf_counter()
         self._thread.start()
@@ -117,6 +123,7 @@ class measure:
                     self._active += now - last
             last = now
             self._peak = max(self._peak, tree_rss_bytes())
+            self._cpu.sample()
 
     def __exit__(self, *exc) -> None:
         elapsed = time.perf_counter() - self._started
@@ -125,6 +132,7 @@ class measure:
         r = self.result
         r.seconds = elapsed
         r.peak_rss_mb = self._peak / 2**20
+        r.cpu = self._cpu.totals()
         if self.spark is not None:
             r.spark_jobs = len(self.spark.sparkContext.statusTracker().getJobIdsForGroup(self.group))
             self.spark.sparkContext.setJobGroup("bench-idle", "bench-idle")

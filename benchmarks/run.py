@@ -65,7 +65,8 @@ def summarize(reps: list[dict]) -> dict:
     secs = [r["seconds"] for r in reps]
     out = {"median_s": round(statistics.median(secs), 3), "min_s": round(min(secs), 3),
            "max_s": round(max(secs), 3), "reps": reps}
-    for k in ("spark_jobs", "spark_job_seconds", "driver_seconds", "peak_rss_mb"):
+    for k in ("spark_jobs", "spark_job_seconds", "driver_seconds", "peak_rss_mb", "cpu_driver_s", "cpu_jvm_s",
+              "cpu_workers_s"):
         if all(k in r for r in reps):
             out[f"median_{k}"] = statistics.median(r[k] for r in reps)
     return out

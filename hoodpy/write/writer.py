@@ -430,11 +430,13 @@ class Writer:
             (bf.partition_path, bf.file_id): ExistingFile(bf.path, bf.instant_time)
             for bf in view.latest_base_files()
         }
-        if self._creates_file_groups_only(operation):
+        new_buckets_only = self._creates_bucket_groups_only(operation, merge_ctx)
+        if new_buckets_only or self._creates_file_groups_only(operation):
             # Every target is a file group this write creates from inserts: stream each one's rows into its file
             # as bulk_insert does, not gather a whole group in the JVM and a worker (the last SF1 insert: 9.7 GB).
-            stats_rows = merge_input.repartition(PARTITION_PATH, TARGET_FILE_ID) \
-                .sortWithinPartitions(TARGET_FILE_ID, PARTITION_PATH) \
+            # Bucketed targets come partitioned by their merge bin already.
+            grouped = merge_input if new_buckets_only else merge_input.repartition(PARTITION_PATH, TARGET_FILE_ID)
+            stats_rows = grouped.sortWithinPartitions(TARGET_FILE_ID, PARTITION_PATH) \
                 .mapInArrow(partial(new_file_groups_partition, merge_ctx), WRITE_STATS_DDL).collect()
             stats = commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
             return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced,
@@ -466,6 +468,14 @@ class Writer:
         inserts, no index or bucket decides targets), so that no task merges with a stored file."""
         return not (self.merge_on_read and not operation.is_overwrite) and not operation.uses_index \
             and self._bucket_layout is None and not self._assigner.small_file_groups
+
+    def _creates_bucket_groups_only(self, operation: WriteOperation, merge_ctx: MergeContext) -> bool:
+        """Whether this copy-on-write write under the BUCKET index only creates file groups (the batch's
+        partitions hold no base file: a first load, or bulk_insert, which requires that), so that its merge
+        tasks would merge with nothing and nothing is combined in them: :meth:`_assign_to_buckets` then keeps
+        only inserts for the new groups."""
+        return (self._bucket_layout is not None and not self._global_lookup(operation) and not self.merge_on_read
+                and merge_ctx.combine_ordering is None and not merge_ctx.existing)
 
     def _assign_to_buckets(self, records: DataFrame, operation: WriteOperation, view: FileSystemView,
                            timeline: Timeline) -> DataFrame:

@@ -8,11 +8,14 @@ import random
 from collections import defaultdict
 
 import pytest
-from hoodpy_spark_helpers import data_files, latest_files, read_base_file, rows, timeline_files, tree
+from hoodpy_spark_helpers import (data_files, footer, key_range, latest_files, read_base_file, rows, timeline_files,
+                                  tree)
 from pyspark.sql import functions as F
 
 from hoodpy.errors import InvalidConfigError
+from hoodpy.index.bloom_filter import BloomFilter
 from hoodpy.index.bucket import BucketSpec, bucket_id, bucket_id_column
+from hoodpy.meta_fields import FOOTER_BLOOM_FILTER_KEY
 from hoodpy.table import HoodieTable
 
 pytestmark = pytest.mark.spark
@@ -105,6 +108,27 @@ def test_upsert_combines_repeated_keys_in_the_merge_tasks(spark, table_path):
     expected |= {("1", "a", 5, "late-wins"), ("2", "a", 4, "tie-last"), ("4", "a", 2, "back"), ("51", "b", 2, "n51-2")}
     assert _data(t) == sorted(expected)
     _layout(t)
+
+
+@pytest.mark.parametrize("operation", ["insert", "bulk_insert"])
+def test_first_load_writes_one_file_per_bucket_with_its_footer(spark, tmp_path, operation):
+    # A first load only creates file groups: its rows stream into their files (no merge task gathers a group).
+    # Deletes of keys no bucket holds write nothing.
+    t = _create(spark, str(tmp_path / "t"))
+    batch = [(f"k{i:03}", "a" if i % 3 else "b", 1, f"v{i}", False) for i in range(60)]
+    deletes = [("gone1", "a", 1, None, True), ("gone2", "b", 1, None, True)]
+    r = getattr(t, operation)(spark.createDataFrame(batch + deletes, DDL))
+    layout = _layout(t)
+    assert set(layout) == {(p, bucket_id(k, SPEC)) for k, p, *_ in batch}
+    assert r.files_added == len(layout) and r.num_inserts == 60
+    assert _data(t) == sorted((k, p, 1, v) for k, p, _, v, _ in batch)
+    for (partition, file_id), rel in latest_files(t).items():
+        keys = read_base_file(t, rel).column("_hoodie_record_key").to_pylist()
+        assert sorted(keys) == sorted(k for k, p, *_ in batch if p == partition and layout[(p, bucket_id(k, SPEC))]
+                                      == file_id)
+        assert key_range(t, rel) == (min(keys), max(keys))
+        bloom = BloomFilter.deserialize(footer(t, rel)[FOOTER_BLOOM_FILTER_KEY])
+        assert all(bloom.might_contain(k) for k in keys) and bloom.num_records == len(keys)
 
 
 def test_insert_overwrite_and_bulk_insert(spark, tmp_path):
