@@ -251,6 +251,9 @@ def base_key_change(storage: Storage, new_path: str, old_path: str | None) -> tu
     if old_path is None:
         return new.drop_null().to_pylist(), []
     old = _base_key_column(storage, old_path)
+    if len(new) >= len(old) and new.slice(0, len(old)).equals(old):
+        # A merge keeps the stored rows in place and appends its inserts: updates alone change no key.
+        return new.slice(len(old)).drop_null().to_pylist(), []
     arrived = pc.filter(new, pc.invert(pc.is_in(new, value_set=old.combine_chunks())))
     left = pc.filter(old, pc.invert(pc.is_in(old, value_set=new.combine_chunks())))
     return arrived.drop_null().to_pylist(), left.drop_null().to_pylist()
