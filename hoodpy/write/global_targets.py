@@ -74,8 +74,8 @@ def global_target_table(keys: Iterable[pa.Array], named: Iterable[pa.Array], par
     """The targets table of GLOBAL_TARGETS_SCHEMA: per target row its record key, the partition the batch names
     it in, its target partition, file id and merge bin, and whether it is a moving key's old side."""
     def joined(arrays: Iterable[pa.Array], type_: pa.DataType) -> pa.Array:
-        return pa.concat_arrays([pa.array(a).cast(type_) if not isinstance(a, pa.ChunkedArray)
-                                 else a.combine_chunks().cast(type_) for a in arrays])
+        return pa.concat_arrays([(a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a).cast(type_)
+                                 for a in arrays])
     return pa.table({
         RECORD_KEY: joined(keys, pa.string()),
         PARTITION_PATH: joined(named, pa.string()),

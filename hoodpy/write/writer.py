@@ -576,10 +576,8 @@ class Writer:
                            join_type="left outer")
         found = pc.is_valid(joined.column(LOC_FILE_ID))
         new = joined.filter(pc.and_(pc.invert(found), pc.equal(joined.column(OP), OP_UPSERT)))
-        # Unique keys only (a batch that is not combined may repeat one; each of its records gets the target).
-        new = new.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([])
-        partitions, file_ids, labels, num_bins = self._targets_on_driver(records, located, new, view, latest,
-                                                                         timeline)
+        new, partitions, file_ids, labels, num_bins = self._targets_on_driver(records, located, new, view, latest,
+                                                                              timeline)
         targets = target_table(
             pa.concat_arrays([t.column(RECORD_KEY).combine_chunks().cast(pa.string()) for t in (located, new)]),
             partitions, file_ids, labels)
@@ -608,22 +606,23 @@ class Writer:
             return None
         plan = global_targets.split(keys, located,
                                     moves=operation == WriteOperation.UPSERT and self._update_partition_path())
-        partitions, file_ids, labels, num_bins = self._targets_on_driver(records, plan.located, plan.new, view,
-                                                                         latest, timeline)
+        new, partitions, file_ids, labels, num_bins = self._targets_on_driver(records, plan.located, plan.new,
+                                                                              view, latest, timeline)
         targets = global_targets.global_target_table(
-            [t.column(RECORD_KEY) for t in (plan.located, plan.new)],
-            [t.column(PARTITION_PATH) for t in (plan.located, plan.new)], partitions, file_ids, labels,
-            [plan.located.column(global_targets.MOVED_OUT), pa.repeat(pa.scalar(False), plan.new.num_rows)])
+            [t.column(RECORD_KEY) for t in (plan.located, new)],
+            [t.column(PARTITION_PATH) for t in (plan.located, new)], partitions, file_ids, labels,
+            [plan.located.column(global_targets.MOVED_OUT), pa.repeat(pa.scalar(False), new.num_rows)])
         joined = attach_targets(self.spark, records, targets, self.storage, instant_temp_dir(inflight.timestamp),
                                 num_bins, global_targets.GLOBAL_TARGETS_SCHEMA)
         return global_targets.settle(joined, ordering_fields(self.ordering_field))
 
     def _targets_on_driver(self, records: DataFrame, located: pa.Table, new: pa.Table, view: FileSystemView,
-                           latest: list, timeline: Timeline) -> tuple[pa.Array, pa.Array, pa.Array, int]:
+                           latest: list, timeline: Timeline,
+                           ) -> tuple[pa.Table, pa.Array, pa.Array, pa.Array, int]:
         """Every record's target, known on the driver: updates keep the file group they were ``located`` in
-        (LOC_PARTITION, LOC_FILE_ID), ``new`` keys (RECORD_KEY, PARTITION_PATH) take the insert bucket their key
-        hashes into. Returns (partition, file id, merge bin label) per row of ``located`` then ``new``, and the
-        number of merge bins."""
+        (LOC_PARTITION, LOC_FILE_ID), ``new`` records (RECORD_KEY, PARTITION_PATH) take the insert bucket their key
+        hashes into. Returns ``new``'s unique keys, then (partition, file id, merge bin label) per row of
+        ``located`` and of those keys, and the number of merge bins."""
         groups = located.group_by([LOC_PARTITION, LOC_FILE_ID]).aggregate([])
         self._reject_targets_under_clustering(
             set(zip(groups.column(LOC_PARTITION).to_pylist(), groups.column(LOC_FILE_ID).to_pylist())), timeline)
@@ -632,6 +631,8 @@ class Writer:
         upserts = pc.sum(pc.equal(self._batch_keys.column(OP), OP_UPSERT)).as_py() or 0
         ranges = hash_ranges(self._assigner.insert_buckets(insert_counts, view,
                                                            (lambda: records.filter(F.col(OP) == OP_UPSERT), upserts)))
+        # Unique keys only (a batch that is not combined may repeat one; each of its records gets the target).
+        new = new.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([])
         partitions = pa.concat_arrays([located.column(LOC_PARTITION).combine_chunks().cast(pa.string()),
                                        new.column(PARTITION_PATH).combine_chunks().cast(pa.string())])
         file_ids = pa.concat_arrays([located.column(LOC_FILE_ID).combine_chunks().cast(pa.string()),
@@ -640,7 +641,7 @@ class Writer:
         num_bins, label_of = self._place_file_groups(dict(zip(
             zip(pairs.column("p").to_pylist(), pairs.column("f").to_pylist()),
             pairs.column("count_all").to_pylist())), latest)
-        return partitions, file_ids, row_labels(partitions, file_ids, label_of), num_bins
+        return new, partitions, file_ids, row_labels(partitions, file_ids, label_of), num_bins
 
     def _place_file_groups(self, counts: dict[tuple[str, str], int], latest: list,
                            ) -> tuple[int, dict[tuple[str, str], int]]:
