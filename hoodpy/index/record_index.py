@@ -86,9 +86,28 @@ class RecordLevelIndex:
             # One job over the key column; a batch past the threshold stops it at threshold + 1 keys.
             keys = records.select(RECORD_KEY).limit(self.driver_max_keys + 1).toArrow().column(RECORD_KEY)
             if len(keys) <= self.driver_max_keys:
-                found = index.lookup(set(keys.drop_null().to_pylist()), data_timeline)
-                return spark.createDataFrame(_located(found, live), LOCATED_DDL)
+                return spark.createDataFrame(self._locate_keys(index, keys, live, data_timeline), LOCATED_DDL)
         valid = ValidInstants.of(index.table.timeline, data_timeline)
         sharded = records.select(RECORD_KEY).mapInArrow(_with_shard(index.file_group_count), _SHARDED_DDL)
         return sharded.groupBy(_SHARD).applyInArrow(
             _lookup_shard(index.storage.base_uri, index.slice_paths(), valid, live, index.utc), LOCATED_DDL)
+
+    def locate_on_driver(self, storage: Storage, keys: pa.Array | pa.ChunkedArray,
+                         base_files: list[BaseFile]) -> pa.Table | None:
+        """:meth:`locate` for keys the driver holds already (RECORD_KEY, LOC_PARTITION, LOC_FILE_ID), no Spark job;
+        None where Spark must look them up: more keys than the driver threshold, or no record_index partition
+        yet."""
+        if not len(keys) or not base_files:
+            return _located({}, frozenset())
+        if len(keys) > self.driver_max_keys:
+            return None
+        if not has_partition(load_table_properties(storage)):
+            return None
+        index = self.last_lookup = RecordIndex(storage)
+        live = frozenset((bf.partition_path, bf.file_id) for bf in base_files)
+        return self._locate_keys(index, keys, live, Timeline.load(storage))
+
+    @staticmethod
+    def _locate_keys(index: RecordIndex, keys: pa.Array | pa.ChunkedArray, live: frozenset[tuple[str, str]],
+                     data_timeline: Timeline) -> pa.Table:
+        return _located(index.lookup(set(keys.drop_null().to_pylist()), data_timeline), live)

@@ -82,15 +82,16 @@ def target_table(keys: pa.Array, partitions: pa.Array, targets: pa.Array, bins: 
 
 
 def attach_targets(spark: SparkSession, records: DataFrame, targets: pa.Table, storage: Storage, temp_dir: str,
-                   num_bins: int) -> DataFrame:
+                   num_bins: int, schema: StructType = TARGETS_SCHEMA) -> DataFrame:
     """``records`` joined with their targets (records without one, deletes of keys the table lacks, are
-    dropped), in ``num_bins`` partitions: each merge bin in its own."""
+    dropped), in ``num_bins`` partitions: each merge bin in its own. ``schema``: the targets table's (its first
+    two columns are the join keys)."""
     rel = f"{temp_dir}/{TARGETS_FILE}"
     sink = io.BytesIO()
     pq.write_table(targets, sink, compression="snappy")
     storage.write_bytes(rel, sink.getvalue())
     # Spark's own reader where it reaches the storage; pyarrow in a task where it has no connector (s3a).
-    table = read_parquet_files(spark, storage, [rel], TARGETS_SCHEMA)
+    table = read_parquet_files(spark, storage, [rel], schema)
     if targets.num_rows <= BROADCAST_MAX_KEYS:
         table = F.broadcast(table)
     joined = records.join(table, on=[RECORD_KEY, PARTITION_PATH], how="inner")

@@ -34,6 +34,7 @@ from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, tag
 from hoodpy.index.bloom import locate_on_driver
 from hoodpy.index.bucket import BucketSpec, bucket_file_groups, bucket_id_column, new_bucket_file_id
 from hoodpy.index.configured import index_for, require_metadata_table, require_stored_keys
+from hoodpy.index.record_index import RecordLevelIndex
 from hoodpy.keygen import KeyGenerator, key_generator_for_write, virtual_keys
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json, evolve_schema
@@ -48,6 +49,7 @@ from hoodpy.timeline.timeline import Timeline, instant_temp_dir
 from hoodpy.transaction.conflict import pending_clustering_file_groups
 from hoodpy.transaction.transaction import WriteTransaction
 from hoodpy.write import commit as commit_step
+from hoodpy.write import global_targets
 from hoodpy.write import records as rec
 from hoodpy.write.base_file import BaseFileOptions
 from hoodpy.write.cdc import CdcWrite
@@ -301,10 +303,15 @@ class Writer:
         """Whether the batch's keys come to the driver and are located there (bloom index, per partition):
         one Spark job validates and collects them, and tagging, insert counts and the pending-clustering
         check need no further job."""
-        from hoodpy.config.index import BLOOM
+        from hoodpy.config.index import BLOOM, GLOBAL_BLOOM, RECORD_INDEX
 
-        return (operation.uses_index and not self._global_lookup(operation)
-                and self.config.get(IndexConfig.TYPE) == BLOOM)
+        index_type = self.config.get(IndexConfig.TYPE)
+        if not self._global_lookup(operation):
+            return operation.uses_index and index_type == BLOOM
+        # Global indexes' upserts too (global_targets); the record index unless told to look up in Spark.
+        return operation == WriteOperation.UPSERT and not self._delete_by_key_only and (
+            index_type == GLOBAL_BLOOM or (index_type == RECORD_INDEX and self.config.get(
+                IndexConfig.RECORD_INDEX_DRIVER_LOOKUP_MAX_KEYS) > 0))
 
     def _combines_in_merge_tasks(self, operation: WriteOperation) -> bool:
         """Whether an upsert's records are combined in the copy-on-write merge tasks instead of by a shuffle of the
@@ -537,9 +544,13 @@ class Writer:
 
     def _tag_and_assign(self, records: DataFrame, operation: WriteOperation, view: FileSystemView,
                         timeline: Timeline, inflight: Instant) -> DataFrame:
-        if self._batch_keys is not None:
-            return self._tag_and_assign_on_driver(records, view, timeline, inflight)
         is_global = self._global_lookup(operation)
+        if self._batch_keys is not None and not is_global:
+            return self._tag_and_assign_on_driver(records, view, timeline, inflight)
+        if self._batch_keys is not None:
+            targeted = self._tag_and_assign_global_on_driver(records, operation, view, timeline, inflight)
+            if targeted is not None:
+                return targeted
         index = index_for(self.config, force_global=is_global)
         located = index.locate(self.spark, records, self.storage, view.latest_base_files())
         # Persisted: planning the inserts and the merge both read it; the lookup should run once.
@@ -577,18 +588,63 @@ class Writer:
         joined = keys.join(located, keys=[RECORD_KEY, PARTITION_PATH], right_keys=[RECORD_KEY, LOC_PARTITION],
                            join_type="left outer")
         found = pc.is_valid(joined.column(LOC_FILE_ID))
+        new = joined.filter(pc.and_(pc.invert(found), pc.equal(joined.column(OP), OP_UPSERT)))
+        new, partitions, file_ids, labels, num_bins = self._targets_on_driver(records, located, new, view, latest,
+                                                                              timeline)
+        targets = target_table(
+            pa.concat_arrays([t.column(RECORD_KEY).combine_chunks().cast(pa.string()) for t in (located, new)]),
+            partitions, file_ids, labels)
+        return attach_targets(self.spark, records, targets, self.storage, instant_temp_dir(inflight.timestamp),
+                              num_bins)
+
+    def _tag_and_assign_global_on_driver(self, records: DataFrame, operation: WriteOperation, view: FileSystemView,
+                                         timeline: Timeline, inflight: Instant) -> DataFrame | None:
+        """:meth:`_tag_and_assign` of a global index with the batch keys on the driver (:mod:`global_targets`);
+        None where Spark must locate them: a batch repeating a key (not combined), a record index not built yet
+        or past hoodie.record.index.driver.lookup.max.keys."""
+        keys = self._batch_keys
+        if rec.has_duplicate_keys(keys, by_partition=False):
+            return None
+        latest = view.latest_base_files()
+        index = index_for(self.config, force_global=True)
+        if isinstance(index, RecordLevelIndex):
+            located = index.locate_on_driver(self.storage, keys.column(RECORD_KEY), latest)
+        else:
+            located = locate_on_driver(self.storage, keys.select([RECORD_KEY, PARTITION_PATH]), latest,
+                                       is_global=True,
+                                       prune_by_ranges=self.config.get(IndexConfig.BLOOM_PRUNE_BY_RANGES),
+                                       virtual=virtual_keys(self.config),
+                                       use_metadata=self.config.get(IndexConfig.BLOOM_USE_METADATA))
+        if located is None:
+            return None
+        plan = global_targets.split(keys, located,
+                                    moves=operation == WriteOperation.UPSERT and self._update_partition_path())
+        new, partitions, file_ids, labels, num_bins = self._targets_on_driver(records, plan.located, plan.new,
+                                                                              view, latest, timeline)
+        targets = global_targets.global_target_table(
+            [t.column(RECORD_KEY) for t in (plan.located, new)],
+            [t.column(PARTITION_PATH) for t in (plan.located, new)], partitions, file_ids, labels,
+            [plan.located.column(global_targets.MOVED_OUT), pa.repeat(pa.scalar(False), new.num_rows)])
+        joined = attach_targets(self.spark, records, targets, self.storage, instant_temp_dir(inflight.timestamp),
+                                num_bins, global_targets.GLOBAL_TARGETS_SCHEMA)
+        return global_targets.settle(joined, ordering_fields(self.ordering_field))
+
+    def _targets_on_driver(self, records: DataFrame, located: pa.Table, new: pa.Table, view: FileSystemView,
+                           latest: list, timeline: Timeline,
+                           ) -> tuple[pa.Table, pa.Array, pa.Array, pa.Array, int]:
+        """Every record's target, known on the driver: updates keep the file group they were ``located`` in
+        (LOC_PARTITION, LOC_FILE_ID), ``new`` records (RECORD_KEY, PARTITION_PATH) take the insert bucket their key
+        hashes into. Returns ``new``'s unique keys, then (partition, file id, merge bin label) per row of
+        ``located`` and of those keys, and the number of merge bins."""
         groups = located.group_by([LOC_PARTITION, LOC_FILE_ID]).aggregate([])
         self._reject_targets_under_clustering(
             set(zip(groups.column(LOC_PARTITION).to_pylist(), groups.column(LOC_FILE_ID).to_pylist())), timeline)
-        new = joined.filter(pc.and_(pc.invert(found), pc.equal(joined.column(OP), OP_UPSERT)))
         counts = new.group_by([PARTITION_PATH]).aggregate([([], "count_all")])
         insert_counts = dict(zip(counts.column(PARTITION_PATH).to_pylist(), counts.column("count_all").to_pylist()))
-        upserts = pc.sum(pc.equal(keys.column(OP), OP_UPSERT)).as_py() or 0
+        upserts = pc.sum(pc.equal(self._batch_keys.column(OP), OP_UPSERT)).as_py() or 0
         ranges = hash_ranges(self._assigner.insert_buckets(insert_counts, view,
                                                            (lambda: records.filter(F.col(OP) == OP_UPSERT), upserts)))
-        # Every record's target is known here: updates keep their file group, inserts take the bucket their
-        # key hashes into. Unique keys only (a batch that is not combined may repeat one; each of its records
-        # gets the target).
+        # Unique keys only (a batch that is not combined may repeat one; each of its records gets the target).
         new = new.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([])
         partitions = pa.concat_arrays([located.column(LOC_PARTITION).combine_chunks().cast(pa.string()),
                                        new.column(PARTITION_PATH).combine_chunks().cast(pa.string())])
@@ -598,12 +654,7 @@ class Writer:
         num_bins, label_of = self._place_file_groups(dict(zip(
             zip(pairs.column("p").to_pylist(), pairs.column("f").to_pylist()),
             pairs.column("count_all").to_pylist())), latest)
-        labels = row_labels(partitions, file_ids, label_of)
-        targets = target_table(
-            pa.concat_arrays([t.column(RECORD_KEY).combine_chunks().cast(pa.string()) for t in (located, new)]),
-            partitions, file_ids, labels)
-        return attach_targets(self.spark, records, targets, self.storage, instant_temp_dir(inflight.timestamp),
-                              num_bins)
+        return new, partitions, file_ids, row_labels(partitions, file_ids, label_of), num_bins
 
     def _place_file_groups(self, counts: dict[tuple[str, str], int], latest: list,
                            ) -> tuple[int, dict[tuple[str, str], int]]:
