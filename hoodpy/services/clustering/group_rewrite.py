@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from hoodpy.arrow_rows import align, finalize, task_ids, write_stats, write_stats_row
 from hoodpy.file_group.naming import base_file_name, join_partition, write_token
+from hoodpy.meta_fields import FILE_NAME
 from hoodpy.services.clustering import layout
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileOptions, write_base_file
@@ -50,7 +51,12 @@ def _read_group(storage: Storage, paths: Sequence[str], schema: pa.Schema) -> pa
         with storage.fs.open_input_file(storage.full_path(rel)) as f:
             return align(pq.read_table(f), schema)
     with ThreadPoolExecutor(max_workers=4) as pool:
-        return pa.concat_tables(list(pool.map(read, paths)))
+        rows = pa.concat_tables(list(pool.map(read, paths)))
+    # Every output file names itself (finalize): the old names need not be carried through the take.
+    rows = rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME, pa.nulls(rows.num_rows, pa.string()))
+    # One array per column: a take from a chunked column concatenates its chunks on every call, and
+    # there is one take per output file.
+    return rows.combine_chunks()
 
 
 def rewrite_group(storage: Storage, work: GroupRewrite, schema: pa.Schema, instant_time: str,
