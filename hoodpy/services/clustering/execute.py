@@ -14,7 +14,9 @@
    row gets its output file (a contiguous range of the group's sort order, see ``layout.py``); one
    task per output file sorts its rows and writes them with ``write_base_file`` (Hudi footer, bloom
    filter, min/max key). Meta columns are kept: commit time and sequence number as they were,
-   ``_hoodie_file_name`` set to the new file.
+   ``_hoodie_file_name`` set to the new file. When every group of a job is base files only and small enough
+   (``hoodie.clustering.group.task.max.bytes``), one task per group reads, orders and writes it instead,
+   with the same result (``group_rewrite.py``); only the sample goes through Spark's scan.
 4. Under the lock (optimistic concurrency), the inputs are checked once more, then the replacecommit
    completes with ``operationType`` CLUSTER and ``partitionToReplaceFileIds`` naming the input groups.
 
