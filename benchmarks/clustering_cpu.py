@@ -4,6 +4,10 @@ times are noise. The table is copied first and the copy clustered, as benchmarks
 workload does (same options: ``--files`` outputs over (l_shipdate, l_partkey)).
 
     python benchmarks/clustering_cpu.py --table /tmp/work/golden-sf0.25/hoodpy-unpartitioned --reps 2
+
+``--engine delta`` runs delta-rs ``optimize.z_order`` instead, on a delta table (``--table``
+.../delta-unpartitioned), into as many files (its own bytes over ``--files``), in this process: its CPU is
+this process's (every delta-rs thread), the figure to set against hoodpy's total.
 """
 
 from __future__ import annotations
@@ -57,13 +61,38 @@ def _stages(port: int) -> list[dict]:
     return json.load(urllib.request.urlopen(f"{base}/{app}/stages?status=complete"))
 
 
+def _delta_runs(source: Path, files: int, reps: int) -> list[dict]:
+    from deltalake import DeltaTable
+
+    total = sum(f.stat().st_size for f in source.rglob("*.parquet") if "_delta_log" not in f.parts)
+    work = Path(tempfile.mkdtemp(prefix="clustering-cpu-delta-"))
+    runs = []
+    try:
+        for rep in range(reps):
+            dest = work / f"t{rep}"
+            shutil.copytree(source, dest)
+            before, started = time.process_time(), time.monotonic()
+            m = DeltaTable(str(dest)).optimize.z_order(["l_shipdate", "l_partkey"], target_size=total // files + 1)
+            runs.append({"wall_s": round(time.monotonic() - started, 2),
+                         "cpu_total_s": round(time.process_time() - before, 2),
+                         "files_added": m.get("numFilesAdded")})
+            shutil.rmtree(dest, ignore_errors=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return runs
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--table", required=True)
     p.add_argument("--files", type=int, default=16)
     p.add_argument("--reps", type=int, default=1)
     p.add_argument("--layout", default="z-order")
+    p.add_argument("--engine", default="hoodpy", choices=("hoodpy", "delta"))
     args = p.parse_args()
+    if args.engine == "delta":
+        print(json.dumps(_delta_runs(Path(args.table), args.files, args.reps), indent=1))
+        return
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 

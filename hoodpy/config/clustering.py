@@ -150,6 +150,14 @@ class ClusteringConfig:
         "hoodie.layout.optimize.build.curve.sample.size", 200000, parse_int,
         doc="Rows sampled per clustering run to place column boundaries and output-file boundaries.",
     )
+    GROUP_TASK_MAX_BYTES = ConfigKey(
+        "hoodie.clustering.group.task.max.bytes", 1024**3, parse_int,
+        doc="hoodpy only: a clustering group of base files only (no log files) whose uncompressed size (the "
+        "parquet row groups' total_byte_size) is at most this is read, ordered and written by one Python task "
+        "with pyarrow, without a Spark scan and shuffle of its rows; larger groups, and groups with log files, "
+        "are shuffled by Spark. The task holds the group's rows in memory: its peak is about 4x this size "
+        "(measured on TPC-H lineitem). 0 turns it off.",
+    )
     MAX_PARALLELISM = ConfigKey(
         "hoodie.clustering.max.parallelism", 15, parse_int,
         doc="Most clustering groups executed together in one Spark job.",

@@ -14,7 +14,9 @@
    row gets its output file (a contiguous range of the group's sort order, see ``layout.py``); one
    task per output file sorts its rows and writes them with ``write_base_file`` (Hudi footer, bloom
    filter, min/max key). Meta columns are kept: commit time and sequence number as they were,
-   ``_hoodie_file_name`` set to the new file.
+   ``_hoodie_file_name`` set to the new file. When every group of a job is base files only and small enough
+   (``hoodie.clustering.group.task.max.bytes``), one task per group reads, orders and writes it instead,
+   with the same result (``group_rewrite.py``); only the sample goes through Spark's scan.
 4. Under the lock (optimistic concurrency), the inputs are checked once more, then the replacecommit
    completes with ``operationType`` CLUSTER and ``partitionToReplaceFileIds`` naming the input groups.
 
@@ -49,6 +51,7 @@ from hoodpy.read.slice_scan import read_file_slices, slice_name
 from hoodpy.meta_fields import META_COLUMNS, RECORD_KEY
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json
 from hoodpy.services.clustering import layout
+from hoodpy.services.clustering.group_rewrite import GroupRewrite, group_rewrite_task, uncompressed_bytes
 from hoodpy.services.clustering.plan import ClusteringGroup, ClusteringPlan, SliceInfo, load_clustering_plan
 from hoodpy.services.table_service import ServiceContext
 from hoodpy.storage import Storage
@@ -213,12 +216,12 @@ def _abandon(storage: Storage, instant: Instant, plan: ClusteringPlan, timeline:
     raise WriteConflictError(instant.timestamp, _conflicting_instant(timeline, stale), [f for _, f in stale])
 
 
-def _row_counts(storage: Storage, paths: list[str]) -> list[int]:
-    def count(rel: str) -> int:
+def _footers(storage: Storage, paths: list[str]) -> list[pq.FileMetaData]:
+    def footer(rel: str) -> pq.FileMetaData:
         with storage.fs.open_input_file(storage.full_path(rel)) as f:
-            return pq.read_metadata(f).num_rows
+            return pq.read_metadata(f)
     with ThreadPoolExecutor(max_workers=8) as pool:
-        return list(pool.map(count, paths))
+        return list(pool.map(footer, paths))
 
 
 class _ClusteringJob:
@@ -232,6 +235,7 @@ class _ClusteringJob:
         self.instant_time = instant_time
         self.strategy, self.method, self.sample_size = _layout_of(plan, config)
         self.options = BaseFileOptions.from_config(config)
+        self.group_task_max_bytes = config.get(ClusteringConfig.GROUP_TASK_MAX_BYTES)
         timeline = Timeline.load(self.storage)
         self.committed = timeline.committed()
         self.ordering_field = event_time_ordering_field(config)
@@ -249,8 +253,9 @@ class _ClusteringJob:
 
         inputs = [[_input_slice(s) for s in g.slices] for g in groups]
         rels = [fs.base_file.path for slices in inputs for fs in slices if fs.base_file is not None]
+        footers = dict(zip(rels, _footers(self.storage, rels), strict=True))
         # Rows per group for sampling: the base files' (log records are few next to them, or counted as 0).
-        counts = dict(zip(rels, _row_counts(self.storage, rels), strict=True))
+        counts = {rel: footer.num_rows for rel, footer in footers.items()}
         file_group_index = {slice_name(fs): gi for gi, slices in enumerate(inputs) for fs in slices}
         # Slices with log files are merged (base and log records by key) while being read.
         df = read_file_slices(self.spark, self.storage, [fs for slices in inputs for fs in slices],
@@ -268,6 +273,13 @@ class _ClusteringJob:
                                                       snap=_CELL_SNAP))
             first_output.append(len(outputs))
             outputs.extend(_Output(gi, g.partition_path, new_file_id()) for _ in range(g.num_output_file_groups))
+        if all(not fs.log_files and fs.base_file is not None for slices in inputs for fs in slices) and all(
+                sum(uncompressed_bytes(footers[fs.base_file.path]) for fs in slices) <= self.group_task_max_bytes
+                for slices in inputs):
+            works = [GroupRewrite(g.partition_path, tuple(fs.base_file.path for fs in inputs[gi]),
+                                  tuple(o.file_id for o in outputs if o.group == gi), specs[gi], boundaries[gi])
+                     for gi, g in enumerate(groups)]
+            return self._rewrite_in_tasks(works)
         ctx = _JobContext(self.storage.base_uri, self.instant_time, self.full_schema, self.options,
                           file_group_index, specs, boundaries, first_output, outputs)
         assigned_schema = StructType([*df.schema.fields, StructField(OUTPUT_COLUMN, IntegerType(), False)])
@@ -277,6 +289,14 @@ class _ClusteringJob:
                  .applyInArrow(lambda t: _write_output(ctx, t), WRITE_STATS_DDL)
                  .collect())
         return [r.asDict() for r in stats]
+
+    def _rewrite_in_tasks(self, works: list[GroupRewrite]) -> list[dict]:
+        """One task per group (see group_rewrite.py); a task's spare cores write its output files in threads."""
+        tasks = len(works)
+        threads = max(1, min(4, self.spark.sparkContext.defaultParallelism // tasks))
+        run = group_rewrite_task(self.storage.base_uri, works, self.full_schema, self.instant_time, self.options,
+                                 threads)
+        return [r.asDict() for r in self.spark.range(0, tasks, 1, tasks).mapInArrow(run, WRITE_STATS_DDL).collect()]
 
     def _sample(self, df, groups: list[ClusteringGroup], group_rows: list[int],
                 file_group_index: dict[str, int]) -> pa.Table:

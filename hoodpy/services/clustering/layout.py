@@ -430,6 +430,18 @@ def assign_ranges(keys: pa.Table, boundaries: pa.Table) -> np.ndarray:
     n = keys.num_rows
     if boundaries.num_rows == 0 or n == 0:
         return np.zeros(n, dtype=np.int64)
+    order, ranges = ordered_ranges(keys, boundaries)
+    out = np.empty(n, dtype=np.int64)
+    out[order] = ranges
+    return out
+
+
+def ordered_ranges(keys: pa.Table, boundaries: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """``keys``' row positions in :func:`order_indices`'s order, and each of those rows' range (as
+    :func:`assign_ranges` gives it, so ascending): one sort for both."""
+    n = keys.num_rows
+    if boundaries.num_rows == 0 or n == 0:
+        return order_indices(keys), np.zeros(n, dtype=np.int64)
     boundaries = boundaries.cast(keys.schema)
     combined = pa.concat_tables([
         boundaries.append_column(_MARKER, pa.array(np.ones(boundaries.num_rows, dtype=np.int8))),
@@ -440,6 +452,4 @@ def assign_ranges(keys: pa.Table, boundaries: pa.Table) -> np.ndarray:
     marker = combined.column(_MARKER).to_numpy()[order]
     seen = np.cumsum(marker)
     is_row = marker == 0
-    out = np.empty(n, dtype=np.int64)
-    out[order[is_row] - boundaries.num_rows] = seen[is_row]
-    return out
+    return order[is_row] - boundaries.num_rows, seen[is_row].astype(np.int64)
