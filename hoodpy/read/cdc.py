@@ -54,6 +54,7 @@ from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.meta_fields import RECORD_KEY as KEY_COLUMN
 from hoodpy.read.cdc_columns import logged_changes, row_texts
 from hoodpy.read.cdc_images import avro_text, row_text
+from hoodpy.read.file_scan import spark_cores
 from hoodpy.read.query import window_commits
 from hoodpy.read.slice_merge import decode_blocks, merge_decoded
 from hoodpy.read.slice_scan import slice_rows
@@ -380,7 +381,7 @@ def _tasks(splits: list[CdcSplit], parallelism: int) -> list[list[str]]:
 
 def read_cdc(table: ReadableTable, start: str, end: str | None = None) -> DataFrame:
     """The CDC query over (start, end]: a DataFrame of ``op``, ``ts_ms``, ``before``, ``after``."""
-    parallelism = table.spark.sparkContext.defaultParallelism
+    parallelism = spark_cores(table.spark)
     splits = [p for s in plan_cdc(table, start, end) for p in _in_parts(s, parallelism)]
     base_uri = table.storage.base_uri
     ctx = read_context(table)

@@ -11,6 +11,7 @@ DataFrame: filters, joins and writes downstream are Spark's.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from functools import reduce
 
@@ -36,6 +37,14 @@ def _session_key(spark: SparkSession) -> str:
         return str(spark.sparkContext.applicationId)
     except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext; its session id is as good
         return str(getattr(spark, "session_id", id(spark)))
+
+
+def spark_cores(spark: SparkSession) -> int:
+    """The session's default parallelism: the cores its tasks share."""
+    try:
+        return int(spark.sparkContext.defaultParallelism)
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext: the machine's cores
+        return os.cpu_count() or 1
 
 
 def spark_reads_natively(spark: SparkSession, storage: Storage, probe_rel: str) -> bool:

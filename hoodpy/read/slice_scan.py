@@ -5,7 +5,6 @@ records in Spark tasks (:mod:`hoodpy.read.slice_merge`; a big slice in several p
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from functools import reduce
 
@@ -23,7 +22,7 @@ from hoodpy.keygen import KeyGenerator
 from hoodpy.keygen.stored import with_record_keys
 from hoodpy.meta_fields import RECORD_KEY
 from hoodpy.read.file_scan import (MAX_SCAN_TASKS, read_base_file, read_base_positions, read_base_rows,
-                                   read_parquet_files)
+                                   read_parquet_files, spark_cores)
 from hoodpy.read.slice_parts import merge_slice_part, named_keys
 from hoodpy.storage import Storage
 from hoodpy.timeline.log_format import LogBlock
@@ -64,7 +63,7 @@ def read_file_slices(spark: SparkSession, storage: Storage, slices: Sequence[Fil
         return read_parquet_files(spark, storage, plain, schema, written=written, file_name_column=file_name_column)
     merged = [(s.base_file.path if s.base_file is not None else None, [lf.path for lf in s.log_files],
                slice_name(s), part, parts)
-              for s, parts in zip(with_logs, slice_parts(with_logs, _cores(spark))) for part in range(parts)]
+              for s, parts in zip(with_logs, slice_parts(with_logs, spark_cores(spark))) for part in range(parts)]
     tasks = min(len(merged), MAX_SCAN_TASKS)
     merge = _merge_slices(storage.base_uri, merged, tasks, to_arrow_schema(schema), committed, ordering_field,
                           file_name_column, virtual)
@@ -126,13 +125,6 @@ def slice_parts(slices: Sequence[FileSlice], cores: int) -> list[int]:
     wanted = -(-cores // len(slices)) if slices else 1
     return [max(1, min(wanted, sum(f.size or 0 for f in (s.base_file, *s.log_files) if f is not None) // PART_BYTES))
             for s in slices]
-
-
-def _cores(spark: SparkSession) -> int:
-    try:
-        return int(spark.sparkContext.defaultParallelism)
-    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext: the machine's cores
-        return os.cpu_count() or 1
 
 
 def _merge_slices(base_uri: str, slices: list[tuple[str | None, list[str], str, int, int]], tasks: int,

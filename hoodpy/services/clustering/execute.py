@@ -47,6 +47,7 @@ from hoodpy.file_group.fs_view import FileSystemView, list_base_files
 from hoodpy.file_group.naming import (
     base_file_name, join_partition, new_file_id, parse_base_file_name, parse_log_file_name, write_token,
 )
+from hoodpy.read.file_scan import spark_cores
 from hoodpy.read.slice_scan import read_file_slices, slice_name
 from hoodpy.meta_fields import META_COLUMNS, RECORD_KEY
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json
@@ -293,7 +294,7 @@ class _ClusteringJob:
     def _rewrite_in_tasks(self, works: list[GroupRewrite]) -> list[dict]:
         """One task per group (see group_rewrite.py); a task's spare cores write its output files in threads."""
         tasks = len(works)
-        threads = max(1, min(4, self.spark.sparkContext.defaultParallelism // tasks))
+        threads = max(1, min(4, spark_cores(self.spark) // tasks))
         run = group_rewrite_task(self.storage.base_uri, works, self.full_schema, self.instant_time, self.options,
                                  threads)
         return [r.asDict() for r in self.spark.range(0, tasks, 1, tasks).mapInArrow(run, WRITE_STATS_DDL).collect()]
