@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import logging
 import struct
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Callable, Container, Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 
 from hoodpy.config import HoodieConfig
@@ -306,16 +306,21 @@ class MetadataTableWriter:
                                    {i.timestamp for i in MetadataTable(self.storage).timeline.instants})
 
     def build_partition(self, partition: str, init: str, layout: int,
-                        groups: list[tuple[str, list[tuple[str, dict | bytes]]]]) -> None:
+                        groups: Iterable[tuple[str, list[tuple[str, dict | bytes]]]],
+                        file_ids: Sequence[str] | None = None) -> None:
         """Write ``partition`` afresh as a deltacommit at ``init``: per file group (file id, its records sorted
         by key) the log file of an empty delete block and a base HFile; then hoodie.table.metadata.partitions
         names it. A partition built before (then dropped, or cut short by a crash) goes first, its instant
-        with it (versions 8 and 9 build a partition at a fixed instant)."""
+        with it (versions 8 and 9 build a partition at a fixed instant). With ``file_ids`` (the groups' ids, in
+        order) ``groups`` may be a generator, so one group's records are held at a time."""
         self.meta.delete_dir(partition)
         transitions.delete_completed(self.meta, Instant(init, Action.DELTACOMMIT, layout=layout))
         inflight = transitions.transition_to_inflight(
             self.meta, transitions.create_requested(self.meta, init, Action.DELTACOMMIT, layout=layout))
-        self.init_partition(partition, init, [file_id for file_id, _ in groups])
+        if file_ids is None:
+            groups = list(groups)
+            file_ids = [file_id for file_id, _ in groups]
+        self.init_partition(partition, init, file_ids)
         stats = []
         for file_id, records in groups:
             base = self.write_base_hfile(partition, base_file_name(init, file_id), records, layout)
