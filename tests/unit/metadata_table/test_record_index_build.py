@@ -12,6 +12,7 @@ import pytest
 from hoodpy.errors import InvalidRecordError
 from hoodpy.hfile import HFileReader, HFileWriter, write_records
 from hoodpy.hfile.block import Compression
+from hoodpy.metadata_table import key_hash
 from hoodpy.metadata_table.key_hash import java_string_hash, java_string_hashes, shard_of, shards_of
 from hoodpy.metadata_table.record_index import Location, ReadCounts, encoded_records, index_record, read_slice
 from hoodpy.metadata_table.record_index import data_block, removal_block
@@ -35,6 +36,16 @@ def test_vectorized_hash_and_shard_equal_javas_one_key_at_a_time():
     assert java_string_hashes([]).tolist() == []
     with pytest.raises(ValueError, match="null"):
         java_string_hashes(pa.array(["a", None]))
+
+
+def test_keys_hashed_in_chunks_hash_as_all_at_once(monkeypatch):
+    # Large key columns are hashed a chunk at a time (memory); chunk edges, non-ASCII keys and slices included.
+    keys = KEYS * 7 + ["caf\u00e9-1", "", "z" * 40]
+    whole = [java_string_hash(k) for k in keys]
+    monkeypatch.setattr(key_hash, "HASH_CHUNK_KEYS", 5)
+    assert java_string_hashes(keys).tolist() == whole
+    assert java_string_hashes(pa.array(keys).slice(4)).tolist() == whole[4:]
+    assert shards_of(keys, 10).tolist() == [shard_of(k, 10) for k in keys]
 
 
 def test_encoded_index_records_write_the_same_hfile_as_the_records():
