@@ -151,8 +151,9 @@ def write_partition(ctx: AppendContext, batches: Iterator[pa.RecordBatch]) -> It
     groups (partitioned by their merge bin, or by partition path and file id), written group by group with
     :func:`write_file_group`. Grouping here instead of Spark's ``groupBy().applyInArrow`` spares the JVM a sort
     of the whole batch by group and a per-group Arrow exchange: one pass of the partition's rows, in Arrow."""
-    rows = pa.Table.from_batches(list(batches))
-    if not rows.num_rows:
+    batches = list(batches)  # an empty Spark partition sends none (and from_batches needs one for the schema)
+    rows = pa.Table.from_batches(batches) if batches else None
+    if rows is None or not rows.num_rows:
         return
     for group in split_file_groups(rows):
         yield from write_file_group(ctx, group).to_batches()

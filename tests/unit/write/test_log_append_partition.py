@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
-from hoodpy.write.log_append import split_file_groups
+from hoodpy.write.log_append import split_file_groups, write_partition
 from hoodpy.write.merge import TARGET_FILE_ID
 
 
@@ -47,3 +47,10 @@ def test_chunked_input_is_split_like_contiguous_input():
     table = pa.concat_tables([_rows([("p", "f2", "a"), ("p", "f1", "b")]), _rows([("p", "f2", "c")])])
     assert table.column(RECORD_KEY).num_chunks == 2
     assert _groups(table) == [("p", "f1", ["b"]), ("p", "f2", ["a", "c"])]
+
+
+def test_an_empty_spark_partition_writes_nothing():
+    # A partition of the shuffle that no file group hashed into reaches the task as no batches at all.
+    assert list(write_partition(None, iter([]))) == []
+    empty = pa.RecordBatch.from_pylist([], schema=_rows([("p", "f1", "a")]).schema)
+    assert list(write_partition(None, iter([empty]))) == []
