@@ -64,19 +64,14 @@ def log_files(meta: Storage) -> list[MetadataLogFile]:
 def table_keys(storage: Storage, data_timeline: Timeline) -> dict[str, ri.Location]:
     """Every key of the table's latest file slices, located at its file group (Java's
     readRecordKeysFromFileSlices: the slice's base instant as the key's instant)."""
-    committed = data_timeline.committed()
-    out: dict[str, ri.Location] = {}
-    for s in FileSystemView.load(storage, data_timeline).latest_file_slices():
-        keys = ri.slice_keys(storage, s.base_file.path if s.base_file else None, [lf.path for lf in s.log_files],
-                             committed)
-        loc = ri.Location(s.partition_path, s.file_id, s.base_instant_time)
-        out.update((k, loc) for k in keys)
-    return out
+    keys, slice_of, locations = _table_key_columns(storage, data_timeline)
+    return dict(zip(keys.to_pylist(), (locations[i] for i in slice_of)))
 
 
 def _table_key_columns(storage: Storage, data_timeline: Timeline) -> tuple[pa.Array, np.ndarray, list[ri.Location]]:
-    """:func:`table_keys` as columns: every key of the latest file slices, the index of its slice's location per
-    key, and the locations. A table's keys as Python objects do not fit a driver (24M keys took 22 GB as a dict)."""
+    """Every key of the latest file slices as one column, per key the index of its slice's location, and the
+    locations (:func:`table_keys` as a dict). The build keeps them as columns: a table's keys as Python objects
+    do not fit a driver (24M keys took 22 GB as a dict)."""
     committed = data_timeline.committed()
     keys, slices, locations = [], [], []
     for s in FileSystemView.load(storage, data_timeline).latest_file_slices():
