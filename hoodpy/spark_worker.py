@@ -11,19 +11,71 @@ tasks pay nothing. When it does not (pyspark is only in the archives), the path 
 ``spark_conf()`` gives the setting for sessions whose workers run the driver's interpreter with hoodpy
 installed (the daemon starts before any ``spark.submit.pyFiles`` are on the path, so a cluster that ships
 hoodpy as a zip keeps PySpark's default daemon).
+
+The daemon also imports, before it forks any worker, the modules hoodpy's tasks import (``PRELOAD_ENV``):
+forked workers inherit them, so a worker Spark starts after its idle ones were closed (PySpark closes workers
+idle for a minute) does not pay ~1 CPU s of imports (pandas, pyarrow.compute, hoodpy) in its first task.
+Importing them starts no thread that a fork would lose except jemalloc's background purger (pyarrow's
+default pool is mimalloc; forked workers allocate and run Arrow's thread pool normally).
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+import os
 import sys
+import warnings
 
 DAEMON_MODULE_CONF = "spark.python.daemon.module"
+PRELOAD_ENV = "HOODPY_WORKER_PRELOAD"
+# What a cold worker's first hoodpy task imported (measured: benchmarks/cold_worker.py): pandas (pyarrow and
+# PySpark's Arrow path import it lazily), pyarrow's compute / parquet modules, fastavro, and hoodpy's task
+# modules, all of which hoodpy.table reaches.
+DEFAULT_PRELOAD = ("pandas", "pyarrow.compute", "pyarrow.parquet", "fastavro", "hoodpy.table")
 
 
-def spark_conf() -> dict[str, str]:
-    """Spark configuration that starts Python workers through this daemon."""
-    return {DAEMON_MODULE_CONF: __name__}
+def spark_conf(preload: str | None = None) -> dict[str, str]:
+    """Spark configuration that starts Python workers through this daemon; ``preload`` (comma-separated
+    modules, or "none") replaces the modules the daemon imports before forking workers."""
+    conf = {DAEMON_MODULE_CONF: __name__}
+    if preload is not None:
+        conf[f"spark.executorEnv.{PRELOAD_ENV}"] = preload
+    return conf
+
+
+def preload_list(setting: str | None) -> tuple[str, ...]:
+    """Modules to preload for ``PRELOAD_ENV``'s value: unset means ``DEFAULT_PRELOAD``, "" or "none" nothing,
+    else the comma-separated module names."""
+    if setting is None:
+        return DEFAULT_PRELOAD
+    if setting.strip().lower() in ("", "none"):
+        return ()
+    return tuple(m.strip() for m in setting.split(",") if m.strip())
+
+
+def preload(modules: tuple[str, ...]) -> list[str]:
+    """Import ``modules``; returns those that imported. One that fails is skipped with a warning: its tasks
+    then import it themselves, as under PySpark's own daemon. Anything printed meanwhile goes to stderr, as
+    the daemon's stdout carries its port to the JVM."""
+    loaded = []
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except Exception as e:  # noqa: BLE001 - any failure must leave the daemon working
+                warnings.warn(f"hoodpy.spark_worker: not preloading {name} ({type(e).__name__}: {e}); "
+                              "tasks import it themselves", RuntimeWarning, stacklevel=2)
+            else:
+                loaded.append(name)
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+    return loaded
 
 
 def _is_archive(entry: str) -> bool:
@@ -63,6 +115,7 @@ def _spec_outside(name: str, archives: list[str]) -> bool:
 
 if __name__ == "__main__":
     drop_archives_from_path()
+    preload(preload_list(os.environ.get(PRELOAD_ENV)))
     from pyspark import daemon
 
     daemon.manager()

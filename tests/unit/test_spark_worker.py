@@ -1,14 +1,22 @@
 """hoodpy's PySpark daemon drops Spark's jar / zip archives from the workers' path only when pyspark and py4j
-import without them."""
+import without them, and preloads hoodpy's task modules before it forks workers."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
-from hoodpy.spark_worker import DAEMON_MODULE_CONF, drop_archives_from_path, spark_conf
+from hoodpy.spark_worker import (
+    DAEMON_MODULE_CONF,
+    DEFAULT_PRELOAD,
+    PRELOAD_ENV,
+    drop_archives_from_path,
+    preload_list,
+    spark_conf,
+)
 
 
 def test_spark_conf_names_this_daemon_module():
@@ -39,3 +47,60 @@ def test_path_is_kept_when_pyspark_lives_only_in_the_archive(tmp_path):
     repo = str(Path(__file__).resolve().parents[2])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, check=True)
     assert out.stdout.strip() == "[] True", out.stderr
+
+
+def test_spark_conf_can_set_the_preload_for_workers():
+    assert spark_conf(preload="none") == {DAEMON_MODULE_CONF: "hoodpy.spark_worker",
+                                          f"spark.executorEnv.{PRELOAD_ENV}": "none"}
+
+
+def test_preload_list_default_none_and_explicit():
+    assert preload_list(None) == DEFAULT_PRELOAD
+    assert "hoodpy.table" in DEFAULT_PRELOAD and "pandas" in DEFAULT_PRELOAD
+    assert preload_list("none") == preload_list("") == preload_list(" NONE ") == ()
+    assert preload_list("pyarrow.compute, fastavro,") == ("pyarrow.compute", "fastavro")
+
+
+def _run(code: str, tmp_path, **env) -> subprocess.CompletedProcess:
+    repo = str(Path(__file__).resolve().parents[2])
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join([repo, str(tmp_path)]), **env}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, env=environ,
+                          check=True)
+
+
+def test_a_module_that_fails_is_skipped_with_a_warning_and_output_stays_off_stdout(tmp_path):
+    # The daemon's stdout carries its port to the JVM: a preloaded module's print must not reach it.
+    (tmp_path / "hoodpy_test_noisy.py").write_text("print('noise')\n")
+    (tmp_path / "hoodpy_test_broken.py").write_text("raise RuntimeError('boom')\n")
+    out = _run("import sys; from hoodpy.spark_worker import preload; "
+               "r = preload(('hoodpy_test_broken', 'hoodpy_test_noisy', 'hoodpy_test_missing')); "
+               "print(r, 'hoodpy_test_broken' in sys.modules)", tmp_path)
+    assert out.stdout == "['hoodpy_test_noisy'] False\n"
+    assert "noise" in out.stderr
+    assert "not preloading hoodpy_test_broken (RuntimeError: boom)" in out.stderr
+    assert "not preloading hoodpy_test_missing (ModuleNotFoundError" in out.stderr
+
+
+def test_workers_forked_after_the_default_preload_import_nothing_and_run_arrow_threads(tmp_path):
+    # What the daemon does (preload, then fork per task): the child finds hoodpy's task modules loaded and
+    # Arrow's thread pool (created lazily, after the fork) and allocators work in it.
+    code = f"""
+import os, sys
+from hoodpy.spark_worker import DEFAULT_PRELOAD, preload
+assert preload(DEFAULT_PRELOAD) == list(DEFAULT_PRELOAD)
+loaded = set(sys.modules)
+pid = os.fork()
+if pid == 0:
+    import numpy as np, pyarrow as pa, pyarrow.compute as pc, pyarrow.parquet as pq
+    import hoodpy.write.merge, hoodpy.write.log_append, hoodpy.services.compaction.execute  # noqa: F401
+    ok = set(sys.modules) == loaded
+    for pool in (pa.default_memory_pool(), pa.jemalloc_memory_pool()):
+        a = pa.array(np.arange(400_000, dtype=np.int64)[::-1], memory_pool=pool)
+        pq.write_table(pa.table({{"a": a}}), {str(tmp_path / "a.parquet")!r}, row_group_size=50_000)
+        back = pq.read_table({str(tmp_path / "a.parquet")!r}, use_threads=True)
+        ok = ok and pc.sort_indices(back["a"])[0].as_py() == 399_999 and pc.sum(back["a"]).as_py() == 79_999_800_000
+    os._exit(0 if ok else 3)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+    assert _run(code, tmp_path).stdout == "0\n"
