@@ -29,10 +29,10 @@ import warnings
 
 DAEMON_MODULE_CONF = "spark.python.daemon.module"
 PRELOAD_ENV = "HOODPY_WORKER_PRELOAD"
-# What a cold worker's first hoodpy task imported (measured: benchmarks/cold_worker.py): pandas (pyarrow and
-# PySpark's Arrow path import it lazily), pyarrow's compute / parquet modules, fastavro, and hoodpy's task
-# modules, all of which hoodpy.table reaches.
-DEFAULT_PRELOAD = ("pandas", "pyarrow.compute", "pyarrow.parquet", "fastavro", "hoodpy.table")
+# What a cold worker's first hoodpy task imported (cProfile of the upsert's merge task in a fresh worker):
+# pandas (pyarrow and PySpark's Arrow path import it lazily), pyarrow's compute / parquet / dataset modules
+# (pq.read_table imports the last), fastavro, and hoodpy's task modules, all of which hoodpy.table reaches.
+DEFAULT_PRELOAD = ("pandas", "pyarrow.compute", "pyarrow.parquet", "pyarrow.dataset", "fastavro", "hoodpy.table")
 
 
 def spark_conf(preload: str | None = None) -> dict[str, str]:
