@@ -31,8 +31,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import pyarrow.parquet as pq  # noqa: E402
-
 import lineitem  # noqa: E402
 from cpu_split import _TICK, _cmdline  # noqa: E402
 from measure import _thread_children, measure  # noqa: E402
@@ -158,12 +156,7 @@ def main() -> None:
 
     data, work = Path(args.data), Path(args.work)
     src = lineitem.generate(data, args.sf)
-    rows = pq.ParquetFile(src).metadata.num_rows
-    updates, inserts = int(rows * 0.05), int(rows * 0.01)
-    batch = data / f"sf{args.sf:g}" / f"batch-w2-conc-{updates}-{inserts}.parquet"  # run.py's upsert batch
-    if not batch.exists():
-        pq.write_table(lineitem.upsert_batch(pq.read_table(src), updates=updates, inserts=inserts,
-                                             concentrated=True), batch)
+    batch = lineitem.concentrated_upsert_batch(data, args.sf)
     spark = spark_session("cold-worker", shuffle_partitions=4, driver_memory=args.driver_memory)
     from hoodpy.table import HoodieTable
 

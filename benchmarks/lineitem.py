@@ -93,3 +93,15 @@ def _unique_keys(t: pa.Table) -> pa.Table:
     keyed = t.append_column("_i", pa.array(np.arange(t.num_rows)))
     first = keyed.group_by(list(RECORD_KEY)).aggregate([("_i", "min")]).column("_i_min")
     return t.take(pc.sort_indices(first))
+
+
+def concentrated_upsert_batch(data_dir: Path, sf: float) -> Path:
+    """run.py's upsert batch for scale factor ``sf`` (5% updates + 1% inserts, concentrated keys), written
+    under ``data_dir`` on first use."""
+    src = generate(data_dir, sf)
+    rows = pq.ParquetFile(src).metadata.num_rows
+    updates, inserts = int(rows * 0.05), int(rows * 0.01)
+    batch = data_dir / f"sf{sf:g}" / f"batch-w2-conc-{updates}-{inserts}.parquet"
+    if not batch.exists():
+        pq.write_table(upsert_batch(pq.read_table(src), updates=updates, inserts=inserts, concentrated=True), batch)
+    return batch

@@ -52,6 +52,8 @@ import lineitem  # noqa: E402
 from measure import measure  # noqa: E402
 from spark_local import spark_session  # noqa: E402
 
+from hoodpy.spark_worker import PRELOAD_ENV  # noqa: E402
+
 HOODPY_OPTIONS: dict[str, str] = {}  # a new user's defaults; --tuned adds a second hoodpy variant
 KEY = list(lineitem.RECORD_KEY)
 VARIANTS = {"unpartitioned": (), "partitioned": lineitem.PARTITION_FIELDS}
@@ -106,6 +108,7 @@ class Bench:
                 "pyspark": pyspark.__version__, "deltalake": deltalake.__version__, "pyarrow": pa.__version__,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "hoodpy_options": HOODPY_OPTIONS,
                 "hoodpy_tuned_options": self.args.tuned,
+                "worker_preload": os.environ.get(PRELOAD_ENV, "default"),  # hoodpy/spark_worker.py
                 "load_avg_at_start": os.getloadavg()}
 
     def save(self) -> None:
