@@ -14,9 +14,10 @@ hoodpy as a zip keeps PySpark's default daemon).
 
 The daemon also imports, before it forks any worker, the modules hoodpy's tasks import (``PRELOAD_ENV``):
 forked workers inherit them, so a worker Spark starts after its idle ones were closed (PySpark closes workers
-idle for a minute) does not pay ~1 CPU s of imports (pandas, pyarrow.compute, hoodpy) in its first task.
-Importing them starts no thread that a fork would lose except jemalloc's background purger (pyarrow's
-default pool is mimalloc; forked workers allocate and run Arrow's thread pool normally).
+idle for a minute) does not pay ~0.4 CPU s of imports (pandas, pyarrow.compute, hoodpy) in its first task.
+Fork safety: the only thread these imports add is jemalloc's background purger (pyarrow's default pool is
+mimalloc; numpy's OpenBLAS thread is there under PySpark's own daemon too); Arrow's thread pool starts
+lazily, in the worker, and forked workers allocate from both pools normally (tests/unit/test_spark_worker.py).
 """
 
 from __future__ import annotations
