@@ -148,28 +148,36 @@ class HFileReader:
 
     def get(self, key: str | bytes) -> bytes | None:
         """The value of the first cell whose row is ``key``, or None."""
-        row = _row(key)
+        return self._get(_row(key), 0, 0)[0]
+
+    def _get(self, row: bytes, after_block: int, after: int) -> tuple[bytes | None, int, int]:
+        """(value of the first cell whose row is ``row`` at or past byte ``after`` of block ``after_block``, or
+        None; the block and the offset where it ended, for the next, larger row to be searched from)."""
         b = max(bisect_left(self._first_rows, row) - 1, 0)
+        start = after if b <= after_block else 0
+        b = max(b, after_block)
         while b < len(self._blocks):
             cells = self._cells(b)
             with self._format_errors(f"data block at byte {self._blocks[b].offset}"):
-                i = bisect_left(cells, row)
-                if i < len(cells):
-                    return cells.value(i) if cells[i] == row else None
-            b += 1
+                value, end = cells.find(row, start)
+            if value is not None:
+                return value, b, end
+            b, start = b + 1, 0
             if b < len(self._blocks) and self._first_rows[b] > row:
-                return None  # K lies after this block's last row and before the next one's (fake) first key
-        return None
+                break  # K lies after this block's last row and before the next one's (fake) first key
+        return None, after_block, after
 
     def get_many(self, keys: Iterable[str | bytes]) -> dict[str, bytes]:
-        """The values of those ``keys`` that are present, looked up in key order; a reader of a file first
-        reads the data blocks the keys fall in (adjacent ones in one read)."""
+        """The values of those ``keys`` that are present, looked up in key order, each searched from where the
+        one before it was found (cells are sorted: a block is searched once, however many keys it holds); a
+        reader of a file first reads the data blocks the keys fall in (adjacent ones in one read)."""
         found = {}
         rows = sorted({_row(k) for k in keys})
         if self._file is not None:
             self._read_ahead(sorted({max(bisect_left(self._first_rows, row) - 1, 0) for row in rows}))
+        block_at, at = 0, 0
         for row in rows:
-            value = self.get(row)
+            value, block_at, at = self._get(row, block_at, at)
             if value is not None:
                 found[row.decode("utf-8")] = value
         return found

@@ -498,12 +498,17 @@ class RecordIndex:
             raise MetadataTableError(self.data_storage.base_uri, f"cannot read the record_index partition: {e}") from e
         return out
 
-    def lookup(self, keys: Iterable[str], data_timeline: Timeline) -> dict[str, Location]:
-        """The locations of those ``keys`` the index holds; only the shards holding them are read."""
+    def shard_keys(self, keys: Iterable[str]) -> dict[int, set[str]]:
+        """``keys`` by the shard that holds them."""
         keys = list(keys)
-        wanted: dict[int, set[str] | None] = {}
+        wanted: dict[int, set[str]] = {}
         for key, shard in zip(keys, shards_of(keys, self.file_group_count).tolist()):
             wanted.setdefault(shard, set()).add(key)
+        return wanted
+
+    def lookup(self, keys: Iterable[str], data_timeline: Timeline) -> dict[str, Location]:
+        """The locations of those ``keys`` the index holds; only the shards holding them are read."""
+        wanted: dict[int, set[str] | None] = dict(self.shard_keys(keys))
         return self._read(wanted, data_timeline) if wanted else {}
 
     def read_all(self, data_timeline: Timeline) -> dict[str, Location]:
