@@ -40,7 +40,8 @@ from hoodpy.timeline.timeline import Timeline  # noqa: E402
 
 
 class _Inflations:
-    """Counts the HFile blocks the lookup inflates (block.decompress calls) and their uncompressed bytes."""
+    """Counts the HFile blocks the lookup inflates and the bytes it inflates (not thread-safe: approximate when
+    shards are read on threads; exact with --threads 1)."""
 
     def __init__(self):
         self.blocks = self.bytes = 0
@@ -51,6 +52,17 @@ class _Inflations:
             self.bytes += size
             return original(payload, codec, size)
         block.decompress = counted
+        inflating = getattr(block, "InflatingPayload", None)  # data blocks inflated as far as a lookup needs
+        if inflating is not None:
+            grow = inflating.grow
+
+            def grown(payload):
+                before, first = len(payload.data), not payload.data and not payload.complete
+                out = grow(payload)
+                self.blocks += first
+                self.bytes += len(payload.data) - before
+                return out
+            inflating.grow = grown
 
 
 def lookup_once(storage: Storage, keys: list[str], inflations: _Inflations) -> dict[str, float]:

@@ -12,7 +12,8 @@ so that a few keys looked up in a large file (a record_index shard) cost a few b
 
 A lookup of key K starts in the block before the first index entry whose key is >= K (an earlier block may
 end with K when HBase split equal keys across blocks, and an HBase "fake" index key may be smaller than its
-block's real first row) and reads forward until a row >= K.
+block's real first row) and searches each block's bytes for K's cell (:meth:`BlockCells.find`), going on to the
+next block while that block's index key is <= K.
 """
 
 from __future__ import annotations
@@ -217,7 +218,8 @@ class HFileReader:
         self.bytes_read += length
         return data
 
-    def _block(self, offset: int, size: int, magic: bytes) -> tuple[block.BlockHeader, Bytes]:
+    def _block(self, offset: int, size: int, magic: bytes, inflating: bool = False,
+               ) -> tuple[block.BlockHeader, Bytes | block.InflatingPayload]:
         """Header and payload of the block at ``offset`` (``size``: its on-disk size as its index entry
         gives it; a reader of a file reads the header first when the entry's size is short)."""
         if self._data is not None:
@@ -233,7 +235,7 @@ class HFileReader:
                 data = self._read(offset, whole)
         if magic == block.DATA and bytes(data[at:at + len(block.ENCODED_DATA)]) == block.ENCODED_DATA:
             raise ValueError("encoded data blocks (DATABLKE) are not supported; Hudi never writes them")
-        return block.read_block(data, at, self.codec, magic)
+        return block.read_block(data, at, self.codec, magic, inflating)
 
     def _read_ahead(self, blocks: list[int]) -> None:
         """Read the (not yet decoded) data blocks ``blocks`` (sorted indexes), each run of adjacent ones in one
@@ -297,7 +299,7 @@ class HFileReader:
             return cells
         entry = self._blocks[b]
         with self._format_errors(f"data block at byte {entry.offset}"):
-            header, payload = self._block(entry.offset, entry.size, block.DATA)
+            header, payload = self._block(entry.offset, entry.size, block.DATA, inflating=True)
             cells = BlockCells(payload, self._with_mvcc)
         self._cache[b] = cells
         self._cache_sizes[b] = header.uncompressed_size

@@ -299,3 +299,26 @@ def test_a_cell_key_inside_a_value_is_not_taken_for_the_cell(codec):
     assert reader.get_many(wanted) == expected
     assert {k: reader.get(k) for k in wanted if reader.get(k) is not None} == expected
     assert list(reader) == cells  # scans still locate every cell
+
+
+def test_a_lookup_inflates_a_gz_block_only_as_far_as_the_cell_it_finds():
+    cells = [(f"key-{i:06d}", b"value-%06d" % i * 3) for i in range(40000)]  # one ~2 MiB block
+    writer = HFileWriter(block_size=4 * 1024 * 1024, create_time_ms=1)
+    writer.append_all(cells)
+    data = bytearray(writer.finish())
+    reader = HFileReader(bytes(data), source="one-block.hfile")
+    assert len(reader.data_block_index) == 1
+    payload = reader._cells(0)._inflating
+    assert reader.get_many(["key-000010", "key-000500"]) == dict(cells[i] for i in (10, 500))
+    assert payload is not None and not payload.complete and len(payload.data) < 512 * 1024
+    assert reader.get("key-000500x") is None and payload.complete  # an absent key: the whole block
+    assert list(reader) == cells
+    # A block cut short after its first cells: a key before the cut still reads, one past it or absent is refused.
+    at = reader.data_block_index[0].offset + block.HEADER_SIZE
+    header = block.parse_header(bytes(data), at - block.HEADER_SIZE)
+    data[at + header.on_disk_data_size_with_header - block.HEADER_SIZE - 200:at + header.on_disk_size_without_header] = \
+        bytes(header.on_disk_size_without_header - header.on_disk_data_size_with_header + block.HEADER_SIZE + 200)
+    reader = HFileReader(bytes(data), source="cut-block.hfile")
+    assert reader.get("key-000001") == cells[1][1]
+    with pytest.raises(HFileFormatError, match="cut-block.hfile: data block at byte"):
+        reader.get("key-000001x")
