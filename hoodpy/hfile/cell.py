@@ -89,8 +89,8 @@ class BlockCells:
         """(The value of the block's first cell at or past byte ``start`` whose row is ``row``, or None; the
         offset where that cell ends), without locating every cell: a search (in C) for the cell key Hudi writes
         for ``row`` (row length, row, family length 0, timestamp Long.MAX_VALUE, type Put), taken where the 8
-        bytes before it are that key's length and a value length that stays inside the block. (Walking 10,000
-        cells per 1 MiB block in Python cost twice the block's inflation.) A value would have to hold a whole
+        bytes before it are that key's length and a value length that stays inside the block. (Walking 9,000
+        cells per 1 MiB block in Python cost about half the block's inflation, in CPU time.) A value would have to hold a whole
         cell's lengths and key to be mistaken for a cell. An inflating payload is inflated only as far as the
         cell found (to its end, for the whole block when the row is absent)."""
         key = full_key(row)

@@ -69,9 +69,11 @@ UUID_ENCODING, RAW_ENCODING = 0, 1
 MISSING_FILE_INDEX = -1  # HoodieTableMetadataUtil.RECORD_INDEX_MISSING_FILEINDEX_FALLBACK
 # Data block size (uncompressed) of the partition's base HFiles. Java writes 1 MiB (hoodie.hfile.block.size's
 # default); any size reads alike (Java, hudi-rs). A lookup inflates a whole block per key, so with 1 MiB a batch of
-# 2,500 keys inflated every block of an SF 1 table (~700 MB): 64 KiB makes it follow the keys (~160 MB at most),
+# 2,500 keys inflated every block of an SF 1 table (~770 MB): 64 KiB makes it follow the keys (~160 MB at most),
 # for files ~25% larger (zlib compresses smaller blocks less) and a root index 16x longer (at SF 4, ~50,000
-# entries over the shards). 16 KiB halves the inflation again but its root indexes cost more to parse than that.
+# entries over the shards). 16 KiB inflates a third as much again; at SF 0.25 it was faster for 2,500 keys but
+# slower for 156 (a large table's keys per block): its root indexes, 4x longer again, are parsed in Python on
+# every lookup and grow with the table.
 HFILE_BLOCK_SIZE = 64 * 1024
 _KEY_SCHEMA = pa.schema([pa.field(RECORD_KEY, pa.string())])
 _READ_THREADS = 16
