@@ -62,6 +62,11 @@ def main() -> None:
     parser.add_argument("--driver-max-keys", type=int, default=None,
                         help="hoodie.record.index.driver.lookup.max.keys (default: hoodpy's)")
     parser.add_argument("--driver-memory", default="2g", help="spark.driver.memory of the benchmark's session")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="folder for the tables (default: a temp folder); a golden table already built there "
+                             "(with its batch.parquet) is reused")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep --work's golden table and batch (for benchmarks/record_index_lookup_profile.py)")
     args = parser.parse_args()
 
     from hoodpy.table import HoodieTable
@@ -72,22 +77,28 @@ def main() -> None:
     source = pq.read_table(lineitem.generate(args.data_dir, args.sf))
     batch = lineitem.upsert_batch(source, updates=args.updates, inserts=args.inserts, concentrated=False)
     rows, source = source.num_rows, None  # the whole table in the driver's memory (SF 4: ~5 GB) is not the index's
-    work = Path(tempfile.mkdtemp(prefix="rli-bench-"))
-    pq.write_table(batch, work / "batch.parquet")
+    work = Path(tempfile.mkdtemp(prefix="rli-bench-")) if args.work is None else args.work
     golden = work / "golden"
     options = {"hoodie.metadata.enable": "true", "hoodie.clean.automatic": "false",
                "hoodie.archive.automatic": "false"}
-    table = HoodieTable.create(spark, str(golden), table_name="lineitem", record_key_fields=list(lineitem.RECORD_KEY),
-                               partition_fields=list(lineitem.PARTITION_FIELDS), hive_style_partitioning=True,
-                               options=options)
-    t0 = time.perf_counter()
-    table.bulk_insert(spark.read.parquet(str(lineitem.generate(args.data_dir, args.sf))))
-    load_s = time.perf_counter() - t0
-    t0, c0 = time.perf_counter(), time.process_time()
-    table.upsert(spark.read.parquet(str(work / "batch.parquet")).limit(1),
-                 options={"hoodie.index.type": "RECORD_INDEX"})
-    build_s = time.perf_counter() - t0
-    build_cpu_s = time.process_time() - c0  # the driver's CPU: the build itself runs there, in Python
+    load_s = build_s = build_cpu_s = None
+    if not (golden / ".hoodie" / "hoodie.properties").exists() or not (work / "batch.parquet").exists():
+        shutil.rmtree(golden, ignore_errors=True)
+        work.mkdir(parents=True, exist_ok=True)
+        pq.write_table(batch, work / "batch.parquet")
+        table = HoodieTable.create(spark, str(golden), table_name="lineitem",
+                                   record_key_fields=list(lineitem.RECORD_KEY),
+                                   partition_fields=list(lineitem.PARTITION_FIELDS), hive_style_partitioning=True,
+                                   options=options)
+        t0 = time.perf_counter()
+        table.bulk_insert(spark.read.parquet(str(lineitem.generate(args.data_dir, args.sf))))
+        load_s = time.perf_counter() - t0
+        t0, c0 = time.perf_counter(), time.process_time()
+        table.upsert(spark.read.parquet(str(work / "batch.parquet")).limit(1),
+                     options={"hoodie.index.type": "RECORD_INDEX"})
+        build_s = time.perf_counter() - t0
+        build_cpu_s = time.process_time() - c0  # the driver's CPU: the build itself runs there, in Python
+    batch = pq.read_table(work / "batch.parquet")
 
     phases = _measure_phases(spark)
     results: dict[str, list[float]] = {"BLOOM": [], "GLOBAL_BLOOM": [], "RECORD_INDEX": []}
@@ -115,7 +126,11 @@ def main() -> None:
                       "record_index_over_bloom": medians["RECORD_INDEX"] / medians["BLOOM"],
                       "record_index_over_global_bloom": medians["RECORD_INDEX"] / medians["GLOBAL_BLOOM"]},
                      indent=2))
-    shutil.rmtree(work)
+    if not args.keep:
+        shutil.rmtree(golden)
+        (work / "batch.parquet").unlink()
+        if args.work is None:
+            shutil.rmtree(work)
     spark.stop()
 
 

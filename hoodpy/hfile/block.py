@@ -96,6 +96,46 @@ def decompress(payload: Bytes, codec: Compression, size: int) -> Bytes:
     return data
 
 
+class InflatingPayload:
+    """A GZ block's payload inflated on demand, a prefix at a time (:meth:`grow`): a lookup that finds its keys
+    early in a block stops inflating there. ``data`` is the prefix inflated so far; :meth:`whole` the payload
+    (ValueError, as :func:`decompress`, when the bytes do not inflate to ``size``)."""
+
+    _FIRST = 16 * 1024
+
+    def __init__(self, compressed: Bytes, size: int):
+        self.size = size
+        self.data = b""
+        self._pending: Bytes = compressed
+        self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self.complete = False
+
+    def grow(self) -> bool:
+        """Inflate as much again as is inflated (16 KiB at first); False when the payload is whole already."""
+        if self.complete:
+            return False
+        try:
+            more = self._inflater.decompress(self._pending, max(self._FIRST, len(self.data)))
+        except zlib.error as e:
+            raise ValueError(f"corrupt gzip payload ({e})") from e
+        self._pending = self._inflater.unconsumed_tail
+        self.data += more
+        if self._inflater.eof or not self._pending and not more:
+            self.complete = True
+            if not self._inflater.eof:
+                raise ValueError("corrupt gzip payload (cut short)")
+            if len(self.data) != self.size:
+                raise ValueError(f"payload is {len(self.data)} bytes, its header says {self.size}")
+        elif len(self.data) > self.size:
+            raise ValueError(f"payload is over {self.size} bytes, the size its header says")
+        return True
+
+    def whole(self) -> bytes:
+        while self.grow():
+            pass
+        return self.data
+
+
 def checksum_bytes(on_disk_data_size_with_header: int) -> int:
     """4 bytes per started chunk of header + on-disk payload."""
     return 4 * -(-on_disk_data_size_with_header // BYTES_PER_CHECKSUM)
@@ -133,13 +173,17 @@ def parse_header(data: Bytes, offset: int) -> BlockHeader:
     return header
 
 
-def read_block(data: Bytes, offset: int, codec: Compression, expected: bytes) -> tuple[BlockHeader, Bytes]:
-    """Header and uncompressed payload of the block of type ``expected`` at ``offset``."""
+def read_block(data: Bytes, offset: int, codec: Compression, expected: bytes, inflating: bool = False,
+               ) -> tuple[BlockHeader, Bytes | InflatingPayload]:
+    """Header and uncompressed payload of the block of type ``expected`` at ``offset`` (with ``inflating``, a GZ
+    payload comes as an :class:`InflatingPayload`, inflated as it is read)."""
     header = parse_header(data, offset)
     if header.magic != expected:
         raise ValueError(f"expected a {expected.decode()} block at byte {offset}, found {header.magic.decode()}")
     start = offset + HEADER_SIZE
     payload = memoryview(data)[start:offset + header.on_disk_data_size_with_header]
+    if inflating and codec == Compression.GZ:
+        return header, InflatingPayload(payload, header.uncompressed_size)
     return header, decompress(payload, codec, header.uncompressed_size)
 
 

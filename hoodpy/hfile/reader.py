@@ -12,7 +12,8 @@ so that a few keys looked up in a large file (a record_index shard) cost a few b
 
 A lookup of key K starts in the block before the first index entry whose key is >= K (an earlier block may
 end with K when HBase split equal keys across blocks, and an HBase "fake" index key may be smaller than its
-block's real first row) and reads forward until a row >= K.
+block's real first row) and searches each block's bytes for K's cell (:meth:`BlockCells.find`), going on to the
+next block while that block's index key is <= K.
 """
 
 from __future__ import annotations
@@ -148,28 +149,36 @@ class HFileReader:
 
     def get(self, key: str | bytes) -> bytes | None:
         """The value of the first cell whose row is ``key``, or None."""
-        row = _row(key)
+        return self._get(_row(key), 0, 0)[0]
+
+    def _get(self, row: bytes, after_block: int, after: int) -> tuple[bytes | None, int, int]:
+        """(value of the first cell whose row is ``row`` at or past byte ``after`` of block ``after_block``, or
+        None; the block and the offset where it ended, for the next, larger row to be searched from)."""
         b = max(bisect_left(self._first_rows, row) - 1, 0)
+        start = after if b <= after_block else 0
+        b = max(b, after_block)
         while b < len(self._blocks):
             cells = self._cells(b)
             with self._format_errors(f"data block at byte {self._blocks[b].offset}"):
-                i = bisect_left(cells, row)
-                if i < len(cells):
-                    return cells.value(i) if cells[i] == row else None
-            b += 1
+                value, end = cells.find(row, start)
+            if value is not None:
+                return value, b, end
+            b, start = b + 1, 0
             if b < len(self._blocks) and self._first_rows[b] > row:
-                return None  # K lies after this block's last row and before the next one's (fake) first key
-        return None
+                break  # K lies after this block's last row and before the next one's (fake) first key
+        return None, after_block, after
 
     def get_many(self, keys: Iterable[str | bytes]) -> dict[str, bytes]:
-        """The values of those ``keys`` that are present, looked up in key order; a reader of a file first
-        reads the data blocks the keys fall in (adjacent ones in one read)."""
+        """The values of those ``keys`` that are present, looked up in key order, each searched from where the
+        one before it was found (cells are sorted: a block is searched once, however many keys it holds); a
+        reader of a file first reads the data blocks the keys fall in (adjacent ones in one read)."""
         found = {}
         rows = sorted({_row(k) for k in keys})
         if self._file is not None:
             self._read_ahead(sorted({max(bisect_left(self._first_rows, row) - 1, 0) for row in rows}))
+        block_at, at = 0, 0
         for row in rows:
-            value = self.get(row)
+            value, block_at, at = self._get(row, block_at, at)
             if value is not None:
                 found[row.decode("utf-8")] = value
         return found
@@ -209,7 +218,8 @@ class HFileReader:
         self.bytes_read += length
         return data
 
-    def _block(self, offset: int, size: int, magic: bytes) -> tuple[block.BlockHeader, Bytes]:
+    def _block(self, offset: int, size: int, magic: bytes, inflating: bool = False,
+               ) -> tuple[block.BlockHeader, Bytes | block.InflatingPayload]:
         """Header and payload of the block at ``offset`` (``size``: its on-disk size as its index entry
         gives it; a reader of a file reads the header first when the entry's size is short)."""
         if self._data is not None:
@@ -225,7 +235,7 @@ class HFileReader:
                 data = self._read(offset, whole)
         if magic == block.DATA and bytes(data[at:at + len(block.ENCODED_DATA)]) == block.ENCODED_DATA:
             raise ValueError("encoded data blocks (DATABLKE) are not supported; Hudi never writes them")
-        return block.read_block(data, at, self.codec, magic)
+        return block.read_block(data, at, self.codec, magic, inflating)
 
     def _read_ahead(self, blocks: list[int]) -> None:
         """Read the (not yet decoded) data blocks ``blocks`` (sorted indexes), each run of adjacent ones in one
@@ -289,7 +299,7 @@ class HFileReader:
             return cells
         entry = self._blocks[b]
         with self._format_errors(f"data block at byte {entry.offset}"):
-            header, payload = self._block(entry.offset, entry.size, block.DATA)
+            header, payload = self._block(entry.offset, entry.size, block.DATA, inflating=True)
             cells = BlockCells(payload, self._with_mvcc)
         self._cache[b] = cells
         self._cache_sizes[b] = header.uncompressed_size

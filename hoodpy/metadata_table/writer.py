@@ -53,7 +53,7 @@ from hoodpy.config.properties import load_table_properties, save_table_propertie
 from hoodpy.config.table import TableConfig
 from hoodpy.errors import HFileFormatError, HoodieIOError, InvalidInstantError, MetadataTableError
 from hoodpy.file_group.naming import PARTITION_METAFILE, parse_base_file_name, parse_log_file_name
-from hoodpy.hfile import file_info, write_records
+from hoodpy.hfile import DEFAULT_BLOCK_SIZE, file_info, write_records
 from hoodpy.index.bloom_filter import BloomFilter
 from hoodpy.metadata_table import changes as change_log
 from hoodpy.metadata_table import bloom_filters, cleaner, column_stats, record_index_writer
@@ -63,6 +63,7 @@ from hoodpy.metadata_table.layout import (
     unique_init_instant,
 )
 from hoodpy.metadata_table.reader import MetadataTable, has_files_partition
+from hoodpy.metadata_table.record_index import HFILE_BLOCK_SIZE as RECORD_INDEX_BLOCK_SIZE
 from hoodpy.metadata_table.record_index import has_partition as has_record_index
 from hoodpy.metadata_table.records import ALL_PARTITIONS_KEY, SCHEMA, FileListing, FilesChange, partition_key
 from hoodpy.storage import Storage
@@ -367,6 +368,7 @@ class MetadataTableWriter:
         bloom.add_all(keys)
         data = write_records(
             records, SCHEMA, full_index_keys=layout != LAYOUT_2,  # Hudi 0.x reads HFiles through HBase
+            block_size=RECORD_INDEX_BLOCK_SIZE if partition == RECORD_INDEX_PARTITION else DEFAULT_BLOCK_SIZE,
             file_info_entries={file_info.MIN_RECORD_KEY: (min(keys) if keys else "").encode(),
                                file_info.MAX_RECORD_KEY: (max(keys) if keys else "").encode(),
                                file_info.BLOOM_FILTER_TYPE_CODE: b"DYNAMIC_V0"},

@@ -269,3 +269,56 @@ def test_range_reads_of_an_empty_file_and_of_a_cut_one():
 
     with pytest.raises(HFileFormatError, match="cut.hfile: trailer"):
         HFileReader.open(Cut(_small_file()), source="cut.hfile")
+
+
+# -- point lookups search a block's bytes for the key's cell instead of locating every cell ------------------
+def test_repeated_keys_get_many_returns_each_keys_first_value():
+    reader = _reader(NON_UNIQUE)
+    keys = ["hudi-key-%09d" % i for i in range(0, 200, 3)] + ["hudi-key-%09d~" % 5, "a"]
+    assert reader.get_many(keys) == {"hudi-key-%09d" % i: b"hudi-value-%09d" % i for i in range(0, 200, 3)}
+
+
+@pytest.mark.parametrize("codec", [Compression.GZ, Compression.NONE])
+def test_a_cell_key_inside_a_value_is_not_taken_for_the_cell(codec):
+    from hoodpy.hfile.cell import full_key
+
+    # The value of k1 holds k2's cell key (row length, row, family, timestamp, type) without a cell's lengths
+    # before it; the value of k3 holds k4's behind a key length that does not match.
+    lookalike = b"\x01\x02\x03\x04\x05\x06\x07\x08" + full_key(b"k2") + b"tail"
+    wrong_length = struct.pack(">ii", 99, 3) + full_key(b"k4")
+    cells = [("k1", lookalike), ("k2", b"real-2"), ("k3", wrong_length), ("k4", b"real-4"),
+             *((f"m{i:05d}", b"v%05d" % i) for i in range(3000))]
+    writer = HFileWriter(block_size=2048, compression=codec, create_time_ms=1)
+    writer.append_all(cells)
+    reader = HFileReader(writer.finish())
+    assert len(reader.data_block_index) > 10
+    assert reader.get("k2") == b"real-2" and reader.get("k4") == b"real-4"
+    assert reader.get("k5") is None and reader.get("m") is None
+    wanted = ["k1", "k2", "k3", "k4", "k5", *(f"m{i:05d}" for i in range(0, 3000, 13)), "m03000", "zz"]
+    expected = {k: v for k, v in cells if k in set(wanted)}
+    assert reader.get_many(wanted) == expected
+    assert {k: reader.get(k) for k in wanted if reader.get(k) is not None} == expected
+    assert list(reader) == cells  # scans still locate every cell
+
+
+def test_a_lookup_inflates_a_gz_block_only_as_far_as_the_cell_it_finds():
+    cells = [(f"key-{i:06d}", b"value-%06d" % i * 3) for i in range(40000)]  # one ~2 MiB block
+    writer = HFileWriter(block_size=4 * 1024 * 1024, create_time_ms=1)
+    writer.append_all(cells)
+    data = bytearray(writer.finish())
+    reader = HFileReader(bytes(data), source="one-block.hfile")
+    assert len(reader.data_block_index) == 1
+    payload = reader._cells(0)._inflating
+    assert reader.get_many(["key-000010", "key-000500"]) == dict(cells[i] for i in (10, 500))
+    assert payload is not None and not payload.complete and len(payload.data) < 512 * 1024
+    assert reader.get("key-000500x") is None and payload.complete  # an absent key: the whole block
+    assert list(reader) == cells
+    # A block cut short after its first cells: a key before the cut still reads, one past it or absent is refused.
+    at = reader.data_block_index[0].offset + block.HEADER_SIZE
+    header = block.parse_header(bytes(data), at - block.HEADER_SIZE)
+    data[at + header.on_disk_data_size_with_header - block.HEADER_SIZE - 200:at + header.on_disk_size_without_header] = \
+        bytes(header.on_disk_size_without_header - header.on_disk_data_size_with_header + block.HEADER_SIZE + 200)
+    reader = HFileReader(bytes(data), source="cut-block.hfile")
+    assert reader.get("key-000001") == cells[1][1]
+    with pytest.raises(HFileFormatError, match="cut-block.hfile: data block at byte"):
+        reader.get("key-000001x")

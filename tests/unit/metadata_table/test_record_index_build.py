@@ -116,3 +116,31 @@ def test_append_all_refuses_keys_out_of_order_or_too_long():
         writer.append_all([("b", b""), ("a", b"")])
     with pytest.raises(InvalidRecordError, match="longer than"):
         HFileWriter().append_all([("k" * 40000, b"")])
+
+
+def test_record_index_base_files_are_written_with_small_blocks_the_files_partition_with_hudis(tmp_path):
+    """A lookup inflates one data block per key: record_index base HFiles use 64 KiB blocks (Java: 1 MiB, any
+    size reads alike), the other partitions keep Hudi's default."""
+    from hoodpy.config.metadata import FILES_PARTITION, RECORD_INDEX_PARTITION
+    from hoodpy.hfile import DEFAULT_BLOCK_SIZE
+    from hoodpy.hfile.block import HEADER_SIZE, parse_header
+    from hoodpy.metadata_table.record_index import HFILE_BLOCK_SIZE
+    from hoodpy.metadata_table.writer import MetadataTableWriter
+
+    group = f"{uuid.uuid4()}-0"
+    locations = {f"key-{i:06d}": Location("p=1", group, "20261126010203004") for i in range(20000)}
+    writer = MetadataTableWriter(Storage(str(tmp_path)))
+    name = "record-index-0000-0_0-0-0_20261126010203004011.hfile"
+    base = writer.write_base_hfile(RECORD_INDEX_PARTITION, name, encoded_records(locations), LAYOUT_2)
+    data = writer.meta.read_bytes(base.path)
+    reader = HFileReader(data)
+    sizes = [parse_header(data, e.offset).uncompressed_size for e in reader.data_block_index]
+    assert HFILE_BLOCK_SIZE == 64 * 1024 and len(sizes) > 10
+    assert max(sizes) <= HFILE_BLOCK_SIZE and min(sizes[:-1]) > HFILE_BLOCK_SIZE - 100  # full, but for the last
+    assert read_slice(writer.meta, [base.path], {"key-000000", "key-012345", "key-019999", "key-x"},
+                      {"20261126010203004"}) == {k: locations[k] for k in ("key-000000", "key-012345", "key-019999")}
+    other = writer.write_base_hfile(FILES_PARTITION, "files-0000-0_0-0-0_20261126010203004010.hfile",
+                                    encoded_records(locations), LAYOUT_2)
+    data = writer.meta.read_bytes(other.path)
+    sizes = [parse_header(data, e.offset).uncompressed_size for e in HFileReader(data).data_block_index]
+    assert len(sizes) > 1 and min(sizes[:-1]) > DEFAULT_BLOCK_SIZE - 100 >= HFILE_BLOCK_SIZE + HEADER_SIZE
