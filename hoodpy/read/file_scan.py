@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from hoodpy.arrow_rows import align
 from hoodpy.storage import Storage
@@ -62,12 +62,13 @@ def spark_reads_natively(spark: SparkSession, storage: Storage, probe_rel: str) 
 
 
 def read_parquet_files(spark: SparkSession, storage: Storage, rel_paths: Sequence[str], schema: StructType,
-                       *, file_name_column: str | None = None,
+                       *, file_name_column: str | None = None, row_index_column: str | None = None,
                        written: Mapping[str, StructType] | None = None) -> DataFrame:
     """The rows of the given base files (paths relative to the table) with ``schema``.
 
     ``file_name_column`` adds a string column holding each row's file name (Spark's
-    ``_metadata.file_name``). ``written``: by path, the schema files were written with where it differs
+    ``_metadata.file_name``); ``row_index_column`` a long column holding each row's position in its file
+    (Spark's ``_metadata.row_index``, which costs no column read). ``written``: by path, the schema files were written with where it differs
     from ``schema`` by type promotions (hoodpy.read.written_types); Spark reads those with it, then casts.
     """
     paths = list(rel_paths)
@@ -76,27 +77,32 @@ def read_parquet_files(spark: SparkSession, storage: Storage, rel_paths: Sequenc
         for p in paths:
             file_schema = written.get(p, schema)
             groups.setdefault(file_schema.json(), (file_schema, []))[1].append(p)
-        extra = [file_name_column] if file_name_column else []
-        parts = [read_parquet_files(spark, storage, group, file_schema, file_name_column=file_name_column)
+        extra = [c for c in (file_name_column, row_index_column) if c]
+        parts = [read_parquet_files(spark, storage, group, file_schema, file_name_column=file_name_column,
+                                    row_index_column=row_index_column)
                  .select(*[F.col(f.name).cast(f.dataType) for f in schema.fields], *extra)
                  for file_schema, group in groups.values()]
         return reduce(DataFrame.unionByName, parts)
     out_schema = StructType(list(schema.fields) + ([StructField(file_name_column, StringType(), False)]
-                                                   if file_name_column else []))
+                                                   if file_name_column else [])
+                            + ([StructField(row_index_column, LongType(), False)] if row_index_column else []))
     if not paths:
         return spark.createDataFrame([], out_schema)
     if spark_reads_natively(spark, storage, paths[0]):
         df = spark.read.schema(schema).parquet(*[storage.uri(p) for p in paths])
         if file_name_column:
             df = df.select("*", F.col("_metadata.file_name").alias(file_name_column))
+        if row_index_column:
+            df = df.select("*", F.col("_metadata.row_index").alias(row_index_column))
         return df
     tasks = min(len(paths), MAX_SCAN_TASKS)
     return spark.range(0, tasks, 1, tasks).mapInArrow(
-        _scan_files(storage.base_uri, paths, tasks, to_arrow_schema(schema), file_name_column), out_schema)
+        _scan_files(storage.base_uri, paths, tasks, to_arrow_schema(schema), file_name_column, row_index_column),
+        out_schema)
 
 
 def _scan_files(base_uri: str, paths: list[str], tasks: int, arrow_schema: pa.Schema,
-                file_name_column: str | None):
+                file_name_column: str | None, row_index_column: str | None = None):
     """The task function: task i reads every ``tasks``-th file starting at i (base_uri carries options)."""
 
     def scan(batches):
@@ -109,6 +115,9 @@ def _scan_files(base_uri: str, paths: list[str], tasks: int, arrow_schema: pa.Sc
                         name = rel.rsplit("/", 1)[-1]
                         table = table.append_column(pa.field(file_name_column, pa.string(), False),
                                                     pa.array([name] * table.num_rows, pa.string()))
+                    if row_index_column:
+                        table = table.append_column(pa.field(row_index_column, pa.int64(), False),
+                                                    pa.array(np.arange(table.num_rows, dtype=np.int64)))
                     yield from table.to_batches()
 
     return scan
@@ -136,7 +145,7 @@ def read_base_rows(storage: Storage, rel: str, arrow_schema: pa.Schema, key_colu
             empty = empty.append_column(position_column, pa.array([], pa.int64()))
         if key_column not in pf.schema_arrow.names:  # virtual keys: no stored key names any row
             return empty
-        hit = np.asarray(pc.is_in(pf.read(columns=[key_column]).column(0), value_set=keys), dtype=bool)
+        hit = _key_hits(pf, key_column, keys)
         bounds = _row_group_bounds(pf)
         groups = [i for i in range(pf.num_row_groups) if hit[bounds[i]:bounds[i + 1]].any()]
         if not groups:
@@ -147,6 +156,21 @@ def read_base_rows(storage: Storage, rel: str, arrow_schema: pa.Schema, key_colu
             positions = np.concatenate([np.flatnonzero(hit[bounds[i]:bounds[i + 1]]) + bounds[i] for i in groups])
             rows = rows.append_column(position_column, pa.array(positions, pa.int64()))
         return rows
+
+
+def key_positions(storage: Storage, rel: str, key_column: str, keys: pa.Array) -> np.ndarray:
+    """The positions (in the file's row order) of one base file's rows whose ``key_column`` is one of
+    ``keys``; none when the file has no such column (virtual keys). Reads only the key column."""
+    with storage.fs.open_input_file(storage.full_path(rel)) as f:
+        pf = pq.ParquetFile(f)
+        if key_column not in pf.schema_arrow.names:
+            return np.zeros(0, np.int64)
+        return np.flatnonzero(_key_hits(pf, key_column, keys)).astype(np.int64)
+
+
+def _key_hits(pf: pq.ParquetFile, key_column: str, keys: pa.Array) -> np.ndarray:
+    """Per row of the file: whether its ``key_column`` is one of ``keys``."""
+    return np.asarray(pc.is_in(pf.read(columns=[key_column]).column(0), value_set=keys), dtype=bool)
 
 
 def read_base_positions(storage: Storage, rel: str, arrow_schema: pa.Schema, positions: np.ndarray) -> pa.Table:

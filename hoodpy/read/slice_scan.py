@@ -21,8 +21,8 @@ from hoodpy.file_group.log_file import effective_blocks
 from hoodpy.keygen import KeyGenerator
 from hoodpy.keygen.stored import with_record_keys
 from hoodpy.meta_fields import RECORD_KEY
-from hoodpy.read.file_scan import (MAX_SCAN_TASKS, read_base_file, read_base_positions, read_base_rows,
-                                   read_parquet_files, spark_cores)
+from hoodpy.read.file_scan import (MAX_SCAN_TASKS, key_positions, read_base_file, read_base_positions,
+                                   read_base_rows, read_parquet_files, spark_cores)
 from hoodpy.read.slice_parts import merge_slice_part, named_keys
 from hoodpy.storage import Storage
 from hoodpy.timeline.log_format import LogBlock
@@ -51,8 +51,9 @@ def read_file_slices(spark: SparkSession, storage: Storage, slices: Sequence[Fil
     ``file_name_column`` adds a string column holding each row's :func:`slice_name`.
 
     A slice with logs is read in two halves: the base rows of keys no log names through the base-file scan
-    (Spark's reader: vectorized, only the columns the query uses), less the keys its logs name (a broadcast
-    anti-join on file name and key); the keys the logs name merged in Python tasks, a big slice in several.
+    (Spark's reader: vectorized, only the columns the query uses), less the rows of keys its logs name (a
+    broadcast anti-join on file name and row position); the keys the logs name merged in Python tasks, a big
+    slice in several.
     With virtual keys (``virtual``: the table's key generator) the files hold no keys to anti-join on, so
     whole slices with logs are merged in the Python tasks, their keys computed from the key fields.
     ``logged_keys_only``: base file paths of slices read only for the keys their logs name (an incremental
@@ -80,43 +81,48 @@ def read_file_slices(spark: SparkSession, storage: Storage, slices: Sequence[Fil
     return reduce(DataFrame.unionByName, reversed(parts))
 
 
-_FILE = "_hoodpy_base_file"  # the anti-join's columns: a row's base file name, a key its logs name
-_KEY = "_hoodpy_named_key"
+_FILE = "_hoodpy_base_file"  # the anti-join's columns: a row's base file name, a row position its logs name
+_ROW = "_hoodpy_base_position"
 
 
 def _untouched_rows(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], schema: StructType,
                     committed: CommittedInstants, written: Mapping[str, StructType] | None,
                     file_name_column: str | None) -> DataFrame:
-    """The base rows of ``slices`` (each with a base file) whose keys their logs do not name."""
-    items = [(s.base_file.file_name, [lf.path for lf in s.log_files]) for s in slices]
+    """The base rows of ``slices`` (each with a base file) whose keys their logs do not name: Spark's scan
+    less a broadcast anti-join on (file name, row position). The Python tasks find the positions of the keys
+    the logs name; Spark's side then reads no key column (``_metadata.row_index`` costs no read) and hashes
+    longs rather than every row's key string."""
+    items = [(s.base_file.path, s.base_file.file_name, [lf.path for lf in s.log_files]) for s in slices]
     tasks = min(len(items), MAX_SCAN_TASKS)
     named = spark.range(0, tasks, 1, tasks).mapInArrow(
-        _named_keys(storage.base_uri, items, tasks, committed), f"{_FILE} string, {_KEY} string")
+        _named_positions(storage.base_uri, items, tasks, committed), f"{_FILE} string, {_ROW} long")
     rows = read_parquet_files(spark, storage, [s.base_file.path for s in slices], schema, written=written,
-                              file_name_column=_FILE)
+                              file_name_column=_FILE, row_index_column=_ROW)
     if sum(lf.size for s in slices for lf in s.log_files) <= BROADCAST_LOG_BYTES:
         named = F.broadcast(named)
-    rows = rows.join(named, (rows[_FILE] == named[_FILE]) & (rows[RECORD_KEY] == named[_KEY]), "left_anti")
+    rows = rows.join(named, [_FILE, _ROW], "left_anti").drop(_ROW)
     if file_name_column:
         return rows.withColumnRenamed(_FILE, file_name_column)
     return rows.drop(_FILE)
 
 
-def _named_keys(base_uri: str, items: list[tuple[str, list[str]]], tasks: int, committed: CommittedInstants):
-    """The task function: (base file name, key) for each key the committed log blocks of a slice name."""
+def _named_positions(base_uri: str, items: list[tuple[str, str, list[str]]], tasks: int,
+                     committed: CommittedInstants):
+    """The task function: (base file name, row position) for each base row whose key the committed log
+    blocks of its slice name."""
 
-    def keys(batches):
+    def positions(batches):
         storage = Storage(base_uri)
         for batch in batches:
             for task in batch.column(0).to_pylist():
-                for base_name, log_rels in items[task::tasks]:
+                for base_rel, base_name, log_rels in items[task::tasks]:
                     logs = effective_blocks(((storage.full_path(rel), storage.read_bytes(rel)) for rel in log_rels),
                                             committed)
-                    found = named_keys(logs.blocks)
-                    yield pa.RecordBatch.from_arrays([pa.array([base_name] * len(found), pa.string()), found],
-                                                     names=[_FILE, _KEY])
+                    found = key_positions(storage, base_rel, RECORD_KEY, named_keys(logs.blocks))
+                    yield pa.RecordBatch.from_arrays([pa.array([base_name] * len(found), pa.string()),
+                                                      pa.array(found, pa.int64())], names=[_FILE, _ROW])
 
-    return keys
+    return positions
 
 
 def slice_parts(slices: Sequence[FileSlice], cores: int) -> list[int]:
