@@ -40,26 +40,25 @@ from hoodpy.meta_fields import (  # noqa: E402
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json  # noqa: E402
 from hoodpy.services.compaction import execute  # noqa: E402
 from hoodpy.timeline.compaction_plan import CompactionOperation  # noqa: E402
+from hoodpy.write import merge  # noqa: E402
 from hoodpy.write.base_file import BaseFileOptions  # noqa: E402
+from merge_task_phases import incoming_table  # noqa: E402
 
 LOG_INSTANT, COMPACTION_INSTANT = "20991231235959000", "20991231235959999"
 
 
 def log_block(batch_path: str, base: Path, key_fields: list[str], inserts: bool) -> tuple[bytes, int]:
     """One Avro data block of the batch's rows as the deltacommit writes them (meta columns first)."""
-    data = pq.read_table(batch_path)
-    parts = []
-    for i, f in enumerate(key_fields):
-        parts += [("," if i else "") + f"{f}:", pc.cast(data[f], pa.string())]
-    keys = pc.binary_join_element_wise(*parts, "")
+    file_keys = pq.read_table(base, columns=[RECORD_KEY])[RECORD_KEY]
+    incoming = incoming_table(batch_path, file_keys, key_fields, "", "", 1 << 30)
     if not inserts:
-        keep = pc.is_in(keys, value_set=pq.read_table(base, columns=[RECORD_KEY])[RECORD_KEY])
-        data, keys = data.filter(keep), keys.filter(keep)
+        incoming = incoming.filter(pc.is_in(incoming[RECORD_KEY], value_set=file_keys))
+    data = incoming.drop_columns([RECORD_KEY, PARTITION_PATH, merge.OP, merge.TARGET_FILE_ID])
     n = data.num_rows
     meta = {COMMIT_TIME: pa.repeat(pa.scalar(LOG_INSTANT), n),
             COMMIT_SEQNO: pc.binary_join_element_wise(f"{LOG_INSTANT}_0", pc.cast(pa.array(range(n)), pa.string()),
                                                       "_"),
-            RECORD_KEY: keys, PARTITION_PATH: pa.repeat(pa.scalar(""), n),
+            RECORD_KEY: incoming[RECORD_KEY], PARTITION_PATH: pa.repeat(pa.scalar(""), n),
             FILE_NAME: pa.repeat(pa.scalar(base.name), n)}
     rows = pa.table({**meta, **{c: data[c] for c in data.column_names}})
     schema_json = avro_schema_to_json(log_schema(avro_schema_from_arrow(data.schema, "lineitem")))

@@ -61,6 +61,8 @@ def compact_in_place(storage: Storage, base_path: str | None, blocks: Sequence[L
     continued from the old footer (it then holds the rows' keys in order, plus any deleted ones)."""
     virtual = options.virtual_keys
     fields = tuple(f for f in ordering_fields(ordering_field) if f in schema.names)
+    # The log blocks decode (most of a compaction's CPU after the parquet write) while the base file is read.
+    decoding = executor.submit(decode_blocks, blocks, schema, virtual)
     footer: dict[bytes, bytes] = {}
     split = None
     if base_path is not None and virtual is None:
@@ -75,7 +77,7 @@ def compact_in_place(storage: Storage, base_path: str | None, blocks: Sequence[L
     n_old = keyed.num_rows
     old_keys = keyed.column(RECORD_KEY).combine_chunks()
 
-    decoded = decode_blocks(blocks, schema, virtual)
+    decoded = decoding.result()
     log_keys = pc.unique(pa.chunked_array(
         [pa.array([d.record_key for d in e], pa.string()) if isinstance(e, list)
          else e.column(RECORD_KEY).combine_chunks() for e in decoded], pa.string()).combine_chunks())
