@@ -86,7 +86,7 @@ def _replaced(column: pa.Array, is_new: np.ndarray, mask: pa.Array, values: pa.A
 
 
 def merged_rows(old: pa.Table, new_rows: pa.Table, match: pa.Array, replaced: pa.Array, deleted: pa.Array,
-                 inserts: pa.Array, executor: Executor) -> tuple[pa.Table, pa.Array]:
+                inserts: pa.Array, executor: Executor) -> tuple[pa.Table, pa.Array]:
     """The new file's rows and which of them are fresh (written by this commit): the old rows in place, a replaced
     one by its update (``match``: its row in ``new_rows``), deleted ones dropped, then the ``inserts`` (rows of
     ``new_rows``). Built record batch by record batch of the old file: a batch without updates or deletes is
