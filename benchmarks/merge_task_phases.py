@@ -54,7 +54,7 @@ PHASES = {
                       ("hoodpy/write/merge_overlap.py", "whole")],
     # take: as merge_file_group called it before _merged_rows (a whole-file gather), not the takes inside.
     "row assembly": [("pyarrow/compute.py", "take", "merge_file_group"), ("hoodpy/arrow_rows.py", "align"),
-                     ("hoodpy/arrow_rows.py", "add_meta_columns"), ("hoodpy/write/merge.py", "_merged_rows")],
+                     ("hoodpy/arrow_rows.py", "add_meta_columns"), ("hoodpy/write/merge.py", "merged_rows")],
     "meta columns (seqno, file name)": [("hoodpy/arrow_rows.py", "finalize")],
     "footer bloom + key range": [("hoodpy/write/base_file.py", "footer_metadata"),
                                  ("hoodpy/write/merge.py", "_continued_bloom")],

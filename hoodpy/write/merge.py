@@ -85,8 +85,8 @@ def _replaced(column: pa.Array, is_new: np.ndarray, mask: pa.Array, values: pa.A
         return pa.concat_arrays([column, values]).take(pa.array(index))
 
 
-def _merged_rows(old: pa.Table, new_rows: pa.Table, match: pa.Array, replaced: pa.Array, deleted: pa.Array,
-                 inserts: pa.Array, executor: Executor) -> tuple[pa.Table, pa.Array]:
+def merged_rows(old: pa.Table, new_rows: pa.Table, match: pa.Array, replaced: pa.Array, deleted: pa.Array,
+                inserts: pa.Array, executor: Executor) -> tuple[pa.Table, pa.Array]:
     """The new file's rows and which of them are fresh (written by this commit): the old rows in place, a replaced
     one by its update (``match``: its row in ``new_rows``), deleted ones dropped, then the ``inserts`` (rows of
     ``new_rows``). Built record batch by record batch of the old file: a batch without updates or deletes is
@@ -199,7 +199,7 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
     bloom = executor.submit(_continued_bloom, ctx, footer, new_keys, inserted, n_old, deleted)
     if split is not None:
         old = align(split.whole(), full_schema)
-    rows, fresh = _merged_rows(old, new_rows.cast(full_schema), match, replaced, deleted, inserted, executor)
+    rows, fresh = merged_rows(old, new_rows.cast(full_schema), match, replaced, deleted, inserted, executor)
 
     task_partition, stage_id, attempt_id = task_ids()
     token = write_token(task_partition, stage_id, attempt_id)

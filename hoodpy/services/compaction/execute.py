@@ -9,10 +9,12 @@
    instant means another writer is executing it, and the call fails instead.
 2. The instant moves to inflight (an empty file, as Java 0.14 writes it).
 3. One Spark task per operation reads the base file and the log files, keeps the blocks of committed
-   instants (:mod:`hoodpy.file_group.log_file`), merges them by record key as snapshot reads do
-   (:mod:`hoodpy.read.slice_merge`) and writes ``<fileId>_<token>_<t>.parquet`` with hoodpy's base file
-   writer (Hudi footer, bloom filter, key range). Records keep their commit time and sequence number; the
-   file name is the new file's (Hudi preserves record metadata in compaction). A slice whose records are all
+   instants (:mod:`hoodpy.file_group.log_file`), folds the log records by record key as snapshot reads do
+   (:mod:`hoodpy.read.slice_merge`) and rewrites the base file in place as Java's merge handle does
+   (:mod:`hoodpy.services.compaction.slice_compact`: base rows keep their place, log-only keys appended)
+   into ``<fileId>_<token>_<t>.parquet`` with hoodpy's base file writer (Hudi footer, bloom filter, key
+   range). Records keep their commit time and sequence number; the file name is the new file's (Hudi
+   preserves record metadata in compaction). A slice whose records are all
    deleted becomes an empty base file, as Java's merge handle writes one; a slice of logs only whose blocks
    hold no record (all rolled back) writes nothing, as Java's compactor returns no status for it.
 4. ``<t>.commit`` completes with ``operationType`` COMPACT, ``compacted`` true, and per new file the write
@@ -41,6 +43,7 @@ from hoodpy.meta_fields import META_COLUMNS
 from hoodpy.read.file_scan import read_base_file
 from hoodpy.read.slice_merge import merge_slice_with_stats
 from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json
+from hoodpy.services.compaction.slice_compact import compact_in_place
 from hoodpy.services.rollback import RollbackService
 from hoodpy.services.table_service import ServiceContext
 from hoodpy.storage import Storage
@@ -53,6 +56,7 @@ from hoodpy.transaction.heartbeat import is_expired
 from hoodpy.transaction.transaction import WriteTransaction
 from hoodpy.write import commit as commit_step
 from hoodpy.write.base_file import BaseFileOptions, write_base_file
+from hoodpy.write.merge_overlap import task_executor
 
 if TYPE_CHECKING:
     from hoodpy.table import HoodieTable
@@ -66,6 +70,7 @@ _STATS_SCHEMA = pa.schema(
         "total_upsert_time", "total_log_records", "total_log_files_compacted", "total_log_size_compacted",
         "total_updated_records_compacted", "total_log_blocks", "total_corrupt_log_blocks", "total_rollback_blocks",
         "total_scan_time", "total_log_read_time_ms")])
+MERGE_THREADS = 2  # as the copy-on-write merge task (MergeContext.threads): same bytes with 1
 _STATS_DDL = ", ".join(f"{f.name} {'string' if f.type == pa.string() else 'long'}" for f in _STATS_SCHEMA)
 
 
@@ -113,33 +118,44 @@ class _JobContext:
     operations: list[CompactionOperation]
     committed: CommittedInstants
     ordering_field: str | None
+    # True: base rows keep their place, the bloom filter is continued (slice_compact, the COW merge task's
+    # route); False: the whole slice merged as snapshot reads merge it, updated rows moved after the others.
+    in_place: bool = True
 
 
 def _compact(ctx: _JobContext, op: CompactionOperation) -> dict | None:
     """Merge one slice into its new base file; its write stat, or None when nothing was written."""
     started = time.monotonic()
     storage = Storage(ctx.base_uri)
-    base = read_base_file(storage, op.data_file_path, ctx.schema) if op.data_file_name else None
+    has_base = bool(op.data_file_name)
     logs = effective_blocks(((storage.full_path(rel), storage.read_bytes(rel)) for rel in op.delta_file_paths),
                             ctx.committed)
-    rows, merged = merge_slice_with_stats(base, logs.blocks, ctx.schema, ctx.ordering_field, ctx.options.virtual_keys)
+    bloom = None
+    if ctx.in_place:
+        with task_executor(MERGE_THREADS) as executor:
+            rows, merged, bloom = compact_in_place(storage, op.data_file_path if has_base else None, logs.blocks,
+                                                   ctx.schema, ctx.ordering_field, ctx.options, executor)
+    else:
+        base = read_base_file(storage, op.data_file_path, ctx.schema) if has_base else None
+        rows, merged = merge_slice_with_stats(base, logs.blocks, ctx.schema, ctx.ordering_field,
+                                              ctx.options.virtual_keys)
     scanned = time.monotonic()
-    if base is None and merged.log_records == 0:
+    if not has_base and merged.log_records == 0:
         return None
     task_partition, stage_id, attempt_id = task_ids()
     name = base_file_name(op.file_id, write_token(task_partition, stage_id, attempt_id), ctx.instant_time)
     rel_path = join_partition(op.partition_path, name)
     rows = finalize(rows, pa.array(np.zeros(rows.num_rows, dtype=bool)), instant_time=ctx.instant_time,
                     file_name=name, task_partition=task_partition)
-    size = write_base_file(storage, rel_path, rows, ctx.options)
+    size = write_base_file(storage, rel_path, rows, ctx.options, bloom)
     elapsed = int((time.monotonic() - started) * 1000)
     return {
         "partition_path": op.partition_path, "file_id": op.file_id, "path": rel_path,
-        "prev_commit": op.base_instant_time if base is not None else NULL_COMMIT,
-        "prev_base_file": op.data_file_name if base is not None else None,
+        "prev_commit": op.base_instant_time if has_base else NULL_COMMIT,
+        "prev_base_file": op.data_file_name if has_base else None,
         "num_writes": rows.num_rows, "num_deletes": merged.deleted, "num_update_writes": merged.updated,
         "num_inserts": merged.inserted, "total_write_bytes": size,
-        "total_create_time": 0 if base is not None else elapsed, "total_upsert_time": elapsed if base is not None else 0,
+        "total_create_time": 0 if has_base else elapsed, "total_upsert_time": elapsed if has_base else 0,
         "total_log_records": merged.log_records, "total_log_files_compacted": len(op.delta_file_names),
         "total_log_size_compacted": op.total_log_size, "total_updated_records_compacted": merged.log_keys,
         "total_log_blocks": logs.total_blocks, "total_corrupt_log_blocks": logs.corrupt_blocks,
