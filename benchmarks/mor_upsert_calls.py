@@ -50,6 +50,9 @@ def main() -> None:
     p.add_argument("--sf", type=float, default=0.25)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--options", type=_options, default=LOGS_ONLY, help="hoodie.* options of the upsert, k=v,k=v")
+    p.add_argument("--load-options", type=_options, default={},
+                   help="hoodie.* options of the bulk load, k=v,k=v (hoodie.parquet.max.file.size=31457280 at SF "
+                        "0.25 gives SF 1's layout: a full file and a small one)")
     p.add_argument("--profile", action="store_true")
     p.add_argument("--data", default="/tmp/hoodpy-bench/data")
     p.add_argument("--work", default=None, help="keeps the loaded table between runs when given")
@@ -70,11 +73,13 @@ def main() -> None:
         pq.write_table(lineitem.upsert_batch(pq.read_table(src), updates=updates, inserts=inserts,
                                              concentrated=True), batch)
     work = Path(args.work or tempfile.mkdtemp(prefix="mor-upsert-calls-"))
-    golden = work / f"golden-mor-sf{args.sf:g}"
+    suffix = "".join(f"-{k.rsplit('.', 1)[-1]}{v}" for k, v in sorted(args.load_options.items()))
+    golden = work / f"golden-mor-sf{args.sf:g}{suffix}"
     if not (golden / ".done").exists():
         shutil.rmtree(golden, ignore_errors=True)
         HoodieTable.create(spark, str(golden), table_name="lineitem", record_key_fields=list(lineitem.RECORD_KEY),
-                           table_type="MERGE_ON_READ").bulk_insert(spark.read.parquet(str(src)))
+                           table_type="MERGE_ON_READ").bulk_insert(spark.read.parquet(str(src)),
+                                                                                  options=args.load_options)
         (golden / ".done").touch()
     clock, tracker = CpuClock(), spark.sparkContext.statusTracker()
     reps, driver_profile = [], None
@@ -104,8 +109,9 @@ def main() -> None:
                 continue
             jobs = sorted(tracker.getJobIdsForGroup(group))
             if rep == args.reps:  # what each job ran: the names of its stages (the calls that started them)
-                stages = [tracker.getStageInfo(s) for j in jobs for s in (tracker.getJobInfo(j).stageIds or [])]
-                print("stages:", sorted({s.name for s in stages if s is not None}), flush=True)
+                for j in jobs:
+                    stages = [tracker.getStageInfo(s) for s in (tracker.getJobInfo(j).stageIds or [])]
+                    print(f"job {j}:", [(s.name, s.numTasks) for s in stages if s is not None], flush=True)
             reps.append({"seconds": round(seconds, 2), "spark_jobs": len(jobs),
                          "py4j_calls": calls.count, "log_bytes": log_bytes,
                          **{f"cpu_{k}": round(after[k] - before[k], 2) for k in after}})

@@ -82,10 +82,13 @@ def target_table(keys: pa.Array, partitions: pa.Array, targets: pa.Array, bins: 
 
 
 def attach_targets(spark: SparkSession, records: DataFrame, targets: pa.Table, storage: Storage, temp_dir: str,
-                   num_bins: int, schema: StructType = TARGETS_SCHEMA) -> DataFrame:
+                   num_bins: int, schema: StructType = TARGETS_SCHEMA, *, tasks_group_rows: bool = False,
+                   ) -> DataFrame:
     """``records`` joined with their targets (records without one, deletes of keys the table lacks, are
     dropped), in ``num_bins`` partitions: each merge bin in its own. ``schema``: the targets table's (its first
-    two columns are the join keys)."""
+    two columns are the join keys). ``tasks_group_rows``: the merge tasks split their rows by file group
+    themselves (a deltacommit's, :func:`hoodpy.write.log_append.write_partition`), so a single bin is the
+    records' partitions gathered into one task, in arrival order, without a shuffle."""
     rel = f"{temp_dir}/{TARGETS_FILE}"
     sink = io.BytesIO()
     pq.write_table(targets, sink, compression="snappy")
@@ -95,4 +98,6 @@ def attach_targets(spark: SparkSession, records: DataFrame, targets: pa.Table, s
     if targets.num_rows <= BROADCAST_MAX_KEYS:
         table = F.broadcast(table)
     joined = records.join(table, on=[RECORD_KEY, PARTITION_PATH], how="inner")
+    if tasks_group_rows and num_bins <= 1:
+        return joined.coalesce(1)  # one Spark job and a write and read of the whole batch fewer than a shuffle
     return joined.repartition(max(1, num_bins), MERGE_BIN)

@@ -448,7 +448,7 @@ class Writer:
             stats = commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
             return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced,
                                                    extra=self.extra_metadata)
-        if self.merge_on_read and not operation.is_overwrite:
+        if self._appends_logs(operation):
             append_ctx = append_context(self.config, merge_ctx, view, self._assigner.small_file_groups,
                                         self._new_log_groups,
                                         schema_json, self._pending_compaction(timeline))
@@ -469,6 +469,11 @@ class Writer:
                 stat.prev_base_file = merged.path.rsplit("/", 1)[-1]
         return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced,
                                                extra=self.extra_metadata)
+
+    def _appends_logs(self, operation: WriteOperation) -> bool:
+        """Whether the write is a deltacommit whose tasks append logs (or merge small files) per file group
+        (:func:`log_append.write_partition`): each task splits its rows by file group itself."""
+        return self.merge_on_read and not operation.is_overwrite
 
     def _creates_file_groups_only(self, operation: WriteOperation) -> bool:
         """Whether this copy-on-write insert or overwrite writes new file groups only (no small file takes
@@ -546,7 +551,8 @@ class Writer:
                         timeline: Timeline, inflight: Instant) -> DataFrame:
         is_global = self._global_lookup(operation)
         if self._batch_keys is not None and not is_global:
-            return self._tag_and_assign_on_driver(records, view, timeline, inflight)
+            return self._tag_and_assign_on_driver(records, view, timeline, inflight,
+                                                  tasks_group_rows=self._appends_logs(operation))
         if self._batch_keys is not None:
             targeted = self._tag_and_assign_global_on_driver(records, operation, view, timeline, inflight)
             if targeted is not None:
@@ -576,8 +582,9 @@ class Writer:
         return updates.unionByName(self._assigner.assign_inserts(inserts, view))
 
     def _tag_and_assign_on_driver(self, records: DataFrame, view: FileSystemView, timeline: Timeline,
-                                  inflight: Instant) -> DataFrame:
-        """:meth:`_tag_and_assign` with the batch keys located on the driver (see :meth:`_driver_lookup`)."""
+                                  inflight: Instant, *, tasks_group_rows: bool = False) -> DataFrame:
+        """:meth:`_tag_and_assign` with the batch keys located on the driver (see :meth:`_driver_lookup`);
+        ``tasks_group_rows``: see :func:`attach_targets`."""
         keys = self._batch_keys
         latest = view.latest_base_files(self._partitions)
         located = locate_on_driver(self.storage, keys.select([RECORD_KEY, PARTITION_PATH]), latest,
@@ -595,7 +602,7 @@ class Writer:
             pa.concat_arrays([t.column(RECORD_KEY).combine_chunks().cast(pa.string()) for t in (located, new)]),
             partitions, file_ids, labels)
         return attach_targets(self.spark, records, targets, self.storage, instant_temp_dir(inflight.timestamp),
-                              num_bins)
+                              num_bins, tasks_group_rows=tasks_group_rows)
 
     def _tag_and_assign_global_on_driver(self, records: DataFrame, operation: WriteOperation, view: FileSystemView,
                                          timeline: Timeline, inflight: Instant) -> DataFrame | None:
