@@ -728,8 +728,8 @@ class Writer:
         if not counts:
             return []
         mode = self.config.get(WriteConfig.BULK_INSERT_SORT_MODE)
+        warn_unhonoured_sort_columns(self.config)
         if mode != bulk_modes.GLOBAL_SORT:
-            warn_unhonoured_sort_columns(self.config)
             sizing = self._assigner.sizing(lambda: self._assigner.sample(rows, sum(counts.values())),
                                            sort=bulk_modes.sorts_keys(mode))
             ctx = bulk_modes.RollingContext(merge_ctx, sizing.records_per_new_file)

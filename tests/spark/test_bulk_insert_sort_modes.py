@@ -159,3 +159,25 @@ def test_merge_on_read_bulk_insert_with_none(spark, tmp_path):
     assert t.bulk_insert(_batch(spark, 20_000)).num_inserts == 20_000
     assert len(_by_task(t)) >= TASKS
     assert sorted(r[0] for r in rows(t.read(), "id")) == list(range(20_000))
+
+
+def test_record_index_is_built_from_a_none_load(spark, tmp_path):
+    """The metadata table's record index maps every key to the file NONE wrote it to: an upsert then updates
+    in place (no duplicates) without a bloom lookup."""
+    from pyspark.sql import functions as F
+
+    t = _create(spark, tmp_path / "t", "rli_none_t",
+                {"hoodie.index.type": "RECORD_INDEX", "hoodie.clean.automatic": "false"})
+    t.bulk_insert(_batch(spark, 20_000))
+    where = {}
+    for path in latest_files(t).values():
+        for key in read_base_file(t, path).column("_hoodie_record_key").to_pylist():
+            where[key] = path
+    updates = _batch(spark, 20_000).filter("id % 100 = 0").withColumn("v", F.lit("new"))
+    r = t.upsert(updates.withColumn("ts", F.lit(2).cast("long")))
+    assert (r.num_inserts, r.num_update_writes) == (0, 200)
+    # The rewritten file groups are those the keys were written to.
+    touched = {s.file_id for s in r.metadata.write_stats}
+    assert touched == {path.rsplit("/", 1)[1].split("_")[0] for key, path in where.items() if int(key) % 100 == 0}
+    got = rows(t.read(), "id", "v")
+    assert len(got) == 20_000 and sorted(i for i, v in got if v == "new") == list(range(0, 20_000, 100))
