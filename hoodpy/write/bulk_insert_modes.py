@@ -22,14 +22,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
-from hoodpy.arrow_rows import WRITE_STATS_DDL, add_meta_columns, align, finalize, task_ids, write_stats
-from hoodpy.errors import InvalidRecordError
+from hoodpy.arrow_rows import WRITE_STATS_DDL, task_ids, write_stats
 from hoodpy.file_group.naming import base_file_name, join_partition, write_token
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileWriter
-from hoodpy.write.bulk_insert import _OpenFile
-from hoodpy.write.merge import INVALID_KEY, MergeContext
+from hoodpy.write.bulk_insert import OpenFile, checked_rows
+from hoodpy.write.merge import MergeContext
 
 NONE = "NONE"
 GLOBAL_SORT = "GLOBAL_SORT"
@@ -76,28 +75,24 @@ def rolling_bulk_insert_partition(ctx: RollingContext, batches: Iterator[pa.Reco
     task_partition, stage_id, attempt_id = task_ids()
     token = write_token(task_partition, stage_id, attempt_id)
     prefix = str(uuid.uuid4())
-    open_files: dict[str, _OpenFile] = {}
+    open_files: dict[str, OpenFile] = {}
     stats: list[dict] = []
     written = 0
 
-    def open_file(partition: str) -> _OpenFile:
+    def open_file(partition: str) -> OpenFile:
         nonlocal written
         file_id = f"{prefix}-{written}"
         written += 1
         name = base_file_name(file_id, token, m.instant_time)
         rel_path = join_partition(partition, name)
-        return _OpenFile((None, partition), file_id, name, rel_path, time.monotonic(),
+        return OpenFile((None, partition), file_id, name, rel_path, time.monotonic(),
                          BaseFileWriter(storage, rel_path, m.options))
 
     try:
         for batch in batches:
             if not batch.num_rows:
                 continue
-            table = pa.Table.from_batches([batch])
-            if INVALID_KEY in table.column_names:
-                invalid = pc.sum(table.column(INVALID_KEY).cast(pa.int64())).as_py() or 0
-                if invalid:
-                    raise InvalidRecordError(f"{invalid} record(s) have a null or empty record key")
+            table = checked_rows(batch)
             for partition, part in _by_partition(table):
                 start = 0
                 while start < part.num_rows:
@@ -105,12 +100,7 @@ def rolling_bulk_insert_partition(ctx: RollingContext, batches: Iterator[pa.Reco
                     if current is None:
                         current = open_files[partition] = open_file(partition)
                     take = min(part.num_rows - start, ctx.records_per_file - current.writer.num_rows)
-                    chunk = part.slice(start, take)
-                    rows = add_meta_columns(align(chunk, m.data_schema), chunk.column(RECORD_KEY).combine_chunks(),
-                                            partition, m.instant_time)
-                    current.writer.write(finalize(rows, pa.repeat(pa.scalar(True), rows.num_rows),
-                                                  instant_time=m.instant_time, file_name=current.name,
-                                                  task_partition=task_partition))
+                    current.write(m, part.slice(start, take), task_partition)
                     start += take
                     if current.writer.num_rows >= ctx.records_per_file:  # full: roll, as Hudi's canWrite does
                         stats.append(open_files.pop(partition).close())
