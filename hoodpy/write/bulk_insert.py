@@ -1,4 +1,5 @@
-"""bulk_insert: the driver plans the files, executors write them. Records are cut, per partition and in
+"""bulk_insert with ``hoodie.bulkinsert.sort.mode=GLOBAL_SORT`` (the other modes:
+:mod:`hoodpy.write.bulk_insert_modes`): the driver plans the files, executors write them. Records are cut, per partition and in
 record key order, into files of ``records_per_file`` records and one remainder, at key bounds taken from a
 sample of the batch; each record is tagged with its file (a broadcast range join), records go to the
 task of that file (:func:`file_task_labels`) and are sorted by key, and each task writes one base file per
@@ -118,7 +119,7 @@ def stream_base_files(ctx: MergeContext, batches: Iterator[pa.RecordBatch], file
                     name = base_file_name(file_id, token, ctx.instant_time)
                     rel_path = join_partition(run[1], name)
                     current = OpenFile(run, file_id, name, rel_path, time.monotonic(),
-                                        BaseFileWriter(storage, rel_path, ctx.options))
+                                       BaseFileWriter(storage, rel_path, ctx.options))
                 current.write(ctx, table.slice(start, end - start), task_partition)
         if current is not None:
             stats.append(current.close())
