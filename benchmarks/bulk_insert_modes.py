@@ -111,6 +111,7 @@ def main() -> None:
     # run measured ~2x the task CPU of the same run later in the session).
     spark_parquet(work / "warmup")
     for mode in modes:
+        shutil.rmtree(work / f"warmup-{mode}", ignore_errors=True)
         hoodpy(mode, limit=50_000)(work / f"warmup-{mode}")
     for mode in modes:
         run(f"hoodpy_bulk_insert_{mode}", hoodpy(mode))
