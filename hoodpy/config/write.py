@@ -177,6 +177,18 @@ class WriteConfig:
         doc="Spark partitions for the merge stage; 0 lets hoodpy pick one per file group.",
         aliases=("hoodie.insert.shuffle.parallelism", "hoodie.bulkinsert.shuffle.parallelism"),
     )
+    BULK_INSERT_SORT_MODE = ConfigKey(
+        "hoodie.bulkinsert.sort.mode", "NONE",
+        parse_enum("NONE", "GLOBAL_SORT", "PARTITION_SORT", "PARTITION_PATH_REPARTITION",
+                   "PARTITION_PATH_REPARTITION_AND_SORT"),
+        doc="How bulk_insert orders rows before writing (Hudi's BulkInsertSortMode). NONE (Hudi's default): "
+            "each Spark task writes its rows as they come, a new file group per partition path whenever a file "
+            "is full; no shuffle, but files' key ranges overlap. GLOBAL_SORT: rows sorted by partition path and "
+            "record key across the batch (a sample job and a shuffle), so files have narrow, disjoint key ranges "
+            "that bloom-index range pruning uses on later upserts. PARTITION_SORT: sorted within each task, no "
+            "shuffle. PARTITION_PATH_REPARTITION(_AND_SORT): rows of a partition path brought to one task "
+            "(then sorted by record key).",
+    )
 
 
 def merge_mode(config: HoodieConfig, ordering_field: str | None) -> str:

@@ -1,4 +1,5 @@
-"""bulk_insert: the driver plans the files, executors write them. Records are cut, per partition and in
+"""bulk_insert with ``hoodie.bulkinsert.sort.mode=GLOBAL_SORT`` (the other modes:
+:mod:`hoodpy.write.bulk_insert_modes`): the driver plans the files, executors write them. Records are cut, per partition and in
 record key order, into files of ``records_per_file`` records and one remainder, at key bounds taken from a
 sample of the batch; each record is tagged with its file (a broadcast range join), records go to the
 task of that file (:func:`file_task_labels`) and are sorted by key, and each task writes one base file per
@@ -102,17 +103,12 @@ def stream_base_files(ctx: MergeContext, batches: Iterator[pa.RecordBatch], file
     task_partition, stage_id, attempt_id = task_ids()
     token = write_token(task_partition, stage_id, attempt_id)
     stats = []
-    current: _OpenFile | None = None
+    current: OpenFile | None = None
     try:
         for batch in batches:
             if not batch.num_rows:
                 continue
-            table = pa.Table.from_batches([batch])
-            if INVALID_KEY in table.column_names:
-                # Validation saw another evaluation of the batch; a key that is null here must not be written.
-                invalid = pc.sum(table.column(INVALID_KEY).cast(pa.int64())).as_py() or 0
-                if invalid:
-                    raise InvalidRecordError(f"{invalid} record(s) have a null or empty record key")
+            table = checked_rows(batch)
             # A run may span batches.
             for start, end, run in _runs(table, file_column):
                 if current is not None and current.run != run:
@@ -122,14 +118,9 @@ def stream_base_files(ctx: MergeContext, batches: Iterator[pa.RecordBatch], file
                     file_id = file_id_of(run[0])
                     name = base_file_name(file_id, token, ctx.instant_time)
                     rel_path = join_partition(run[1], name)
-                    current = _OpenFile(run, file_id, name, rel_path, time.monotonic(),
-                                        BaseFileWriter(storage, rel_path, ctx.options))
-                chunk = table.slice(start, end - start)
-                rows = add_meta_columns(align(chunk, ctx.data_schema), chunk.column(RECORD_KEY).combine_chunks(),
-                                        run[1], ctx.instant_time)
-                current.writer.write(finalize(rows, pa.repeat(pa.scalar(True), rows.num_rows),
-                                              instant_time=ctx.instant_time, file_name=current.name,
-                                              task_partition=task_partition))
+                    current = OpenFile(run, file_id, name, rel_path, time.monotonic(),
+                                       BaseFileWriter(storage, rel_path, ctx.options))
+                current.write(ctx, table.slice(start, end - start), task_partition)
         if current is not None:
             stats.append(current.close())
             current = None
@@ -140,8 +131,19 @@ def stream_base_files(ctx: MergeContext, batches: Iterator[pa.RecordBatch], file
         yield from write_stats(stats).to_batches()
 
 
+def checked_rows(batch: pa.RecordBatch) -> pa.Table:
+    """A write task's batch as a table, refused if it holds a record with a null or empty key."""
+    table = pa.Table.from_batches([batch])
+    if INVALID_KEY in table.column_names:
+        # Validation saw another evaluation of the batch; a key that is null here must not be written.
+        invalid = pc.sum(table.column(INVALID_KEY).cast(pa.int64())).as_py() or 0
+        if invalid:
+            raise InvalidRecordError(f"{invalid} record(s) have a null or empty record key")
+    return table
+
+
 @dataclass
-class _OpenFile:
+class OpenFile:
     """The base file a task is writing: its run key (planned file, partition path) and writer."""
 
     run: tuple[object, str]
@@ -150,6 +152,13 @@ class _OpenFile:
     rel_path: str
     started: float
     writer: BaseFileWriter
+
+    def write(self, ctx: MergeContext, chunk: pa.Table, task_partition: int) -> None:
+        """Append ``chunk`` (rows of this file's partition: record key, partition path, data columns)."""
+        rows = add_meta_columns(align(chunk, ctx.data_schema), chunk.column(RECORD_KEY).combine_chunks(),
+                                self.run[1], ctx.instant_time)
+        self.writer.write(finalize(rows, pa.repeat(pa.scalar(True), rows.num_rows), instant_time=ctx.instant_time,
+                                   file_name=self.name, task_partition=task_partition))
 
     def close(self) -> dict:
         size = self.writer.close()

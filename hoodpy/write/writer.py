@@ -53,6 +53,8 @@ from hoodpy.write import global_targets
 from hoodpy.write import records as rec
 from hoodpy.write.base_file import BaseFileOptions
 from hoodpy.write.cdc import CdcWrite
+from hoodpy.write import bulk_insert_modes as bulk_modes
+from hoodpy.write.bulk_insert_modes import warn_unhonoured_sort_columns
 from hoodpy.write.bulk_insert import (BULK_FILE, BulkInsertContext, bulk_insert_partition, file_task_labels,
                                      new_file_groups_partition, plan_files)
 from hoodpy.write.log_append import append_context, write_partition
@@ -732,6 +734,14 @@ class Writer:
         counts = {p: n for p, n in counts.items() if p is not None and n}
         if not counts:
             return []
+        mode = self.config.get(WriteConfig.BULK_INSERT_SORT_MODE)
+        warn_unhonoured_sort_columns(self.config)
+        if mode != bulk_modes.GLOBAL_SORT:
+            sizing = self._assigner.sizing(lambda: self._assigner.sample(rows, sum(counts.values())),
+                                           sort=bulk_modes.sorts_keys(mode))
+            ctx = bulk_modes.RollingContext(merge_ctx, sizing.records_per_new_file)
+            stats_rows = bulk_modes.write_in_place(rows, mode, self.config.get(WriteConfig.WRITE_PARALLELISM), ctx)
+            return commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
         # One sample serves both the record size (when the table has not measured one) and the key bounds.
         sample = self._assigner.sample(rows, sum(counts.values()))
         sizing = self._assigner.sizing(lambda: sample, sort=True)

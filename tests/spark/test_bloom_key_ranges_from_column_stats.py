@@ -18,7 +18,9 @@ pytestmark = pytest.mark.spark
 
 DDL = "id string, p string, ts long, v string"
 ON = {**SMALL_BLOOM, "hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "true",
-      "hoodie.clean.automatic": "false", "hoodie.index.type": "BLOOM"}
+      "hoodie.clean.automatic": "false", "hoodie.index.type": "BLOOM",
+      # One file per bulk_insert (the default NONE writes one per Spark task of the batch).
+      "hoodie.bulkinsert.sort.mode": "GLOBAL_SORT"}
 
 
 def _batch(spark, ids, p="a", ts=1):

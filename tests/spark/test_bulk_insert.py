@@ -14,7 +14,9 @@ from hoodpy.table import HoodieTable
 pytestmark = pytest.mark.spark
 
 DDL = "id int, p string, ts long, v string"
-SIZING = {"hoodie.parquet.max.file.size": str(10 * 1024), "hoodie.copyonwrite.record.size.estimate": "1024"}
+# The planned, sorted layout these tests check is GLOBAL_SORT's (the default, NONE: test_bulk_insert_sort_modes.py).
+SIZING = {"hoodie.parquet.max.file.size": str(10 * 1024), "hoodie.copyonwrite.record.size.estimate": "1024",
+          "hoodie.bulkinsert.sort.mode": "GLOBAL_SORT"}
 PER_FILE = 10  # max file size / record size estimate
 
 

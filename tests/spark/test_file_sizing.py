@@ -123,7 +123,9 @@ def _sizes_by_partition(t) -> dict[str, list[int]]:
 def test_fresh_load_files_are_within_a_quarter_of_the_target(spark, tmp_path, operation):
     t = HoodieTable.create(spark, str(tmp_path / "t"), table_name=f"fresh_{operation}", record_key_fields=["id"],
                            partition_fields=["p"], precombine_field="ts", options=FRESH)
-    result = getattr(t, operation)(_fresh_batch(spark))
+    # bulk_insert: GLOBAL_SORT's planned files (NONE rolls per task: test_bulk_insert_sort_modes.py).
+    options = {"hoodie.bulkinsert.sort.mode": "GLOBAL_SORT"} if operation == "bulk_insert" else None
+    result = getattr(t, operation)(_fresh_batch(spark), options=options)
     assert result.num_inserts == FRESH_ROWS
     sizes = _sizes_by_partition(t)
     assert set(sizes) == {"0", "1"}
@@ -138,7 +140,7 @@ def test_fresh_load_files_are_within_a_quarter_of_the_target(spark, tmp_path, op
 def test_an_explicit_record_size_estimate_is_used_as_hudi_uses_it(spark, tmp_path):
     t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="explicit_t", record_key_fields=["id"],
                            options={**FRESH, "hoodie.copyonwrite.record.size.estimate": "1024"})
-    t.bulk_insert(_fresh_batch(spark, 5000).drop("p"))
+    t.bulk_insert(_fresh_batch(spark, 5000).drop("p"), options={"hoodie.bulkinsert.sort.mode": "GLOBAL_SORT"})
     counts = sorted(read_base_file(t, p).num_rows for p in latest_files(t).values())
     # 1 MB / 1024 bytes: 1024 records a file (the sample is the whole batch here, so the cuts are exact).
     assert counts == [904, 1024, 1024, 1024, 1024]
