@@ -48,8 +48,8 @@ def sorts_keys(mode: str) -> bool:
 def arranged(rows: DataFrame, mode: str, parallelism: int) -> DataFrame:
     """``rows`` placed and ordered as ``mode`` (not GLOBAL_SORT) wants them in the write tasks."""
     if mode in (PARTITION_PATH_REPARTITION, PARTITION_PATH_REPARTITION_AND_SORT):
-        n = parallelism if parallelism > 0 else rows.rdd.getNumPartitions()
-        rows = rows.repartition(n, PARTITION_PATH)
+        # 0: Spark's shuffle partition count (``DataFrame.rdd`` is not there over Spark Connect)
+        rows = rows.repartition(parallelism, PARTITION_PATH) if parallelism > 0 else rows.repartition(PARTITION_PATH)
     if mode in (PARTITION_SORT, PARTITION_PATH_REPARTITION_AND_SORT):
         rows = rows.sortWithinPartitions(PARTITION_PATH, RECORD_KEY)
     return rows
