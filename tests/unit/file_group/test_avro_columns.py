@@ -47,11 +47,11 @@ ARROW = pa.schema([
 ])
 
 
-def _records(n: int, seed: int = 7) -> list[dict]:
+def _records(n: int, seed: int = 7, null_rate: float = 0.3) -> list[dict]:
     rnd = random.Random(seed)
 
     def maybe(v):
-        return None if rnd.random() < 0.3 else v
+        return None if rnd.random() < null_rate else v
 
     epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
     return [{
@@ -86,6 +86,23 @@ def test_flat_block_decodes_as_fastavro_does():
     assert table.to_pylist() == pa.Table.from_pylist(records, schema=ARROW).to_pylist()
 
 
+@pytest.mark.parametrize("null_rate", [0.0, 1.0, 0.5])
+def test_union_fields_without_or_only_with_nulls_decode_as_fastavro_does(null_rate):
+    # No nulls in a union field takes the decoder's all-records route, only nulls its empty-values one.
+    content = _block(_records(400, seed=13, null_rate=null_rate))
+    parsed = fastavro.parse_schema(SCHEMA)
+    offsets = record_offsets(content)
+    decoded = [fastavro.schemaless_reader(io.BytesIO(content[offsets[i]:offsets[i + 1] - 4]), parsed, None)
+               for i in range(400)]
+    assert sum(v is None for r in decoded for v in r.values()) == (0 if null_rate == 0 else 400 * 10
+                                                                     if null_rate == 1 else pytest.approx(2000, 0.2))
+    table = avro_block_table(content, json.dumps(SCHEMA), ARROW)
+    assert table.to_pylist() == pa.Table.from_pylist(decoded, schema=ARROW).to_pylist()
+    picks = np.array([1, 2, 50, 399])
+    subset = avro_block_table(content, json.dumps(SCHEMA), ARROW, picks)
+    assert subset.to_pylist() == pa.Table.from_pylist([decoded[i] for i in picks], schema=ARROW).to_pylist()
+
+
 def test_projection_and_record_subset():
     records = _records(300, seed=3)
     wanted = pa.schema([ARROW.field("l"), ARROW.field("_hoodie_record_key"), ARROW.field("dec")])
@@ -107,7 +124,7 @@ def test_nested_schema_is_not_flat():
     assert len(flat_fields(json.dumps(SCHEMA))) == len(SCHEMA["fields"])
 
 
-@pytest.mark.parametrize("damage", ["truncate", "longer", "branch"])
+@pytest.mark.parametrize("damage", ["truncate", "longer", "branch", "past_end", "varint_at_end"])
 def test_damaged_records_are_reported_not_misread(damage):
     schema = {"type": "record", "name": "r", "fields": [{"name": "k", "type": ["null", "string"]},
                                                          {"name": "v", "type": "long"}]}
@@ -119,8 +136,13 @@ def test_damaged_records_are_reported_not_misread(damage):
         ends[0] -= 1
     elif damage == "longer":  # its string's length runs past the record
         content[int(starts[0]) + 1] = 0x7E
-    else:
+    elif damage == "branch":
         content[int(starts[1])] = 0x08  # union branch 4 of two
+    elif damage == "past_end":  # the last record's length says more than the block holds
+        ends = ends.copy()
+        ends[-1] += 3
+    else:  # the block's last byte, the end of the last long, says another byte follows
+        content[-1] |= 0x80
     wanted = pa.schema([("k", pa.string()), ("v", pa.int64())])
     with pytest.raises(HoodieIOError, match="corrupt Avro record"):
         decode_records(bytes(content), starts, ends, flat_fields(json.dumps(schema)), wanted)
