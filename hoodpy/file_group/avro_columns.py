@@ -169,7 +169,10 @@ def _decode_field(buf: np.ndarray, pos: np.ndarray, ends: np.ndarray, field: Fla
         width = field.size if kind == "fixed" else _WIDTHS[kind]
         array = None
         if keep:
-            raw = buf[at[:, None] + np.arange(width)]
+            # Rows of a sliding-window view of the block: one index per record, not one per byte.
+            windows = np.lib.stride_tricks.as_strided(buf, shape=(max(len(buf) - width + 1, 0), width),
+                                                      strides=(1, 1), writeable=False)
+            raw = windows[at]
             if valid is not None:
                 raw, values = np.zeros((len(pos), width), dtype=np.uint8), raw
                 raw[rows] = values
