@@ -8,6 +8,7 @@ import json
 import random
 import struct
 from decimal import Decimal
+from pathlib import Path
 
 import fastavro
 import numpy as np
@@ -19,7 +20,9 @@ from hoodpy.file_group.avro_block import avro_block_keys, avro_block_table, reco
 from hoodpy.file_group import avro_columns
 from hoodpy.file_group.avro_columns import decode_records, encode_records, flat_fields
 from hoodpy.file_group.log_writer import avro_data_block
+from hoodpy.schema import arrow_schema_from_avro, parse_avro_schema
 from hoodpy.timeline import log_format as lf
+from java_samples import LOG_FILES
 
 SCHEMA = {"type": "record", "name": "r", "fields": [
     {"name": "_hoodie_record_key", "type": ["null", "string"]},
@@ -196,3 +199,19 @@ def test_blocks_go_in_chunks_and_empty_blocks_work(monkeypatch):
     empty = avro_block_table(_block([]), json.dumps(SCHEMA), ARROW)
     assert empty.num_rows == 0 and empty.schema == ARROW
     assert next(lf.read_blocks(avro_data_block(rows.slice(0, 0), "1", json.dumps(SCHEMA)))).content == _block([])
+
+
+def test_java_written_block_decodes_as_fastavro_does():
+    """hudi-rs ``core/log_files/valid_log_avro_data``: an Avro data block written by Java Hudi."""
+    [path] = [p for p in Path(LOG_FILES / "valid_log_avro_data").iterdir() if p.name.startswith(".")]
+    [block] = lf.scan_blocks(path.read_bytes())
+    schema = block.header[lf.SCHEMA]
+    assert flat_fields(schema) is not None  # the column-wise route
+    target = arrow_schema_from_avro(parse_avro_schema(schema))
+    offsets = record_offsets(block.content)
+    parsed = fastavro.parse_schema(json.loads(schema))
+    decoded = [fastavro.schemaless_reader(io.BytesIO(block.content[offsets[i]:offsets[i + 1] - 4]), parsed, None)
+               for i in range(len(offsets) - 1)]
+    table = avro_block_table(block.content, schema, target)
+    assert table.num_rows == len(decoded) == 1
+    assert table.to_pylist() == pa.Table.from_pylist(decoded, schema=target).to_pylist()
