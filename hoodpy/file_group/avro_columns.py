@@ -139,7 +139,8 @@ def _to_wanted(array: pa.Array, wanted: pa.DataType) -> pa.Array:
 def _decode_field(buf: np.ndarray, pos: np.ndarray, ends: np.ndarray, field: FlatField, valid: np.ndarray | None,
                   keep: bool, source: str) -> tuple[pa.Array | None, np.ndarray]:
     """One field of every record (``valid``: the records whose union holds a value, None: all), and the
-    positions after it (each checked against its record's end before any byte past it is read)."""
+    positions after it (each checked against its record's end; a read past the block's end is an IndexError
+    that :func:`decode_records` reports as a corrupt record)."""
     rows = np.arange(len(pos)) if valid is None else np.flatnonzero(valid)
     at, limit = (pos, ends) if valid is None else (pos[rows], ends[rows])
     mask = None if valid is None else ~valid
@@ -214,7 +215,8 @@ def gather_binary(buf: np.ndarray, at: np.ndarray, lengths: np.ndarray, rows: np
                   mask: np.ndarray | None) -> pa.Array:
     """Binary values of ``lengths`` bytes at ``at`` for records ``rows`` (ascending) of ``n``: the others null
     where ``mask`` (true per null record) says so, else empty."""
-    if len(at) and (mask is not None or len(rows) == n) and np.all(at[1:] >= at[:-1] + lengths[:-1]):
+    if len(at) and (mask is not None or len(rows) == n) and int(at[-1] + lengths[-1]) <= len(buf) \
+            and np.all(at[1:] >= at[:-1] + lengths[:-1]):
         return _taken_binary(buf, at, lengths, rows, n, mask)
     all_lengths = np.zeros(n, dtype=np.int64)
     all_lengths[rows] = lengths
