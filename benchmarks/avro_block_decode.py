@@ -90,7 +90,8 @@ def main() -> None:
         parts["decode_records"].append(cpu(lambda: avro_block.decode_records(content, o[:-1], o[1:] - 4, fields,
                                                                               target)))
     for name, values in {**times, **parts}.items():
-        print(f"{name:>16}: median {statistics.median(values):.3f} s CPU  (reps {', '.join(f'{v:.3f}' for v in values)})")
+        reps = ", ".join(f"{v:.3f}" for v in values)
+        print(f"{name:>16}: median {statistics.median(values):.3f} s CPU  (reps {reps})")
     if args.profile:
         profiler = cProfile.Profile()  # wall clock: a process_time timer would outweigh the small calls
         profiler.runcall(avro_block.avro_block_table, content, schema_json, target)
