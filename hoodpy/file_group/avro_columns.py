@@ -97,9 +97,14 @@ def decode_records(content: bytes, starts: np.ndarray, ends: np.ndarray, fields:
     """The records encoded at ``content[starts[i]:ends[i]]`` as a table of ``wanted``'s fields (each a field of
     ``fields``, the records' flat schema), in ``wanted``'s order. Decoding stops after the last wanted field
     (``ends`` is then only checked for the fields read) unless every field is read."""
-    buf = np.frombuffer(content + bytes(16), dtype=np.uint8)  # padding: fixed-width reads may look past the end
-    tables = [_decode_chunk(buf, starts[i:i + CHUNK_RECORDS], ends[i:i + CHUNK_RECORDS], fields, wanted, source)
-              for i in range(0, max(len(starts), 1), CHUNK_RECORDS)]
+    buf = np.frombuffer(content, dtype=np.uint8)  # a view: no copy of the block
+    if len(ends) and int(ends.max()) > len(buf):
+        raise HoodieIOError(source, "corrupt Avro record: it runs past the end of its block")
+    try:
+        tables = [_decode_chunk(buf, starts[i:i + CHUNK_RECORDS], ends[i:i + CHUNK_RECORDS], fields, wanted, source)
+                  for i in range(0, max(len(starts), 1), CHUNK_RECORDS)]
+    except IndexError:  # a read past the block's end: only a corrupt last record's fields get there
+        raise HoodieIOError(source, "corrupt Avro record: it runs past the end of its block") from None
     return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
 
 
@@ -111,10 +116,14 @@ def _decode_chunk(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, fields:
     for field in fields[:last + 1]:
         valid = None
         if field.value_branch >= 0:
-            branch, pos = zigzag_varints(buf, pos, source)
-            if np.any((branch != 0) & (branch != 1)) or np.any(pos > ends):
+            # The branch index, 0 or 1, is a one-byte zigzag varint (0 or 2): no varint walk needed.
+            branch = buf[pos]
+            if np.any((branch != 0) & (branch != 2)) or np.any(pos >= ends):
                 raise HoodieIOError(source, f"corrupt Avro record: bad union branch in {field.name!r}")
-            valid = branch == field.value_branch
+            pos = pos + 1
+            valid = branch == 2 * field.value_branch
+            if valid.all():  # no nulls: the all-records route, without index arrays
+                valid = None
         array, pos = _decode_field(buf, pos, ends, field, valid, field.name in wanted.names, source)
         if array is not None:
             columns[field.name] = array
@@ -130,9 +139,10 @@ def _to_wanted(array: pa.Array, wanted: pa.DataType) -> pa.Array:
 def _decode_field(buf: np.ndarray, pos: np.ndarray, ends: np.ndarray, field: FlatField, valid: np.ndarray | None,
                   keep: bool, source: str) -> tuple[pa.Array | None, np.ndarray]:
     """One field of every record (``valid``: the records whose union holds a value, None: all), and the
-    positions after it (each checked against its record's end before any byte past it is read)."""
+    positions after it (each checked against its record's end; a read past the block's end is an IndexError
+    that :func:`decode_records` reports as a corrupt record)."""
     rows = np.arange(len(pos)) if valid is None else np.flatnonzero(valid)
-    at, limit = pos[rows], ends[rows]
+    at, limit = (pos, ends) if valid is None else (pos[rows], ends[rows])
     mask = None if valid is None else ~valid
     kind = field.kind
     if kind in ("string", "bytes"):
@@ -147,8 +157,10 @@ def _decode_field(buf: np.ndarray, pos: np.ndarray, ends: np.ndarray, field: Fla
         values, at = zigzag_varints(buf, at, source)
         array = None
         if keep:
-            out = np.zeros(len(pos), dtype=np.int64)
-            out[rows] = values
+            out = values
+            if valid is not None:
+                out = np.zeros(len(pos), dtype=np.int64)
+                out[rows] = values
             array = pa.array(out if kind == "long" else out.astype(np.int32), mask=mask)
             if field.logical == "date":
                 array = array.cast(pa.date32())
@@ -158,12 +170,19 @@ def _decode_field(buf: np.ndarray, pos: np.ndarray, ends: np.ndarray, field: Fla
         width = field.size if kind == "fixed" else _WIDTHS[kind]
         array = None
         if keep:
-            raw = np.zeros((len(pos), width), dtype=np.uint8)
-            raw[rows] = buf[at[:, None] + np.arange(width)]
+            # Rows of a sliding-window view of the block: one index per record, not one per byte.
+            windows = np.lib.stride_tricks.as_strided(buf, shape=(max(len(buf) - width + 1, 0), width),
+                                                      strides=(1, 1), writeable=False)
+            raw = windows[at]
+            if valid is not None:
+                raw, values = np.zeros((len(pos), width), dtype=np.uint8), raw
+                raw[rows] = values
             array = _fixed_width(raw, field, mask)
         at = at + width
     if np.any(at > limit):
         raise HoodieIOError(source, f"corrupt Avro record: field {field.name!r} runs past its record")
+    if valid is None:
+        return array, at
     pos = pos.copy()
     pos[rows] = at
     return array, pos
@@ -173,10 +192,21 @@ def zigzag_varints(buf: np.ndarray, pos: np.ndarray, source: str) -> tuple[np.nd
     """The zigzag varints (Avro int and long) at ``pos``, and the positions after them: a byte at a time over
     the varints not yet ended, so short ones (union branches, small numbers) cost one pass."""
     byte = buf[pos]
+    if not len(pos) or byte.max() < 0x80:  # one byte each (union branches, short strings' lengths)
+        small = byte.astype(np.int64)
+        return (small >> 1) ^ -(small & 1), pos + 1
     raw = (byte & 0x7F).astype(np.uint64)
     lengths = np.ones(len(pos), dtype=np.int64)
-    going = np.flatnonzero(byte >= 0x80)
-    for k in range(1, 10):
+    going, k = byte >= 0x80, 1
+    # While most varints go on (keys, dates), whole-array passes beat index subsets; then the subsets.
+    while k < 10 and 2 * np.count_nonzero(going) >= len(pos):
+        byte = buf[np.where(going, pos + k, pos)]
+        raw |= np.where(going, byte & 0x7F, 0).astype(np.uint64) << np.uint64(7 * k)
+        lengths += going
+        going &= byte >= 0x80
+        k += 1
+    going = np.flatnonzero(going)
+    for k in range(k, 10):
         if not len(going):
             break
         byte = buf[pos[going] + k]
@@ -190,9 +220,12 @@ def zigzag_varints(buf: np.ndarray, pos: np.ndarray, source: str) -> tuple[np.nd
 
 
 def gather_binary(buf: np.ndarray, at: np.ndarray, lengths: np.ndarray, rows: np.ndarray, n: int,
-            mask: np.ndarray | None) -> pa.Array:
+                  mask: np.ndarray | None) -> pa.Array:
     """Binary values of ``lengths`` bytes at ``at`` for records ``rows`` (ascending) of ``n``: the others null
     where ``mask`` (true per null record) says so, else empty."""
+    if len(at) and (mask is not None or len(rows) == n) and int(at[-1] + lengths[-1]) <= len(buf) \
+            and np.all(at[1:] >= at[:-1] + lengths[:-1]):
+        return _taken_binary(buf, at, lengths, rows, n, mask)
     all_lengths = np.zeros(n, dtype=np.int64)
     all_lengths[rows] = lengths
     offsets = np.zeros(n + 1, dtype=np.int64)
@@ -204,6 +237,29 @@ def gather_binary(buf: np.ndarray, at: np.ndarray, lengths: np.ndarray, rows: np
     validity = None if mask is None else pa.py_buffer(np.packbits(~mask, bitorder="little"))
     return pa.Array.from_buffers(kind, n, [validity, pa.py_buffer(offsets.astype(offset_type)), pa.py_buffer(data)],
                                  null_count=-1 if mask is None else int(mask.sum()))
+
+
+def _taken_binary(buf: np.ndarray, at: np.ndarray, lengths: np.ndarray, rows: np.ndarray, n: int,
+                  mask: np.ndarray | None) -> pa.Array:
+    """:func:`gather_binary` for values that follow one another in ``buf`` (as a block's records do): a binary
+    array over ``buf`` itself whose even elements are the values and odd ones the bytes between them (no
+    copy), of which Arrow's take copies the even ones (one memcpy per value, no per-byte index arrays)."""
+    bounds = np.empty(2 * len(at), dtype=np.int64)
+    bounds[0::2] = at
+    bounds[1::2] = at + lengths
+    wide = len(buf) >= 2 ** 31
+    over = pa.Array.from_buffers(pa.large_binary() if wide else pa.binary(), len(bounds) - 1,
+                                 [None, pa.py_buffer(bounds if wide else bounds.astype(np.int32)), pa.py_buffer(buf)])
+    if mask is None:
+        picks = pa.array(np.arange(0, len(bounds), 2, dtype=np.int64))
+    else:
+        index = np.zeros(n, dtype=np.int64)
+        index[rows] = np.arange(0, len(bounds), 2, dtype=np.int64)
+        picks = pa.array(index, mask=mask)
+    out = over.take(picks)
+    if wide and int(lengths.sum()) < 2 ** 31:
+        out = out.cast(pa.binary())
+    return out
 
 
 def _fixed_width(raw: np.ndarray, field: FlatField, mask: np.ndarray | None) -> pa.Array:

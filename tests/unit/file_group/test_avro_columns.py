@@ -8,6 +8,7 @@ import json
 import random
 import struct
 from decimal import Decimal
+from pathlib import Path
 
 import fastavro
 import numpy as np
@@ -19,7 +20,9 @@ from hoodpy.file_group.avro_block import avro_block_keys, avro_block_table, reco
 from hoodpy.file_group import avro_columns
 from hoodpy.file_group.avro_columns import decode_records, encode_records, flat_fields
 from hoodpy.file_group.log_writer import avro_data_block
+from hoodpy.schema import arrow_schema_from_avro, parse_avro_schema
 from hoodpy.timeline import log_format as lf
+from java_samples import LOG_FILES
 
 SCHEMA = {"type": "record", "name": "r", "fields": [
     {"name": "_hoodie_record_key", "type": ["null", "string"]},
@@ -47,11 +50,11 @@ ARROW = pa.schema([
 ])
 
 
-def _records(n: int, seed: int = 7) -> list[dict]:
+def _records(n: int, seed: int = 7, null_rate: float = 0.3) -> list[dict]:
     rnd = random.Random(seed)
 
     def maybe(v):
-        return None if rnd.random() < 0.3 else v
+        return None if rnd.random() < null_rate else v
 
     epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
     return [{
@@ -86,6 +89,23 @@ def test_flat_block_decodes_as_fastavro_does():
     assert table.to_pylist() == pa.Table.from_pylist(records, schema=ARROW).to_pylist()
 
 
+@pytest.mark.parametrize("null_rate", [0.0, 1.0, 0.5])
+def test_union_fields_without_or_only_with_nulls_decode_as_fastavro_does(null_rate):
+    # No nulls in a union field takes the decoder's all-records route, only nulls its empty-values one.
+    content = _block(_records(400, seed=13, null_rate=null_rate))
+    parsed = fastavro.parse_schema(SCHEMA)
+    offsets = record_offsets(content)
+    decoded = [fastavro.schemaless_reader(io.BytesIO(content[offsets[i]:offsets[i + 1] - 4]), parsed, None)
+               for i in range(400)]
+    assert sum(v is None for r in decoded for v in r.values()) == (0 if null_rate == 0 else 400 * 10
+                                                                     if null_rate == 1 else pytest.approx(2000, 0.2))
+    table = avro_block_table(content, json.dumps(SCHEMA), ARROW)
+    assert table.to_pylist() == pa.Table.from_pylist(decoded, schema=ARROW).to_pylist()
+    picks = np.array([1, 2, 50, 399])
+    subset = avro_block_table(content, json.dumps(SCHEMA), ARROW, picks)
+    assert subset.to_pylist() == pa.Table.from_pylist([decoded[i] for i in picks], schema=ARROW).to_pylist()
+
+
 def test_projection_and_record_subset():
     records = _records(300, seed=3)
     wanted = pa.schema([ARROW.field("l"), ARROW.field("_hoodie_record_key"), ARROW.field("dec")])
@@ -107,7 +127,7 @@ def test_nested_schema_is_not_flat():
     assert len(flat_fields(json.dumps(SCHEMA))) == len(SCHEMA["fields"])
 
 
-@pytest.mark.parametrize("damage", ["truncate", "longer", "branch"])
+@pytest.mark.parametrize("damage", ["truncate", "longer", "branch", "past_end", "varint_at_end"])
 def test_damaged_records_are_reported_not_misread(damage):
     schema = {"type": "record", "name": "r", "fields": [{"name": "k", "type": ["null", "string"]},
                                                          {"name": "v", "type": "long"}]}
@@ -119,8 +139,13 @@ def test_damaged_records_are_reported_not_misread(damage):
         ends[0] -= 1
     elif damage == "longer":  # its string's length runs past the record
         content[int(starts[0]) + 1] = 0x7E
-    else:
+    elif damage == "branch":
         content[int(starts[1])] = 0x08  # union branch 4 of two
+    elif damage == "past_end":  # the last record's length says more than the block holds
+        ends = ends.copy()
+        ends[-1] += 3
+    else:  # the block's last byte, the end of the last long, says another byte follows
+        content[-1] |= 0x80
     wanted = pa.schema([("k", pa.string()), ("v", pa.int64())])
     with pytest.raises(HoodieIOError, match="corrupt Avro record"):
         decode_records(bytes(content), starts, ends, flat_fields(json.dumps(schema)), wanted)
@@ -174,3 +199,19 @@ def test_blocks_go_in_chunks_and_empty_blocks_work(monkeypatch):
     empty = avro_block_table(_block([]), json.dumps(SCHEMA), ARROW)
     assert empty.num_rows == 0 and empty.schema == ARROW
     assert next(lf.read_blocks(avro_data_block(rows.slice(0, 0), "1", json.dumps(SCHEMA)))).content == _block([])
+
+
+def test_java_written_block_decodes_as_fastavro_does():
+    """hudi-rs ``core/log_files/valid_log_avro_data``: an Avro data block written by Java Hudi."""
+    [path] = [p for p in Path(LOG_FILES / "valid_log_avro_data").iterdir() if p.name.startswith(".")]
+    [block] = lf.scan_blocks(path.read_bytes())
+    schema = block.header[lf.SCHEMA]
+    assert flat_fields(schema) is not None  # the column-wise route
+    target = arrow_schema_from_avro(parse_avro_schema(schema))
+    offsets = record_offsets(block.content)
+    parsed = fastavro.parse_schema(json.loads(schema))
+    decoded = [fastavro.schemaless_reader(io.BytesIO(block.content[offsets[i]:offsets[i + 1] - 4]), parsed, None)
+               for i in range(len(offsets) - 1)]
+    table = avro_block_table(block.content, schema, target)
+    assert table.num_rows == len(decoded) == 1
+    assert table.to_pylist() == pa.Table.from_pylist(decoded, schema=target).to_pylist()
