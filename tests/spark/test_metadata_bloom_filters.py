@@ -128,10 +128,11 @@ def test_upserts_through_the_metadata_bloom_filters_give_the_same_rows(spark, tm
         options = {**ON, "hoodie.index.type": index_type, "hoodie.bloom.index.use.metadata": use,
                    "hoodie.bloom.index.prune.by.ranges": "false"}
         table = make_table(spark, path, options)
-        # Three files in partition a, one in b (bulk inserts never merge into existing files).
+        # Three files in partition a, one in b (bulk inserts never merge into existing files; one Spark
+        # partition each, as bulk_insert's default sort mode NONE writes a file per task and partition path).
         for batch in ([1, 2, 3], [10, 11, 12], [20, 21, 22]):
-            table.bulk_insert(spark.createDataFrame([(i, "a", i, f"v{i}") for i in batch], DDL))
-        table.bulk_insert(spark.createDataFrame([(30, "b", 30, "w")], DDL))
+            table.bulk_insert(spark.createDataFrame([(i, "a", i, f"v{i}") for i in batch], DDL).coalesce(1))
+        table.bulk_insert(spark.createDataFrame([(30, "b", 30, "w")], DDL).coalesce(1))
         opened = _Opened()
         with monkeypatch.context() as patched:
             if index_type == "BLOOM":  # located on the driver (Spark tasks would not find the patched module)
@@ -221,7 +222,8 @@ def test_a_rollback_and_a_restore_leave_the_filters_of_the_files_that_stay(spark
 def test_merge_on_read_log_writes_add_no_filters_and_a_compaction_adds_its_base_files(spark, tmp_path):
     path = str(tmp_path / "mor")
     table = make_table(spark, path, {**ON, "hoodie.bloom.index.use.metadata": "true"}, table_type="MERGE_ON_READ")
-    table.bulk_insert(spark.createDataFrame([(i, "ab"[i % 2], 1, "x") for i in range(8)], DDL))
+    # one Spark partition: one file per partition path (sort mode NONE writes a file per task and path)
+    table.bulk_insert(spark.createDataFrame([(i, "ab"[i % 2], 1, "x") for i in range(8)], DDL).coalesce(1))
     before = dict(merged(path))
     assert len(before) == 2
     table.upsert(spark.createDataFrame([(0, "a", 2, "u"), (1, "b", 2, "u")], DDL))

@@ -112,8 +112,9 @@ def test_column_stats_follow_writes_delete_clustering_clean_and_compaction(spark
 def test_a_filtered_query_prunes_files_from_column_stats_without_opening_footers(spark, tmp_path, monkeypatch):
     path = str(tmp_path / "t")
     table = make_table(spark, path)
-    table.bulk_insert(spark.createDataFrame([(i, "a", i, f"v{i}") for i in range(1, 4)], DDL))
-    table.bulk_insert(spark.createDataFrame([(i, "a", i, f"v{i}") for i in range(10, 13)], DDL))
+    # one file each (one Spark partition: sort mode NONE writes a file per task)
+    table.bulk_insert(spark.createDataFrame([(i, "a", i, f"v{i}") for i in range(1, 4)], DDL).coalesce(1))
+    table.bulk_insert(spark.createDataFrame([(i, "a", i, f"v{i}") for i in range(10, 13)], DDL).coalesce(1))
     footers = []
     real = data_skipping.column_ranges
     monkeypatch.setattr(data_skipping, "column_ranges", lambda storage, files: footers.extend(files) or real(
