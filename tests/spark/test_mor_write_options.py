@@ -36,7 +36,8 @@ def test_logs_roll_over_at_the_max_size(spark, table_path):
     """One record per data block (block max size 1 byte) and room for two blocks per log file: five updates
     and a delete of one file group take three log versions, each reported by its own write stat."""
     table = _create(spark, table_path)
-    table.bulk_insert(spark.createDataFrame([(f"k{i}", "a", 1, "x") for i in range(8)], DDL))
+    # one Spark partition: one file group (bulk_insert's default sort mode NONE writes a file per task)
+    table.bulk_insert(spark.createDataFrame([(f"k{i}", "a", 1, "x") for i in range(8)], DDL).coalesce(1))
     probe = Path(table_path)
     options = {"hoodie.logfile.data.block.max.size": "1", "hoodie.parquet.small.file.limit": "0"}
     # Size a one-record block first, to set the file size two such blocks fill.
@@ -165,7 +166,7 @@ def test_writes_during_a_pending_compaction_go_to_the_slice_it_starts(spark, tab
     leaves these for the next slice. Snapshot reads see every update before, during and after the compaction, and
     hudi-rs reads the compacted table as hoodpy does."""
     table = _create(spark, table_path)
-    table.bulk_insert(spark.createDataFrame([(f"k{i}", "a", 1, "base") for i in range(4)], DDL))
+    table.bulk_insert(spark.createDataFrame([(f"k{i}", "a", 1, "base") for i in range(4)], DDL).coalesce(1))  # one group
     table.upsert(spark.createDataFrame([("k0", "a", 2, "before")], DDL))
     plan = table.compaction.schedule()
     assert plan is not None and len(plan.operations) == 1
