@@ -69,9 +69,16 @@ def _continued_bloom(ctx: MergeContext, footer: dict[bytes, bytes], new_keys: pa
     third of a merge)."""
     if not n_old or pc.any(deleted).as_py():
         return None
-    bloom = resumed_bloom(footer, n_old, ctx.options)
+    return continued_bloom(footer, n_old, new_keys.take(inserted), ctx.options)
+
+
+def continued_bloom(footer: dict[bytes, bytes], n_old: int, appended: pa.Array,
+                    options: BaseFileOptions) -> BloomFilter | None:
+    """The old file's bloom filter (of its ``n_old`` keys) with the ``appended`` keys added; None when the
+    footer holds none to resume (the writer then builds one over every key)."""
+    bloom = resumed_bloom(footer, n_old, options) if n_old else None
     if bloom is not None:
-        bloom.add_all(new_keys.take(inserted))
+        bloom.add_all(appended)
     return bloom
 
 

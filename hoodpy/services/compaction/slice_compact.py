@@ -35,22 +35,12 @@ from hoodpy.read.file_scan import read_base_file
 from hoodpy.read.slice_merge import MergeStats, decode_blocks, merge_decoded
 from hoodpy.storage import Storage
 from hoodpy.timeline.log_format import LogBlock
-from hoodpy.write.base_file import BaseFileOptions, resumed_bloom
-from hoodpy.write.merge import merged_rows
+from hoodpy.write.base_file import BaseFileOptions
+from hoodpy.write.merge import continued_bloom, merged_rows
 from hoodpy.write.merge_overlap import SplitRead
 
 # Working column of the fold: the base row a version comes from (null: a log record). Never written.
 _BASE_ROW = "_hoodie_compaction_base_row"
-
-
-def _continued_bloom(footer: dict[bytes, bytes], n_old: int, appended: pa.Array,
-                     options: BaseFileOptions) -> BloomFilter | None:
-    """The old file's bloom filter with the ``appended`` keys added; None when the footer holds none to resume
-    (the writer then builds one over every key)."""
-    bloom = resumed_bloom(footer, n_old, options) if n_old else None
-    if bloom is not None:
-        bloom.add_all(appended)
-    return bloom
 
 
 def compact_in_place(storage: Storage, base_path: str | None, blocks: Sequence[LogBlock], schema: pa.Schema,
@@ -100,7 +90,7 @@ def compact_in_place(storage: Storage, base_path: str | None, blocks: Sequence[L
     deleted[hit] = ~np.asarray(pc.is_in(touched_keys, value_set=winners.column(RECORD_KEY).combine_chunks()),
                                dtype=bool)
     inserted = pc.indices_nonzero(pc.invert(pc.is_in(new_keys, value_set=touched_keys)))
-    bloom = executor.submit(_continued_bloom, footer, n_old, new_keys.take(inserted), options) \
+    bloom = executor.submit(continued_bloom, footer, n_old, new_keys.take(inserted), options) \
         if virtual is None else None
     if split is not None:
         old = align(split.whole(), schema)
