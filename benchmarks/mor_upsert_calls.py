@@ -57,11 +57,12 @@ def main() -> None:
     p.add_argument("--data", default="/tmp/hoodpy-bench/data")
     p.add_argument("--work", default=None, help="keeps the loaded table between runs when given")
     p.add_argument("--out", default="/tmp/mor_upsert_calls.json")
+    p.add_argument("--driver-memory", default="2g", help="spark.driver.memory (3g for an SF 1 load)")
     args = p.parse_args()
 
     from hoodpy.table import HoodieTable
 
-    spark = spark_session("mor-upsert-calls", shuffle_partitions=8)
+    spark = spark_session("mor-upsert-calls", shuffle_partitions=8, driver_memory=args.driver_memory)
     if args.profile:
         spark.conf.set("spark.sql.pyspark.udf.profiler", "perf")
     data = Path(args.data)

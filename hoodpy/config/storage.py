@@ -53,6 +53,11 @@ class StorageConfig:
         doc="Parquet compression codec of base files. Hudi 0.14 defaults to gzip; hoodpy to zstd, which writes "
             "4x faster than gzip and smaller files than snappy (README: defaults that differ from Hudi's).",
     )
+    SMALL_FILE_GROUP_CANDIDATES_LIMIT = ConfigKey(
+        "hoodie.merge.small.file.group.candidates.limit", 1, parse_int,
+        doc="Merge-on-read upserts with an index that cannot index log files: how many of a partition's small "
+            "base-file-only slices (the smallest first) may take inserts; each one's base file is rewritten.",
+    )
     RECORD_SIZE_ESTIMATE = ConfigKey(
         "hoodie.copyonwrite.record.size.estimate", 1024, parse_int,
         doc="Bytes per record assumed until a commit gives a measured size.",

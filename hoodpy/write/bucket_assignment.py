@@ -2,8 +2,11 @@
 
 Hudi's UpsertPartitioner / BucketAssigner. Planning is pure (:func:`plan_insert_buckets`): per partition, fill
 each small file up to ``hoodie.parquet.max.file.size`` at the estimated record size, then cut the rest into new
-file groups. Records are then spread over a partition's buckets by a hash of the record key, in proportion to
-the bucket weights (as Hudi does), so the assignment needs no sort. :class:`BucketAssigner` holds one write's
+file groups. A merge-on-read write (SparkUpsertDeltaCommitPartitioner) offers only the
+``hoodie.merge.small.file.group.candidates.limit`` smallest base-file-only slices of a partition (default 1): each
+small file taking inserts has its base file rewritten whole, so the limit bounds that cost per deltacommit.
+Records are then spread over a partition's buckets by a hash of the record key, in proportion to the bucket
+weights (as Hudi does), so the assignment needs no sort. :class:`BucketAssigner` holds one write's
 decisions: its sizing (bytes per record, from the timeline or a sample of the batch) and which existing file
 groups took inserts.
 """
@@ -49,6 +52,8 @@ class SizingConfig:
     record_size: int
     auto_split: bool = True
     insert_split_size: int = 500000
+    # How many of a partition's small files (the smallest first) may take inserts; None: all (copy-on-write).
+    small_file_candidates: int | None = None
     # Bytes a new file holds besides its records (the footer's bloom filter), as it grows with the record
     # count: (most records at this size, None for any; bytes), ascending. Empty when ``record_size`` already
     # includes them (an average of written files).
@@ -111,11 +116,13 @@ def plan_insert_buckets(insert_counts: dict[str, int], small_files: dict[str, li
     for partition, total in sorted(insert_counts.items()):
         remaining = total
         if sizing.small_file_limit > 0:
-            for bf in sorted(small_files.get(partition, []), key=lambda b: b.size):
+            candidates = sorted((bf for bf in small_files.get(partition, []) if bf.size < sizing.small_file_limit),
+                                key=lambda b: b.size)
+            if sizing.small_file_candidates is not None:
+                candidates = candidates[:max(0, sizing.small_file_candidates)]
+            for bf in candidates:
                 if remaining <= 0:
                     break
-                if bf.size >= sizing.small_file_limit:
-                    continue
                 capacity = (sizing.max_file_size - bf.size) // max(1, sizing.record_size)
                 take = min(remaining, capacity)
                 if take > 0:
@@ -230,6 +237,8 @@ class BucketAssigner:
             max_file_size=c.get(StorageConfig.PARQUET_MAX_FILE_SIZE), small_file_limit=small,
             record_size=record_size, auto_split=c.get(StorageConfig.INSERT_AUTO_SPLIT),
             insert_split_size=c.get(StorageConfig.INSERT_SPLIT_SIZE), file_overhead=overhead,
+            small_file_candidates=c.get(StorageConfig.SMALL_FILE_GROUP_CANDIDATES_LIMIT) if self.merge_on_read
+            else None,
         )
         return self._sizing
 

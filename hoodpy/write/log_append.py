@@ -179,8 +179,10 @@ def append_file_group(ctx: AppendContext, partition_path: str, file_id: str, tar
     started = time.monotonic()
     instant = ctx.merge.instant_time
     is_delete = pc.equal(incoming.column(OP), OP_DELETE)
-    upserts = incoming.filter(pc.invert(is_delete))
-    deletes = incoming.filter(is_delete)
+    if pc.any(is_delete).as_py():
+        upserts, deletes = incoming.filter(pc.invert(is_delete)), incoming.filter(is_delete)
+    else:  # the common upsert: no copy of every column by an all-true filter
+        upserts, deletes = incoming, incoming.slice(0, 0)
     task_partition, stage_id, attempt_id = task_ids()
     rows = add_meta_columns(align(upserts, ctx.merge.data_schema), upserts.column(RECORD_KEY).combine_chunks(),
                             partition_path, instant)

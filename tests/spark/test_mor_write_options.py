@@ -215,3 +215,41 @@ def test_inline_compaction_after_max_delta_commits(spark, table_path):
                       for r in hudi_rs.df_rows(table.read(query_type="read_optimized"))}
     assert read_optimized == snapshot
     assert hudi_rs.df_rows(table.read()) == hudi_rs.snapshot(table_path)
+
+
+@pytest.mark.parametrize("limit", [None, "2"])
+def test_inserts_fill_only_the_candidates_limit_smallest_small_files(spark, table_path, limit):
+    """SparkUpsertDeltaCommitPartitioner: a deltacommit's inserts go to at most
+    hoodie.merge.small.file.group.candidates.limit (default 1) small base-file-only slices of a partition, the
+    smallest first, each rewritten with them; the rest start new file groups. Updates to the other groups go to
+    their logs. hudi-rs reads the table as hoodpy does."""
+    table = _create(spark, table_path)
+    for n in range(3):  # three small file groups of one partition, 10, 11 and 12 records (sizes in that order)
+        table.insert(spark.createDataFrame([(f"g{n}-{i}", "a", 1, "x") for i in range(10 + n)], DDL).coalesce(1),
+                     options={"hoodie.parquet.small.file.limit": "0"})
+    sizes = sorted((bf.size, bf.file_id) for bf in table.file_system_view().latest_base_files())
+    assert sizes[0][0] < sizes[1][0] < sizes[2][0]
+    # 1 KB a record (no commit is representative under a huge threshold): the smallest file has room for 10.
+    options = {"hoodie.copyonwrite.record.size.estimate": "1024", "hoodie.record.size.estimation.threshold": "1000",
+               "hoodie.parquet.max.file.size": str(sizes[0][0] + 10 * 1024 + 10),
+               "hoodie.parquet.small.file.limit": str(sizes[2][0] + 1)}
+    if limit is not None:
+        options["hoodie.merge.small.file.group.candidates.limit"] = limit
+    inserts = [(f"new-{i:02d}", "a", 2, "n") for i in range(40)]
+    updates = [("g2-0", "a", 2, "u")]  # the largest group: a log append
+    result = table.upsert(spark.createDataFrame(inserts + updates, DDL).coalesce(1), options=options)
+
+    smallest, middle, largest = (fid for _, fid in sizes)
+    stats = result.metadata.write_stats
+    base_writes = {s.file_id: s for s in stats if not s.is_log_write}
+    assert {s.file_id for s in stats if s.is_log_write} == {largest}
+    rewritten = {fid for fid in base_writes if fid in {smallest, middle, largest}}
+    assert rewritten == ({smallest} if limit is None else {smallest, middle})
+    assert all(base_writes[fid].num_inserts > 0 for fid in rewritten)
+    created = set(base_writes) - rewritten
+    assert created and all(base_writes[fid].num_inserts > 0 for fid in created)  # the rest: a new file group
+    assert sum(s.num_inserts for s in base_writes.values()) == len(inserts)
+    expected = {f"g{n}-{i}": (1, "x") for n in range(3) for i in range(10 + n)} | {k: (2, v) for k, _, _, v in
+                                                                                    inserts + updates}
+    assert _values(table) == expected
+    assert hudi_rs.df_rows(table.read()) == hudi_rs.snapshot(table_path)

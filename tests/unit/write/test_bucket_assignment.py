@@ -17,6 +17,24 @@ def test_small_files_fill_first_then_new_groups_at_max_size():
     assert all(b.small_file is None for b in buckets[1:])
 
 
+def test_merge_on_read_offers_only_the_candidates_limit_smallest_small_files():
+    """SparkUpsertDeltaCommitPartitioner: the smallest base-file-only slices below the limit, at most
+    hoodie.merge.small.file.group.candidates.limit of them per partition; the rest of the inserts start new groups."""
+    small = {"p": [_bf("p", "s-700", 700), _bf("p", "s-500", 500), _bf("p", "s-600", 600), _bf("p", "big", 950)],
+             "q": [_bf("q", "q-800", 800)]}
+    every = plan_insert_buckets({"p": 100, "q": 5}, small, SizingConfig(1000, 900, 10))  # copy-on-write: all
+    assert [(b.file_id, b.records) for b in every if b.small_file] == [("s-500", 50), ("s-600", 40), ("s-700", 10),
+                                                                         ("q-800", 5)]
+    one = plan_insert_buckets({"p": 100, "q": 5}, small, SizingConfig(1000, 900, 10, small_file_candidates=1))
+    assert [(b.file_id, b.records) for b in one if b.small_file] == [("s-500", 50), ("q-800", 5)]
+    assert [(b.partition_path, b.records) for b in one if not b.small_file] == [("p", 50)]
+    two = plan_insert_buckets({"p": 100}, small, SizingConfig(1000, 900, 10, small_file_candidates=2))
+    assert [(b.file_id, b.records) for b in two if b.small_file] == [("s-500", 50), ("s-600", 40)]
+    assert sum(b.records for b in two) == 100
+    none = plan_insert_buckets({"p": 100}, small, SizingConfig(1000, 900, 10, small_file_candidates=0))
+    assert not any(b.small_file for b in none) and sum(b.records for b in none) == 100
+
+
 def test_small_file_limit_zero_forces_new_groups():
     sizing = SizingConfig(max_file_size=1000, small_file_limit=0, record_size=10)
     buckets = plan_insert_buckets({"p": 30}, {"p": [_bf("p", "small-0", 10)]}, sizing)
