@@ -80,11 +80,13 @@ def _read_group(storage: Storage, paths: Sequence[str], schema: pa.Schema) -> pa
             return align(pq.read_table(f), schema)
     with ThreadPoolExecutor(max_workers=4) as pool:
         rows = pa.concat_tables(list(pool.map(read, paths)))
-    # Every output file names itself (finalize): the old names need not be carried through the take.
-    rows = rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME, pa.nulls(rows.num_rows, pa.string()))
-    # One array per column: a take from a chunked column concatenates its chunks on every call, and
-    # there is one take per output file.
-    return rows.combine_chunks()
+        # Every output file names itself (finalize): the old names need not be carried through the take.
+        rows = rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME,
+                               pa.nulls(rows.num_rows, pa.string()))
+        # One array per column: a take from a chunked column concatenates its chunks on every call, and
+        # there is one take per output file. Columns are concatenated in parallel (a copy of the whole group).
+        columns = list(pool.map(lambda c: c.combine_chunks(), rows.columns))
+    return pa.Table.from_arrays(columns, schema=rows.schema)
 
 
 def rewrite_group(storage: Storage, work: GroupRewrite, schema: pa.Schema, instant_time: str,
