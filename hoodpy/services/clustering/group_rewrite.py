@@ -95,7 +95,8 @@ def rewrite_group(storage: Storage, work: GroupRewrite, schema: pa.Schema, insta
     started = time.monotonic()
     rows = _read_group(storage, work.base_files, schema)
     spec, boundaries = (work.spec, work.boundaries) if work.boundaries is not None else sampled_layout(rows, work)
-    keys = layout.sort_keys(rows, spec)
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+        keys = layout.sort_keys(rows, spec, pool, threads)
     # Each output file is one range of the group's order: its rows are found without sorting the group,
     # then sorted on their own in the writing threads (the same order: see layout.ordered_ranges).
     members = layout.range_members(layout.assign_ranges(keys, boundaries), len(work.file_ids))

@@ -32,6 +32,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -58,6 +59,7 @@ MAX_COLUMN_BOUNDARIES = 4096
 # nearest large curve cell (see range_boundaries).
 CELL_SNAP = 0.1
 KEY_PREFIX = "__hoodpy_key_"
+_MIN_ROWS_PER_PART = 65536  # rows per slice when curve keys are computed in parallel
 _MARKER = "__hoodpy_boundary"
 
 
@@ -355,16 +357,26 @@ def curve_keys(columns: Sequence[pa.Array], spec: LayoutSpec) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------------
 
 
-def sort_keys(table: pa.Table | pa.RecordBatch, spec: LayoutSpec) -> pa.Table:
+def sort_keys(table: pa.Table | pa.RecordBatch, spec: LayoutSpec, pool: Executor | None = None,
+              parts: int = 1) -> pa.Table:
     """The columns that order ``table``'s rows under ``spec``, first to last (tiebreak last).
 
-    LINEAR: the sort columns themselves. Curves: one uint64 column per 64 bits of the curve position.
+    LINEAR: the sort columns themselves. Curves: one uint64 column per 64 bits of the curve position,
+    computed over ``parts`` slices of the rows on ``pool`` when given (numpy releases the GIL).
     """
     arrays: list[pa.Array] = []
     names: list[str] = []
     columns = [resolve_column(table, c) for c in spec.columns]
     if spec.uses_curve:
-        words = curve_keys(columns, spec)
+        n = table.num_rows
+        parts = max(1, min(parts, n // _MIN_ROWS_PER_PART)) if pool is not None else 1
+        if parts > 1:
+            cuts = [n * i // parts for i in range(parts + 1)]
+            words = np.concatenate(list(pool.map(
+                lambda i: curve_keys([c.slice(cuts[i], cuts[i + 1] - cuts[i]) for c in columns], spec),
+                range(parts))))
+        else:
+            words = curve_keys(columns, spec)
         for w in range(words.shape[1]):
             arrays.append(pa.array(words[:, w], pa.uint64()))
             names.append(f"{KEY_PREFIX}w{w}")

@@ -309,3 +309,17 @@ def test_range_members_bucket_rows_stably():
     ranges = np.array([2, 0, 2, 1, 0, 2, 4])
     members = range_members(ranges, 5)
     assert [m.tolist() for m in members] == [[1, 4], [3], [0, 2, 5], [], [6]]
+
+
+@pytest.mark.parametrize("strategy", [ZORDER, HILBERT])
+def test_curve_keys_computed_in_parallel_slices_equal_one_pass(strategy):
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(9)
+    n = 200_003
+    t = pa.table({"x": pa.array(rng.integers(0, 10**6, n)), "y": pa.array(rng.integers(-50, 50, n), pa.int32()),
+                  "k": pa.array(rng.integers(0, 10**9, n)).cast(pa.string())})
+    bounds = tuple(column_boundaries(direct_keys(t.column(c)), 4096) for c in ("x", "y"))
+    for spec in (LayoutSpec(strategy, ("x", "y"), SAMPLE, bounds, "k"), LayoutSpec(strategy, ("x", "y"), tiebreak="k")):
+        with ThreadPoolExecutor(3) as pool:
+            assert sort_keys(t, spec, pool, 3).equals(sort_keys(t, spec))
