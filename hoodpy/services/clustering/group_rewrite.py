@@ -6,7 +6,7 @@ This replaces, for groups of base files only (no log files) whose uncompressed s
 JVM-to-Python transfer of every row, the Python-side output assignment, the shuffle by output file and the
 second JVM-to-Python transfer into the writing tasks. The layout is the distributed path's: the same sort keys
 (``layout.sort_keys``), boundaries placed by the same functions from a sample of the same size (drawn here
-from the rows in memory with a fixed seed, where the distributed path has Spark sample), the same stable
+from the rows in memory with a fixed seed, where the distributed path samples through Spark), the same stable
 order (ties broken by the record key).
 
 The group is never sorted as a whole: each row's range (output file) comes from a binary search against the
