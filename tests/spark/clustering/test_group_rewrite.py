@@ -1,6 +1,6 @@
 """Groups rewritten in one Python task (group_rewrite.py): the distributed path's rows, cut into as many files,
 each a contiguous stretch of the layout's order. The task samples its group from the rows it holds (the
-distributed path through Spark), so the cuts may fall elsewhere; tests/unit/services/clustering/test_group_rewrite_files.py
+distributed path through Spark), so the cuts may fall elsewhere; the unit module test_group_rewrite_files.py
 pins the files for a given sample row for row."""
 
 from __future__ import annotations
