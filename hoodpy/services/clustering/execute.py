@@ -15,8 +15,8 @@
    task per output file sorts its rows and writes them with ``write_base_file`` (Hudi footer, bloom
    filter, min/max key). Meta columns are kept: commit time and sequence number as they were,
    ``_hoodie_file_name`` set to the new file. When every group of a job is base files only and small enough
-   (``hoodie.clustering.group.task.max.bytes``), one task per group reads, orders and writes it instead,
-   with the same result (``group_rewrite.py``); only the sample goes through Spark's scan.
+   (``hoodie.clustering.group.task.max.bytes``), one task per group reads, samples, orders and writes it
+   instead (``group_rewrite.py``): one Spark job, no Spark scan; the same layout from its own sample.
 4. Under the lock (optimistic concurrency), the inputs are checked once more, then the replacecommit
    completes with ``operationType`` CLUSTER and ``partitionToReplaceFileIds`` naming the input groups.
 
@@ -71,10 +71,6 @@ if TYPE_CHECKING:
 FILE_COLUMN = "__hoodpy_source_file"
 OUTPUT_COLUMN = "__hoodpy_output"
 _MIN_SAMPLE_PER_OUTPUT = 100
-_MAX_COLUMN_BOUNDARIES = 4096
-# Curve layouts move each cut between output files by up to this share of a file's rows to the start
-# of the nearest large curve cell (see layout.range_boundaries).
-_CELL_SNAP = 0.1
 
 
 @dataclass
@@ -255,6 +251,17 @@ class _ClusteringJob:
         inputs = [[_input_slice(s) for s in g.slices] for g in groups]
         rels = [fs.base_file.path for slices in inputs for fs in slices if fs.base_file is not None]
         footers = dict(zip(rels, _footers(self.storage, rels), strict=True))
+        outputs = [_Output(gi, g.partition_path, new_file_id()) for gi, g in enumerate(groups)
+                   for _ in range(g.num_output_file_groups)]
+        if all(not fs.log_files and fs.base_file is not None for slices in inputs for fs in slices) and all(
+                sum(uncompressed_bytes(footers[fs.base_file.path]) for fs in slices) <= self.group_task_max_bytes
+                for slices in inputs):
+            # Each task samples its group from the rows it holds: no Spark scan for the sample.
+            works = [GroupRewrite(g.partition_path, tuple(fs.base_file.path for fs in inputs[gi]),
+                                  tuple(o.file_id for o in outputs if o.group == gi), self._spec(),
+                                  sample_rows=self._sample_rows(groups, gi))
+                     for gi, g in enumerate(groups)]
+            return self._rewrite_in_tasks(works)
         # Rows per group for sampling: the base files' (log records are few next to them, or counted as 0).
         counts = {rel: footer.num_rows for rel, footer in footers.items()}
         file_group_index = {slice_name(fs): gi for gi, slices in enumerate(inputs) for fs in slices}
@@ -265,22 +272,14 @@ class _ClusteringJob:
         group_rows = [sum(counts.get(fs.base_file.path, 0) for fs in slices if fs.base_file is not None)
                       for slices in inputs]
         sample = self._sample(df, groups, group_rows, file_group_index)
-        specs, boundaries, first_output, outputs = [], [], [], []
+        specs, boundaries, first_output = [], [], []
         for gi, g in enumerate(groups):
             rows = _group_sample(sample, gi, file_group_index)
-            spec = self._spec(rows)
+            spec = layout.sampled_spec(self._spec(), rows)
             specs.append(spec)
             boundaries.append(layout.range_boundaries(layout.sort_keys(rows, spec), g.num_output_file_groups,
-                                                      snap=_CELL_SNAP))
-            first_output.append(len(outputs))
-            outputs.extend(_Output(gi, g.partition_path, new_file_id()) for _ in range(g.num_output_file_groups))
-        if all(not fs.log_files and fs.base_file is not None for slices in inputs for fs in slices) and all(
-                sum(uncompressed_bytes(footers[fs.base_file.path]) for fs in slices) <= self.group_task_max_bytes
-                for slices in inputs):
-            works = [GroupRewrite(g.partition_path, tuple(fs.base_file.path for fs in inputs[gi]),
-                                  tuple(o.file_id for o in outputs if o.group == gi), specs[gi], boundaries[gi])
-                     for gi, g in enumerate(groups)]
-            return self._rewrite_in_tasks(works)
+                                                      snap=layout.CELL_SNAP))
+            first_output.append(sum(prev.num_output_file_groups for prev in groups[:gi]))
         ctx = _JobContext(self.storage.base_uri, self.instant_time, self.full_schema, self.options,
                           file_group_index, specs, boundaries, first_output, outputs)
         assigned_schema = StructType([*df.schema.fields, StructField(OUTPUT_COLUMN, IntegerType(), False)])
@@ -304,26 +303,24 @@ class _ClusteringJob:
         """Sort-key columns (and the record key) of a per-group sample of rows, as Arrow."""
         heads = list(dict.fromkeys(c.split(".")[0] if c not in df.columns else c for c in self.plan.sort_columns))
         columns = list(dict.fromkeys([FILE_COLUMN, RECORD_KEY, *heads]))
-        per_group = max(1, self.sample_size // max(1, len(groups)))
         fractions = {}
         for name, gi in file_group_index.items():
-            wanted = max(per_group, _MIN_SAMPLE_PER_OUTPUT * groups[gi].num_output_file_groups)
+            wanted = max(1, self._sample_rows(groups, gi))
             fractions[name] = min(1.0, wanted / group_rows[gi]) if group_rows[gi] else 1.0
         picked = df.select(*columns)
         if any(f < 1.0 for f in fractions.values()):
             picked = picked.sampleBy(FILE_COLUMN, fractions, seed=17)
         return picked.toArrow()
 
-    def _spec(self, rows: pa.Table) -> layout.LayoutSpec:
+    def _spec(self) -> layout.LayoutSpec:
+        """The layout without its sampled column boundaries (layout.sampled_spec adds them)."""
         columns = self.plan.sort_columns
-        strategy = self.strategy if columns else layout.LINEAR
-        spec = layout.LayoutSpec(strategy, columns, self.method, None, RECORD_KEY)
-        if not spec.needs_boundaries:
-            return spec
-        bounds = tuple(layout.column_boundaries(layout.direct_keys(layout.resolve_column(rows, c)),
-                                                min(_MAX_COLUMN_BOUNDARIES, max(1, rows.num_rows)))
-                       for c in columns)
-        return layout.LayoutSpec(strategy, columns, self.method, bounds, RECORD_KEY)
+        return layout.LayoutSpec(self.strategy if columns else layout.LINEAR, columns, self.method, None, RECORD_KEY)
+
+    def _sample_rows(self, groups: list[ClusteringGroup], gi: int) -> int:
+        """Rows sampled from group ``gi``: its share of the sample size, at least a few per output file."""
+        return max(self.sample_size // max(1, len(groups)),
+                   _MIN_SAMPLE_PER_OUTPUT * groups[gi].num_output_file_groups)
 
 
 def _group_sample(sample: pa.Table, group_index: int, file_group_index: dict[str, int]) -> pa.Table:

@@ -32,6 +32,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -52,7 +53,13 @@ _SIGN = _U64(1 << 63)
 _ALL_ONES = _U64(0xFFFFFFFFFFFFFFFF)
 _MILLIS_PER_DAY = 86_400_000
 _UNITS_PER_MILLI = {"ms": 1, "us": 1_000, "ns": 1_000_000}
+# Column boundaries a SAMPLE curve ranks each sort column against (at most).
+MAX_COLUMN_BOUNDARIES = 4096
+# Curve layouts move each cut between output files by up to this share of a file's rows to the start of the
+# nearest large curve cell (see range_boundaries).
+CELL_SNAP = 0.1
 KEY_PREFIX = "__hoodpy_key_"
+_MIN_ROWS_PER_PART = 65536  # rows per slice when curve keys are computed in parallel
 _MARKER = "__hoodpy_boundary"
 
 
@@ -223,6 +230,16 @@ def column_boundaries(sample_keys: np.ndarray, max_boundaries: int) -> np.ndarra
     return np.unique(keys[np.clip(positions, 0, len(keys) - 1)])
 
 
+def sampled_spec(spec: LayoutSpec, sample: pa.Table | pa.RecordBatch) -> LayoutSpec:
+    """``spec`` with the column boundaries a SAMPLE curve needs, placed from ``sample`` (a sample of the rows
+    with the sort columns); ``spec`` itself when it needs none."""
+    if not spec.needs_boundaries:
+        return spec
+    count = min(MAX_COLUMN_BOUNDARIES, max(1, sample.num_rows))
+    bounds = tuple(column_boundaries(direct_keys(resolve_column(sample, c)), count) for c in spec.columns)
+    return LayoutSpec(spec.strategy, spec.columns, spec.build_method, bounds, spec.tiebreak)
+
+
 def sample_coordinates(keys: np.ndarray, boundaries: np.ndarray, bits: int = SAMPLE_BITS) -> np.ndarray:
     """Rank of each key among ``boundaries`` (number of boundaries <= key), spread over ``bits`` bits."""
     ranks = np.searchsorted(boundaries, keys, side="right").astype(_U64)
@@ -340,16 +357,26 @@ def curve_keys(columns: Sequence[pa.Array], spec: LayoutSpec) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------------
 
 
-def sort_keys(table: pa.Table | pa.RecordBatch, spec: LayoutSpec) -> pa.Table:
+def sort_keys(table: pa.Table | pa.RecordBatch, spec: LayoutSpec, pool: Executor | None = None,
+              parts: int = 1) -> pa.Table:
     """The columns that order ``table``'s rows under ``spec``, first to last (tiebreak last).
 
-    LINEAR: the sort columns themselves. Curves: one uint64 column per 64 bits of the curve position.
+    LINEAR: the sort columns themselves. Curves: one uint64 column per 64 bits of the curve position,
+    computed over ``parts`` slices of the rows on ``pool`` when given (numpy releases the GIL).
     """
     arrays: list[pa.Array] = []
     names: list[str] = []
     columns = [resolve_column(table, c) for c in spec.columns]
     if spec.uses_curve:
-        words = curve_keys(columns, spec)
+        n = table.num_rows
+        parts = max(1, min(parts, n // _MIN_ROWS_PER_PART)) if pool is not None else 1
+        if parts > 1:
+            cuts = [n * i // parts for i in range(parts + 1)]
+            words = np.concatenate(list(pool.map(
+                lambda i: curve_keys([c.slice(cuts[i], cuts[i + 1] - cuts[i]) for c in columns], spec),
+                range(parts))))
+        else:
+            words = curve_keys(columns, spec)
         for w in range(words.shape[1]):
             arrays.append(pa.array(words[:, w], pa.uint64()))
             names.append(f"{KEY_PREFIX}w{w}")
@@ -426,23 +453,72 @@ def range_boundaries(keys: pa.Table, num_ranges: int, *, snap: float = 0.0) -> p
 
 
 def assign_ranges(keys: pa.Table, boundaries: pa.Table) -> np.ndarray:
-    """For each row of ``keys``, the number of boundary rows at or below it (its range, 0-based)."""
+    """For each row of ``keys``, the number of boundary rows at or below it (its range, 0-based).
+
+    Without sorting the rows when the first key column is integral (curve words, integers, dates) and has no
+    nulls: a row whose first value differs from every boundary's is placed by that value alone (a binary
+    search among the boundaries' first values); only rows sharing a first value with a boundary are compared
+    on the later columns, by sorting them with the boundaries.
+    """
     n = keys.num_rows
     if boundaries.num_rows == 0 or n == 0:
         return np.zeros(n, dtype=np.int64)
-    order, ranges = ordered_ranges(keys, boundaries)
-    out = np.empty(n, dtype=np.int64)
-    out[order] = ranges
+    boundaries = boundaries.cast(keys.schema)
+    first, edges = _integral_values(keys.column(0)), _integral_values(boundaries.column(0))
+    if first is None or edges is None:
+        order, ranges = _sorted_ranges(keys, boundaries)
+        out = np.empty(n, dtype=np.int64)
+        out[order] = ranges
+        return out
+    edges = np.sort(edges)
+    out = np.searchsorted(edges, first, side="left").astype(np.int64)  # boundaries with a smaller first value
+    ties = np.nonzero(np.searchsorted(edges, first, side="right") != out)[0]
+    if len(ties):
+        order, ranges = _sorted_ranges(keys.take(pa.array(ties, pa.int64())), boundaries)
+        out[ties[order]] = ranges
     return out
+
+
+def _integral_values(column: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
+    """An integral, null-free column as numpy integers ordered as Arrow orders it; None for other columns."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    t = column.type
+    if column.null_count or not (pa.types.is_integer(t) or (
+            pa.types.is_temporal(t) and t.bit_width in (32, 64))):
+        return None
+    if pa.types.is_integer(t):
+        return column.to_numpy()
+    width = pa.int32() if t.bit_width == 32 else pa.int64()
+    return column.view(width).to_numpy()
+
+
+def range_members(ranges: np.ndarray, num_ranges: int) -> list[np.ndarray]:
+    """Per range, the positions of its rows, ascending (a stable bucketing of ``ranges``)."""
+    small = ranges.astype(np.uint16) if num_ranges <= 1 << 16 else ranges
+    by_range = np.argsort(small, kind="stable")  # a radix sort for 16-bit values
+    cuts = np.concatenate([[0], np.cumsum(np.bincount(ranges, minlength=num_ranges))])
+    return [by_range[cuts[k]:cuts[k + 1]] for k in range(num_ranges)]
 
 
 def ordered_ranges(keys: pa.Table, boundaries: pa.Table) -> tuple[np.ndarray, np.ndarray]:
     """``keys``' row positions in :func:`order_indices`'s order, and each of those rows' range (as
-    :func:`assign_ranges` gives it, so ascending): one sort for both."""
+    :func:`assign_ranges` gives it, so ascending)."""
     n = keys.num_rows
     if boundaries.num_rows == 0 or n == 0:
         return order_indices(keys), np.zeros(n, dtype=np.int64)
-    boundaries = boundaries.cast(keys.schema)
+    ranges = assign_ranges(keys, boundaries)
+    members = range_members(ranges, boundaries.num_rows + 1)
+    # A range's rows are a contiguous stretch of the whole order: sorting each range's rows (taken in
+    # input order, so ties keep it) gives that stretch.
+    order = np.concatenate([m[order_indices(keys.take(pa.array(m, pa.int64())))] for m in members])
+    return order, ranges[order]
+
+
+def _sorted_ranges(keys: pa.Table, boundaries: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`ordered_ranges` by one sort of the rows together with the boundaries (``boundaries`` cast to
+    ``keys``' schema)."""
+    n = keys.num_rows
     combined = pa.concat_tables([
         boundaries.append_column(_MARKER, pa.array(np.ones(boundaries.num_rows, dtype=np.int8))),
         keys.append_column(_MARKER, pa.array(np.zeros(n, dtype=np.int8))),

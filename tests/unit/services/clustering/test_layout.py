@@ -18,7 +18,9 @@ from hoodpy.services.clustering.layout import (
     hilbert_index,
     interleave_bits,
     order_indices,
+    ordered_ranges,
     range_boundaries,
+    range_members,
     sample_coordinates,
     sort_keys,
 )
@@ -251,3 +253,73 @@ def test_the_default_build_method_prunes_both_sort_columns_where_direct_does_not
     sampled = files_scanned(LayoutSpec(HILBERT, ("day", "part"), SAMPLE, bounds))
     assert direct["part"] == 16 and direct["day"] <= 2
     assert sampled["day"] <= 6 and sampled["part"] <= 6, sampled
+
+
+def _reference_ranges(keys, boundaries):
+    """The rows' order and ranges by one sort of rows and boundaries together (the former ordered_ranges)."""
+    from hoodpy.services.clustering.layout import _sorted_ranges
+
+    return _sorted_ranges(keys, boundaries.cast(keys.schema))
+
+
+def _tied_table(n: int, seed: int) -> pa.Table:
+    """Few distinct sort values (many ties on the curve), repeated record keys, some nulls in ``z``."""
+    rng = np.random.default_rng(seed)
+    z = rng.integers(0, 6, n)
+    return pa.table({"x": pa.array(rng.integers(0, 8, n), pa.int32()),
+                     "y": pa.array(rng.integers(0, 5, n)).cast(pa.int32()).cast(pa.date32()),
+                     "z": pa.array(np.where(z == 0, None, z).tolist(), pa.int64()),
+                     "s": pa.array([f"s{v}" for v in rng.integers(0, 9, n)]),
+                     "k": pa.array([f"k{v:03d}" for v in rng.integers(0, n // 3, n)])})
+
+
+def _specs(t: pa.Table) -> list[LayoutSpec]:
+    bounds = tuple(column_boundaries(direct_keys(t.column(c)), 3) for c in ("x", "y"))
+    return [LayoutSpec(ZORDER, ("x", "y"), SAMPLE, bounds, "k"), LayoutSpec(HILBERT, ("x", "y"), tiebreak="k"),
+            LayoutSpec(ZORDER, ("x", "y", "z"), tiebreak="k"), LayoutSpec(LINEAR, ("y", "x"), tiebreak="k"),
+            LayoutSpec(LINEAR, ("z", "x"), tiebreak="k"), LayoutSpec(LINEAR, ("s", "x"), tiebreak="k"),
+            LayoutSpec(LINEAR, ("x",))]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_assign_ranges_and_ordered_ranges_match_one_sort_of_rows_and_boundaries(seed):
+    """Ranges found without sorting the rows, and the order built range by range, are the one-sort result:
+    curve words, dates and integers take the binary search (ties on the first column included), nulls and
+    strings the sort; boundaries cut inside runs of equal keys, at snapped cell starts, or are fewer than
+    the outputs."""
+    t = _tied_table(600, seed)
+    sample = t.take(pa.array(np.random.default_rng(seed).choice(600, 150, replace=False)))
+    for spec in _specs(t):
+        keys = sort_keys(t, spec)
+        for cuts, snap in ((2, 0.0), (7, 0.0), (7, 0.3), (40, 0.0)):
+            bounds = range_boundaries(sort_keys(sample, spec), cuts, snap=snap)
+            order, ranges = _reference_ranges(keys, bounds)
+            expected = np.empty(len(ranges), dtype=np.int64)
+            expected[order] = ranges
+            assert assign_ranges(keys, bounds).tolist() == expected.tolist(), (spec, cuts, snap)
+            got_order, got_ranges = ordered_ranges(keys, bounds)
+            assert got_order.tolist() == order.tolist() and got_ranges.tolist() == ranges.tolist(), (spec, cuts)
+    # A boundary equal to rows on every key column: those rows start its range.
+    keys = sort_keys(t, LayoutSpec(LINEAR, ("x",)))
+    bounds = keys.take(pa.array([int(np.argmax(t.column("x").to_numpy() == 3))]))
+    assert np.array_equal(assign_ranges(keys, bounds), (t.column("x").to_numpy() >= 3).astype(np.int64))
+
+
+def test_range_members_bucket_rows_stably():
+    ranges = np.array([2, 0, 2, 1, 0, 2, 4])
+    members = range_members(ranges, 5)
+    assert [m.tolist() for m in members] == [[1, 4], [3], [0, 2, 5], [], [6]]
+
+
+@pytest.mark.parametrize("strategy", [ZORDER, HILBERT])
+def test_curve_keys_computed_in_parallel_slices_equal_one_pass(strategy):
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(9)
+    n = 200_003
+    t = pa.table({"x": pa.array(rng.integers(0, 10**6, n)), "y": pa.array(rng.integers(-50, 50, n), pa.int32()),
+                  "k": pa.array(rng.integers(0, 10**9, n)).cast(pa.string())})
+    bounds = tuple(column_boundaries(direct_keys(t.column(c)), 4096) for c in ("x", "y"))
+    for spec in (LayoutSpec(strategy, ("x", "y"), SAMPLE, bounds, "k"), LayoutSpec(strategy, ("x", "y"), tiebreak="k")):
+        with ThreadPoolExecutor(3) as pool:
+            assert sort_keys(t, spec, pool, 3).equals(sort_keys(t, spec))
