@@ -8,6 +8,8 @@ and stages, wall seconds. Reads alternate between tables (A/B/C, ...), medians r
 ``--build SF`` first builds those three tables as the mor workload does (bulk_insert load; the COW table
 upserted with the workload's batch, the MOR tables with small-file handling off so updates go to logs: one
 batch, or five seeded update batches), without running the workload's timed upserts and compaction.
+``--baseline FILE`` reads each table also with another slice_scan.py (alternating, same process: A/B);
+``--phases`` gives the CPU seconds of each phase of the Python tasks' work, in this process without Spark.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ def phases(work: Path, names: list[str], reps: int) -> dict:
     import numpy as np
     import pyarrow as pa
 
+    from pyspark.sql.pandas.types import to_arrow_schema
+
     from hoodpy.arrow_rows import align
     from hoodpy.config.write import event_time_ordering_field
     from hoodpy.file_group.log_file import effective_blocks
@@ -49,7 +53,7 @@ def phases(work: Path, names: list[str], reps: int) -> dict:
         if not slices:
             continue
         committed = view.timeline.committed(None)
-        schema = table.arrow_schema(view.timeline)
+        schema = to_arrow_schema(table.spark_schema(timeline=view.timeline))  # meta columns first
         ordering = event_time_ordering_field(table.config)
         storage = table.storage
         runs: list[dict] = []
