@@ -52,7 +52,7 @@ def read_file_slices(spark: SparkSession, storage: Storage, slices: Sequence[Fil
 
     A slice with logs is read in two halves: the base rows of keys no log names through the base-file scan
     (Spark's reader: vectorized, only the columns the query uses), less the rows of keys its logs name (a
-    broadcast anti-join on file name and row position); the keys the logs name merged in Python tasks, a big
+    broadcast anti-join on row positions, :func:`_untouched_rows`); the keys the logs name merged in Python tasks, a big
     slice in several.
     With virtual keys (``virtual``: the table's key generator) the files hold no keys to anti-join on, so
     whole slices with logs are merged in the Python tasks, their keys computed from the key fields.
@@ -81,7 +81,7 @@ def read_file_slices(spark: SparkSession, storage: Storage, slices: Sequence[Fil
     return reduce(DataFrame.unionByName, reversed(parts))
 
 
-_FILE = "_hoodpy_base_file"  # the anti-join's columns: a row's base file name, a row position its logs name
+_FILE = "_hoodpy_base_file"  # the anti-join's columns: a row's base file name, its position (or file and position)
 _ROW = "_hoodpy_base_position"
 
 
@@ -89,38 +89,68 @@ def _untouched_rows(spark: SparkSession, storage: Storage, slices: Sequence[File
                     committed: CommittedInstants, written: Mapping[str, StructType] | None,
                     file_name_column: str | None) -> DataFrame:
     """The base rows of ``slices`` (each with a base file) whose keys their logs do not name: Spark's scan
-    less a broadcast anti-join on (file name, row position). The Python tasks find the positions of the keys
-    the logs name; Spark's side then reads no key column (``_metadata.row_index`` costs no read) and hashes
-    longs rather than every row's key string."""
-    items = [(s.base_file.path, s.base_file.file_name, [lf.path for lf in s.log_files]) for s in slices]
+    less a broadcast anti-join on the rows' positions. The Python tasks find the positions of the keys the
+    logs name; Spark's side then reads no key column (``_metadata.row_index`` costs no read) and hashes longs
+    rather than every row's key string. Up to KEYED_SCANS base files are scanned one by one, file i's rows
+    keyed ``i << 40 | position`` (one long: Spark's long-keyed hash join); more are scanned at once and keyed
+    by (file name, position)."""
+    one_long = len(slices) <= KEYED_SCANS
+    items = [(s.base_file.path, s.base_file.file_name, i if one_long else None, [lf.path for lf in s.log_files])
+             for i, s in enumerate(slices)]
     tasks = min(len(items), MAX_SCAN_TASKS)
+    keys = [_ROW] if one_long else [_FILE, _ROW]
     named = spark.range(0, tasks, 1, tasks).mapInArrow(
-        _named_positions(storage.base_uri, items, tasks, committed), f"{_FILE} string, {_ROW} long")
-    rows = read_parquet_files(spark, storage, [s.base_file.path for s in slices], schema, written=written,
-                              file_name_column=_FILE, row_index_column=_ROW)
-    if sum(lf.size for s in slices for lf in s.log_files) <= BROADCAST_LOG_BYTES:
+        _named_positions(storage.base_uri, items, tasks, committed),
+        f"{_ROW} long" if one_long else f"{_FILE} string, {_ROW} long")
+    if one_long:
+        rows = [_keyed(read_parquet_files(spark, storage, [s.base_file.path], schema, written=written,
+                                          row_index_column=_ROW), i, s.base_file.file_name, file_name_column)
+                for i, s in enumerate(slices)]
+        rows = reduce(DataFrame.unionByName, rows)
+    else:
+        rows = read_parquet_files(spark, storage, [s.base_file.path for s in slices], schema, written=written,
+                                  file_name_column=_FILE, row_index_column=_ROW)
+    if sum(lf.size or 0 for s in slices for lf in s.log_files) <= BROADCAST_LOG_BYTES:
         named = F.broadcast(named)
-    rows = rows.join(named, [_FILE, _ROW], "left_anti").drop(_ROW)
+    rows = rows.join(named, keys, "left_anti").drop(_ROW)
+    if one_long:
+        return rows
     if file_name_column:
         return rows.withColumnRenamed(_FILE, file_name_column)
     return rows.drop(_FILE)
 
 
-def _named_positions(base_uri: str, items: list[tuple[str, str, list[str]]], tasks: int,
+KEYED_SCANS = 16  # base files with logs scanned one by one (a plan of that many scans), keyed by one long
+_FILE_SHIFT = 40  # file i's row keys: i << 40 | position (a parquet file of 2^40 rows is far off)
+
+
+def _keyed(rows: DataFrame, index: int, name: str, file_name_column: str | None) -> DataFrame:
+    """One base file's scan keyed for the anti-join (see :func:`_untouched_rows`), with its name when asked."""
+    if index:
+        rows = rows.withColumn(_ROW, F.col(_ROW) + F.lit(index << _FILE_SHIFT))
+    return rows.withColumn(file_name_column, F.lit(name)) if file_name_column else rows
+
+
+def _named_positions(base_uri: str, items: list[tuple[str, str, int | None, list[str]]], tasks: int,
                      committed: CommittedInstants):
-    """The task function: (base file name, row position) for each base row whose key the committed log
-    blocks of its slice name."""
+    """The task function: for each base row whose key the committed log blocks of its slice name, its key
+    for the anti-join: ``index << 40 | position`` for a file scanned alone (``index`` not None), else (base
+    file name, position)."""
 
     def positions(batches):
         storage = Storage(base_uri)
         for batch in batches:
             for task in batch.column(0).to_pylist():
-                for base_rel, base_name, log_rels in items[task::tasks]:
+                for base_rel, base_name, index, log_rels in items[task::tasks]:
                     logs = effective_blocks(((storage.full_path(rel), storage.read_bytes(rel)) for rel in log_rels),
                                             committed)
                     found = key_positions(storage, base_rel, RECORD_KEY, named_keys(logs.blocks))
-                    yield pa.RecordBatch.from_arrays([pa.array([base_name] * len(found), pa.string()),
-                                                      pa.array(found, pa.int64())], names=[_FILE, _ROW])
+                    if index is not None:
+                        yield pa.RecordBatch.from_arrays([pa.array(found + (index << _FILE_SHIFT), pa.int64())],
+                                                         names=[_ROW])
+                    else:
+                        yield pa.RecordBatch.from_arrays([pa.array([base_name] * len(found), pa.string()),
+                                                          pa.array(found, pa.int64())], names=[_FILE, _ROW])
 
     return positions
 
@@ -184,8 +214,12 @@ def _merge_named(storage: Storage, base_rel: str, blocks: Sequence[LogBlock], sc
     """Part ``part`` of ``parts`` of the merged rows of the keys the logs name. The base rows of those keys
     are first read with only their key and ordering columns (all the merge compares): usually a log version
     wins, and only the keys whose base version wins need the base file's other columns, read then by
-    position. (A base file of one row group, the default up to 120 MB, would otherwise be decoded whole.)"""
-    compared = dict.fromkeys([RECORD_KEY, *(f for f in ordering_fields(ordering_field) if f in schema.names)])
+    position. (A base file of one row group, the default up to 120 MB, would otherwise be decoded whole.)
+    Commit-time ordering compares nothing: the merge is of the logs alone."""
+    fields = ordering_fields(ordering_field)
+    if not fields:  # commit time: a log version (or delete) always wins over the base's, which is not read
+        return merge_slice_part(None, blocks, schema, None, part, parts, named_only=True)
+    compared = dict.fromkeys([RECORD_KEY, *(f for f in fields if f in schema.names)])
     wide = schema.append(pa.field(_BASE_ROW, pa.int64()))
     base = read_base_rows(storage, base_rel, pa.schema([schema.field(n) for n in compared]), RECORD_KEY,
                           named_keys(blocks), position_column=_BASE_ROW)

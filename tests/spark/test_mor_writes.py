@@ -350,3 +350,26 @@ def test_large_logs_are_not_forced_into_a_broadcast(built, spark, monkeypatch, c
     finally:
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", threshold)
     assert "LeftAnti" in plan and "BroadcastHashJoin" not in plan and "SortMergeJoin" in plan, plan
+
+
+
+def test_anti_join_keys_give_the_same_rows(built, spark, monkeypatch, capsys):
+    """A few base files with logs are scanned one by one and anti-joined on one long (file index << 40 |
+    row position); more than KEYED_SCANS are scanned at once and joined on (file name, position): the same
+    rows either way, hudi-rs's, at the instant with the most base files with logs."""
+    from hoodpy.read import slice_scan
+
+    table = HoodieTable.for_path(spark, built.path)
+
+    def logged(step):
+        return sum(1 for s in table.file_system_view(as_of=step.instant).latest_file_slices()
+                   if s.log_files and s.base_file is not None)
+
+    step = max(built.steps, key=logged)
+    assert logged(step) > 1  # files after the first are keyed past 1 << 40
+    for keyed_scans, file_column in ((slice_scan.KEYED_SCANS, False), (0, True)):
+        monkeypatch.setattr(slice_scan, "KEYED_SCANS", keyed_scans)
+        df = HoodieTable.for_path(spark, built.path).read(as_of=step.instant)
+        df.explain()
+        assert ("_hoodpy_base_file" in capsys.readouterr().out) == file_column
+        assert hudi_rs.df_rows(df) == step.hudi_rs, keyed_scans

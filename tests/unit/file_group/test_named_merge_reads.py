@@ -53,12 +53,12 @@ def test_named_rows_are_the_in_memory_merge_full_width(slice_files, parts, order
                                                                 part, parts, named_only=True))]
     assert sorted(got, key=lambda r: r["id"]) == sorted(expected, key=lambda r: r["id"])
     assert all(len(r) == len(ARROW) for r in got)
-    assert widths == [[RECORD_KEY, *([ordering] if ordering else [])]] * parts
     if ordering:  # c (5 > 4) and g (5 > 2) keep their base rows: only they are read whole
+        assert widths == [[RECORD_KEY, ordering]] * parts
         assert {r["id"]: r["ts"] for r in got} == {"a": 6, "c": 5, "e": 7, "g": 5, "x": 3}
         assert sum(whole) == 2
-    else:  # commit time: a log version always wins, the base file's other columns are never read
-        assert whole == []
+    else:  # commit time: a log version always wins, so the base file is not read at all
+        assert widths == [] and whole == []
 
 
 def test_positions_read_across_row_groups(tmp_path):
@@ -75,3 +75,23 @@ def test_positions_read_across_row_groups(tmp_path):
     assert read_base_positions(storage, "base.parquet", schema, np.array([], np.int64)).num_rows == 0
     none = read_base_rows(storage, "base.parquet", schema, RECORD_KEY, pa.array(["zz"]), position_column="pos")
     assert none.column_names == [*schema.names, "pos"] and none.num_rows == 0
+
+
+
+@pytest.mark.parametrize("index", [None, 0, 3])
+def test_positions_task_keys_rows_for_the_anti_join(slice_files, index):
+    """The positions task gives the base rows of every key the logs name (a delete's too), keyed as the scan
+    keys them: ``index << 40 | position`` for a file scanned alone, else (file name, position)."""
+    from hoodpy.read import slice_scan
+
+    storage, base, logs = slice_files
+    task = slice_scan._named_positions(storage.base_uri, [(base, "base.parquet", index, logs)], 1, {T1, T2, T3, T4})
+    [batch] = list(task(iter([pa.record_batch([pa.array([0], pa.int64())], names=["id"])])))
+    named = sorted(BASE.column("id").to_pylist().index(k) for k in "abceg")  # x, y, z are not in the base
+    if index is None:
+        assert batch.column_names == [slice_scan._FILE, slice_scan._ROW]
+        assert set(batch.column(0).to_pylist()) == {"base.parquet"}
+        assert sorted(batch.column(1).to_pylist()) == named
+    else:
+        assert batch.column_names == [slice_scan._ROW]
+        assert sorted(batch.column(0).to_pylist()) == [(index << 40) + p for p in named]
