@@ -618,7 +618,7 @@ class Writer:
         # Copy-on-write: the file taking a partition's inserts is not looked up on the driver (see
         # _insert_files); its merge task tells its updates from inserts, as it reads the file's keys anyway.
         deferred = {} if tasks_group_rows else self._insert_files(view, timeline)
-        located = lookup([bf for bf in latest if deferred.get(bf.partition_path, bf) is not bf])
+        located = lookup([bf for bf in latest if deferred.get(bf.partition_path) is not bf])
         rest = _not_located(keys, located)
         new = rest.filter(pc.equal(rest.column(OP), OP_UPSERT))
         buckets = self._insert_buckets(records, new, view) if deferred else None

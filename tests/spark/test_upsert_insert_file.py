@@ -112,3 +112,15 @@ def test_inserts_spread_past_the_insert_file_look_it_up(spark, tmp_path, checked
     assert stats[x][0] == 1 and 0 < stats[x][1] < 5 and sum(i for _, i in stats.values()) == 5
     assert result.files_added >= 1
     assert by_key(t.read(), "v")["2"] == ("x2",)
+
+
+def test_without_small_files_every_file_is_looked_up(spark, tmp_path, checked):
+    """hoodie.parquet.small.file.limit=0: no file takes inserts, so none is left out; updates stay updates."""
+    t, x, y = _two_files(spark, str(tmp_path / "t"))
+    result = t.upsert(spark.createDataFrame([(2, "a", 2, "x2"), (8, "a", 2, "y8"), (70, "a", 2, "new70")], DDL),
+                      options=NEW_GROUP)
+    assert set(checked) == {x, y}
+    stats = _per_file(result)
+    assert stats[x] == (1, 0) and stats[y] == (1, 0) and result.files_added == 1 and result.num_inserts == 1
+    got = by_key(t.read(), "v")
+    assert len(got) == 41 and got["2"] == ("x2",) and got["8"] == ("y8",) and got["70"] == ("new70",)
