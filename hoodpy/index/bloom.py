@@ -10,6 +10,7 @@ pruning by ranges opens no footer either."""
 
 from __future__ import annotations
 
+import bisect
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -104,18 +105,17 @@ def _check_file(base_uri: str, virtual: KeyGenerator | None, shipped: Broadcast 
         filters: dict[str, bytes] = shipped.value if shipped is not None else {}
         path = candidates.column("f_path")[0].as_py()
         keys = pc.unique(candidates.column(RECORD_KEY).combine_chunks())
-        if path in filters:  # from the metadata table: the footer is opened only for keys that may be there
-            bloom = BloomFilter.deserialize(filters[path].decode())
-            keys = keys.filter(pa.array(bloom.might_contain_many(keys.to_pylist()), pa.bool_()))
+        if path in filters and rules_out(BloomFilter.deserialize(filters[path].decode()), keys):
+            keys = keys.slice(0, 0)  # from the metadata table: the file is not opened
         if len(keys):
             with storage.fs.open_input_file(storage.full_path(path)) as f:
                 pf = pq.ParquetFile(f)
                 text = None if path in filters else (pf.metadata.metadata or {}).get(FOOTER_BLOOM_FILTER_KEY.encode())
-                if text is not None:
-                    bloom = BloomFilter.deserialize(text.decode())
-                    keys = keys.filter(pa.array(bloom.might_contain_many(keys.to_pylist()), pa.bool_()))
+                if text is not None and rules_out(BloomFilter.deserialize(text.decode()), keys):
+                    keys = keys.slice(0, 0)
                 if len(keys):
-                    keys = keys.filter(pc.is_in(keys, value_set=stored_record_keys(pf, virtual)))
+                    keys = keys.take(pc.sort_indices(keys))
+                    keys = keys.filter(pc.is_in(keys, value_set=_stored_keys_for(pf, keys, virtual)))
         n = len(keys)
         return pa.table({
             RECORD_KEY: keys.cast(pa.string()),
@@ -165,31 +165,96 @@ class BloomIndex:
 _BLOOM_WORTHWHILE_FRACTION = 6
 
 
+def rules_out(bloom: BloomFilter, candidates: pa.Array) -> bool:
+    """Whether ``bloom`` shows that its file holds none of ``candidates``. That is all a probe can gain: once one
+    candidate may be in the file, its key column is read and decides for every candidate (matching a key against
+    the column costs less than hashing it 30 times), so probing stops at the first candidate that passes, and a
+    filter expected to pass one of them anyway (saturated: more keys than it was sized for) is not probed."""
+    if bloom.false_positive_rate() * len(candidates) >= 1.0:
+        return False
+    return bloom.might_contain_none(candidates)
+
+
 def _check_candidates(storage: Storage, bf: BaseFile, candidates: pa.Array, virtual: KeyGenerator | None,
                       metadata_filter: bytes | None = None) -> pa.Table:
-    """The ``candidates`` (unique keys) that ``bf`` holds: bloom filter first, then its key column.
-    ``metadata_filter``: the file's filter from the metadata table, always checked (probing it costs less than
-    opening the file); when it rules out every candidate the file is not opened. A footer's filter is checked
+    """The ``candidates`` (unique keys, sorted) that ``bf`` holds: bloom filter first (:func:`rules_out`), then its
+    key column (of the row groups whose key range holds a candidate). ``metadata_filter``: the file's filter from the metadata table, always checked (probing it costs less
+    than opening the file); when it rules out every candidate the file is not opened. A footer's filter is checked
     unless the candidates are dense."""
-    if metadata_filter is not None:
-        bloom = BloomFilter.deserialize(metadata_filter.decode())
-        candidates = candidates.filter(pa.array(bloom.might_contain_many(candidates), pa.bool_()))
+    if metadata_filter is not None and rules_out(BloomFilter.deserialize(metadata_filter.decode()), candidates):
+        candidates = candidates.slice(0, 0)
     if len(candidates):
         with storage.fs.open_input_file(storage.full_path(bf.path)) as f:
             pf = pq.ParquetFile(f)
             text = None if metadata_filter is not None else (pf.metadata.metadata or {}).get(
                 FOOTER_BLOOM_FILTER_KEY.encode())
-            if text is not None and len(candidates) * _BLOOM_WORTHWHILE_FRACTION <= pf.metadata.num_rows:
-                bloom = BloomFilter.deserialize(text.decode())
-                candidates = candidates.filter(pa.array(bloom.might_contain_many(candidates), pa.bool_()))
+            if text is not None and len(candidates) * _BLOOM_WORTHWHILE_FRACTION <= pf.metadata.num_rows \
+                    and rules_out(BloomFilter.deserialize(text.decode()), candidates):
+                candidates = candidates.slice(0, 0)
             if len(candidates):
-                candidates = _held(candidates, stored_record_keys(pf, virtual))
+                candidates = _held(candidates, _stored_keys_for(pf, candidates, virtual))
     n = len(candidates)
     return pa.table({
         RECORD_KEY: candidates.cast(pa.string()),
         LOC_PARTITION: pa.array([bf.partition_path] * n, pa.string()),
         LOC_FILE_ID: pa.array([bf.file_id] * n, pa.string()),
     })
+
+
+class _Sorted:
+    """A sorted Arrow string array as a sequence of Python strings for :mod:`bisect` (a few probes, no copy)."""
+
+    def __init__(self, keys: pa.Array):
+        self._keys = keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __getitem__(self, i: int) -> str:
+        return self._keys[i].as_py()
+
+
+def _bound(value) -> str | None:
+    """A row group statistic of the key column as a ``str`` (None when it cannot be compared with keys)."""
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return value if isinstance(value, str) else None
+
+
+def _row_groups_in_range(md: pq.FileMetaData, sorted_candidates: pa.Array) -> list[int]:
+    """The row groups of a file whose ``_hoodie_record_key`` statistics (min / max) hold one of
+    ``sorted_candidates``; every row group whose statistics are missing. A record key is a string, so a file
+    of numeric keys written in numeric order spans nearly every key in its footer range, while most of its row
+    groups span narrow ones."""
+    rg0 = md.row_group(0) if md.num_row_groups else None
+    column = next((j for j in range(rg0.num_columns) if rg0.column(j).path_in_schema == RECORD_KEY), None) \
+        if rg0 is not None else None
+    if column is None:
+        return list(range(md.num_row_groups))
+    keys = _Sorted(sorted_candidates)
+    out = []
+    for i in range(md.num_row_groups):
+        stats = md.row_group(i).column(column).statistics
+        lo, hi = (_bound(stats.min), _bound(stats.max)) if stats is not None and stats.has_min_max else (None, None)
+        if lo is None or hi is None or bisect.bisect_right(keys, hi) > bisect.bisect_left(keys, lo):
+            out.append(i)
+    return out
+
+
+def _stored_keys_for(pf: pq.ParquetFile, sorted_candidates: pa.Array, virtual: KeyGenerator | None) -> pa.Array:
+    """The keys of ``pf`` that may be among ``sorted_candidates``: those of the row groups whose key range holds
+    one (:func:`_row_groups_in_range`); a table with virtual keys computes them from the whole file."""
+    if virtual is not None:
+        return stored_record_keys(pf, virtual)
+    groups = _row_groups_in_range(pf.metadata, sorted_candidates)
+    if len(groups) == pf.metadata.num_row_groups:
+        return stored_record_keys(pf, None)
+    if not groups:
+        return pa.array([], pa.string())
+    return pf.read_row_groups(groups, columns=[RECORD_KEY]).column(RECORD_KEY).combine_chunks()
 
 
 def _held(candidates: pa.Array, stored: pa.Array) -> pa.Array:

@@ -470,6 +470,35 @@ class BloomFilter:
             result.extend(self._hits(self._positions(encoded[start : start + _BATCH])).tolist())
         return result
 
+    def false_positive_rate(self) -> float:
+        """The chance that a key never added passes :meth:`might_contain`, from the bits each row has set: a row
+        with a fraction ``f`` of its bits set passes a key with probability ``f ** num_hashes``, and a key passes
+        the filter if any row passes it. Near 1 for a filter holding far more keys than it was sized for (Hudi's
+        default filter of a file of millions of keys: two rows of 60,000 keys' bits, round-robin filled)."""
+        self._flush()
+        miss = 1.0
+        for row in self._rows:
+            miss *= 1.0 - (np.count_nonzero(row) / self._vector_size) ** self._num_hashes
+        return 1.0 - miss
+
+    def might_contain_none(self, keys: pa.Array | pa.ChunkedArray, first_chunk: int = 1024) -> bool:
+        """Whether no key of the Arrow string array ``keys`` might have been added: probed in chunks growing from
+        ``first_chunk`` keys, stopping at the first chunk where one may have been (the keys after it are never
+        hashed).
+
+        Raises:
+            InvalidRecordError: A key is null or empty.
+        """
+        self._flush()
+        start, size = 0, max(1, first_chunk)
+        while start < len(keys):
+            chunk = keys.slice(start, size)
+            for batch, _ in self._arrow_batches(chunk):
+                if self._hits(self._positions_of_batch(batch)).any():
+                    return False
+            start, size = start + size, min(size * 4, _BATCH)
+        return True
+
     # -- serialization -----------------------------------------------------------------------------------
 
     def serialize(self) -> str:

@@ -29,6 +29,7 @@ from hoodpy.config.clustering import REJECT_UPDATE_STRATEGY, ClusteringConfig
 from hoodpy.config.concurrency import ConcurrencyConfig
 from hoodpy.errors import ClusteringUpdateError, InvalidConfigError, InvalidRecordError, WriteConflictError
 from hoodpy.file_group.cdc_log import cdc_schema_json
+from hoodpy.file_group.file_group import BaseFile
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, tag
 from hoodpy.index.bloom import locate_on_driver
@@ -69,13 +70,31 @@ from hoodpy.write.merge import (
 )
 from hoodpy.write.operation import WriteOperation
 from hoodpy.write.projection import conformed
-from hoodpy.write.bucket_assignment import BucketAssigner, hash_ranges
+from hoodpy.write.bucket_assignment import BucketAssigner, InsertBucket, hash_ranges
 from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, attach_targets, target_table
 from hoodpy.write.task_placement import place_file_groups, row_labels
 
 
 _BUCKET_ID = "_hoodie_bucket_id"
 _BUCKET_TARGETS_DDL = "g_partition string, g_bucket int, g_file_id string, g_exists boolean, g_bin int"
+
+
+def _not_located(keys: pa.Table, located: pa.Table) -> pa.Table:
+    """The rows of the collected batch ``keys`` whose key ``located`` lacks: upserts (new records) and deletes."""
+    joined = keys.join(located, keys=[RECORD_KEY, PARTITION_PATH], right_keys=[RECORD_KEY, LOC_PARTITION],
+                       join_type="left outer")
+    return joined.filter(pc.is_null(joined.column(LOC_FILE_ID))).select([RECORD_KEY, PARTITION_PATH, OP])
+
+
+def _takes_all_inserts(buckets: list[InsertBucket], partition: str, insert_file: BaseFile, rest: pa.Table) -> bool:
+    """Whether the insert plan ``buckets`` puts every insert of ``partition`` into ``insert_file`` and the batch
+    deletes no key there that no other file holds (``rest``: the batch rows not located elsewhere). Then every
+    upsert of ``rest`` goes to that file, an update of one of its rows or not, and looking them up in it would
+    change no target."""
+    if any(b.file_id != insert_file.file_id for b in buckets if b.partition_path == partition):
+        return False
+    in_partition = pc.equal(rest.column(PARTITION_PATH), partition)
+    return not pc.any(pc.and_(in_partition, pc.equal(rest.column(OP), OP_DELETE))).as_py()
 
 
 class WritableTable(Protocol):
@@ -589,17 +608,27 @@ class Writer:
         ``tasks_group_rows``: see :func:`attach_targets`."""
         keys = self._batch_keys
         latest = view.latest_base_files(self._partitions)
-        located = locate_on_driver(self.storage, keys.select([RECORD_KEY, PARTITION_PATH]), latest,
-                                   is_global=False,
-                                   prune_by_ranges=self.config.get(IndexConfig.BLOOM_PRUNE_BY_RANGES),
-                                   virtual=virtual_keys(self.config),
-                                   use_metadata=self.config.get(IndexConfig.BLOOM_USE_METADATA))
-        joined = keys.join(located, keys=[RECORD_KEY, PARTITION_PATH], right_keys=[RECORD_KEY, LOC_PARTITION],
-                           join_type="left outer")
-        found = pc.is_valid(joined.column(LOC_FILE_ID))
-        new = joined.filter(pc.and_(pc.invert(found), pc.equal(joined.column(OP), OP_UPSERT)))
+
+        def lookup(files: list) -> pa.Table:
+            return locate_on_driver(self.storage, keys.select([RECORD_KEY, PARTITION_PATH]), files, is_global=False,
+                                    prune_by_ranges=self.config.get(IndexConfig.BLOOM_PRUNE_BY_RANGES),
+                                    virtual=virtual_keys(self.config),
+                                    use_metadata=self.config.get(IndexConfig.BLOOM_USE_METADATA))
+
+        # Copy-on-write: the file taking a partition's inserts is not looked up on the driver (see
+        # _insert_files); its merge task tells its updates from inserts, as it reads the file's keys anyway.
+        deferred = {} if tasks_group_rows else self._insert_files(view, timeline)
+        located = lookup([bf for bf in latest if deferred.get(bf.partition_path) is not bf])
+        rest = _not_located(keys, located)
+        new = rest.filter(pc.equal(rest.column(OP), OP_UPSERT))
+        buckets = self._insert_buckets(records, new, view) if deferred else None
+        confirm = [bf for p, bf in deferred.items() if not _takes_all_inserts(buckets, p, bf, rest)]
+        if confirm:  # the plan spreads those partitions' inserts further, or deletes may be there: look them up
+            located = pa.concat_tables([located, lookup(confirm)])
+            rest = _not_located(keys, located)
+            new, buckets = rest.filter(pc.equal(rest.column(OP), OP_UPSERT)), None
         new, partitions, file_ids, labels, num_bins = self._targets_on_driver(records, located, new, view, latest,
-                                                                              timeline)
+                                                                              timeline, buckets)
         targets = target_table(
             pa.concat_arrays([t.column(RECORD_KEY).combine_chunks().cast(pa.string()) for t in (located, new)]),
             partitions, file_ids, labels)
@@ -638,21 +667,44 @@ class Writer:
                                 num_bins, global_targets.GLOBAL_TARGETS_SCHEMA)
         return global_targets.settle(joined, ordering_fields(self.ordering_field))
 
-    def _targets_on_driver(self, records: DataFrame, located: pa.Table, new: pa.Table, view: FileSystemView,
-                           latest: list, timeline: Timeline,
-                           ) -> tuple[pa.Table, pa.Array, pa.Array, pa.Array, int]:
-        """Every record's target, known on the driver: updates keep the file group they were ``located`` in
-        (LOC_PARTITION, LOC_FILE_ID), ``new`` records (RECORD_KEY, PARTITION_PATH) take the insert bucket their key
-        hashes into. Returns ``new``'s unique keys, then (partition, file id, merge bin label) per row of
-        ``located`` and of those keys, and the number of merge bins."""
-        groups = located.group_by([LOC_PARTITION, LOC_FILE_ID]).aggregate([])
-        self._reject_targets_under_clustering(
-            set(zip(groups.column(LOC_PARTITION).to_pylist(), groups.column(LOC_FILE_ID).to_pylist())), timeline)
+    def _insert_files(self, view: FileSystemView, timeline: Timeline) -> dict[str, BaseFile]:
+        """Per partition of the batch, the file the insert plan fills first (:func:`plan_insert_buckets`: the
+        smallest small file that may take inserts). When it takes all of the partition's inserts, a batch key
+        found in no other file of the partition goes to it whether the file holds it (an update) or not (an
+        insert), so the driver need not read its keys: the targets are those of looking it up."""
+        limit = self.config.get(StorageConfig.PARQUET_SMALL_FILE_LIMIT)
+        if limit <= 0:
+            return {}
+        held = self._held_from_inserts(timeline)
+        out: dict[str, BaseFile] = {}
+        for s in view.latest_file_slices(self._partitions):
+            bf = s.base_file
+            if bf is None or s.log_files or (s.partition_path, s.file_id) in held or bf.size >= limit:
+                continue
+            if s.partition_path not in out or bf.size < out[s.partition_path].size:
+                out[s.partition_path] = bf
+        return out
+
+    def _insert_buckets(self, records: DataFrame, new: pa.Table, view: FileSystemView) -> list[InsertBucket]:
+        """Where the ``new`` records (RECORD_KEY, PARTITION_PATH) go: the insert plan of their counts."""
         counts = new.group_by([PARTITION_PATH]).aggregate([([], "count_all")])
         insert_counts = dict(zip(counts.column(PARTITION_PATH).to_pylist(), counts.column("count_all").to_pylist()))
         upserts = pc.sum(pc.equal(self._batch_keys.column(OP), OP_UPSERT)).as_py() or 0
-        ranges = hash_ranges(self._assigner.insert_buckets(insert_counts, view,
-                                                           (lambda: records.filter(F.col(OP) == OP_UPSERT), upserts)))
+        return self._assigner.insert_buckets(insert_counts, view,
+                                             (lambda: records.filter(F.col(OP) == OP_UPSERT), upserts))
+
+    def _targets_on_driver(self, records: DataFrame, located: pa.Table, new: pa.Table, view: FileSystemView,
+                           latest: list, timeline: Timeline, buckets: list[InsertBucket] | None = None,
+                           ) -> tuple[pa.Table, pa.Array, pa.Array, pa.Array, int]:
+        """Every record's target, known on the driver: updates keep the file group they were ``located`` in
+        (LOC_PARTITION, LOC_FILE_ID), ``new`` records (RECORD_KEY, PARTITION_PATH) take the insert bucket their key
+        hashes into (``buckets``: the insert plan of ``new`` when made already). Returns ``new``'s unique keys,
+        then (partition, file id, merge bin label) per row of ``located`` and of those keys, and the number of
+        merge bins."""
+        groups = located.group_by([LOC_PARTITION, LOC_FILE_ID]).aggregate([])
+        self._reject_targets_under_clustering(
+            set(zip(groups.column(LOC_PARTITION).to_pylist(), groups.column(LOC_FILE_ID).to_pylist())), timeline)
+        ranges = hash_ranges(buckets if buckets is not None else self._insert_buckets(records, new, view))
         # Unique keys only (a batch that is not combined may repeat one; each of its records gets the target).
         new = new.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([])
         partitions = pa.concat_arrays([located.column(LOC_PARTITION).combine_chunks().cast(pa.string()),

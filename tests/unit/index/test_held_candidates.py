@@ -17,3 +17,34 @@ _KEYS = st.lists(st.integers(0, 80).map(lambda i: f"k{i}"), unique=True, max_siz
 def test_held_candidates_are_those_stored_in_candidate_order(candidates, stored):
     held = _held(pa.array(candidates, pa.string()), pa.array(stored, pa.string()))
     assert held.to_pylist() == [k for k in candidates if k in set(stored)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(stored=st.lists(st.integers(0, 3000), unique=True, min_size=1, max_size=300),
+       candidates=st.lists(st.integers(0, 3000), unique=True, max_size=60),
+       row_group_size=st.integers(1, 120))
+def test_row_groups_out_of_range_are_not_read_and_change_nothing(tmp_path_factory, stored, candidates,
+                                                                   row_group_size):
+    """A file's keys are read only from the row groups whose key statistics hold a candidate, and the candidates
+    it holds are those a read of the whole key column finds. Keys are strings of numbers in numeric order, as a
+    file of numeric keys written in input order has them: most row groups span narrow string ranges."""
+    import pyarrow.parquet as pq
+
+    from hoodpy.index.bloom import _row_groups_in_range, _stored_keys_for
+    from hoodpy.meta_fields import RECORD_KEY
+
+    path = tmp_path_factory.mktemp("rg") / "f.parquet"
+    pq.write_table(pa.table({RECORD_KEY: pa.array([f"id:{i}" for i in sorted(stored)], pa.string())}), path,
+                   row_group_size=row_group_size)
+    sorted_candidates = pa.array(sorted(f"id:{i}" for i in candidates), pa.string())
+    pf = pq.ParquetFile(path)
+    groups = _row_groups_in_range(pf.metadata, sorted_candidates)
+    for i in range(pf.metadata.num_row_groups):
+        keys = set(pf.read_row_group(i, columns=[RECORD_KEY]).column(0).to_pylist())
+        if keys & set(sorted_candidates.to_pylist()):
+            assert i in groups
+        stats = pf.metadata.row_group(i).column(0).statistics
+        if i in groups:  # chosen only when a candidate lies inside its range
+            assert any(stats.min <= c <= stats.max for c in sorted_candidates.to_pylist())
+    held = _held(sorted_candidates, _stored_keys_for(pf, sorted_candidates, None))
+    assert held.to_pylist() == [k for k in sorted_candidates.to_pylist() if k in {f"id:{i}" for i in stored}]
