@@ -822,7 +822,7 @@ def main() -> None:
                                                "delta_merge_streamed_exec_false_matched,delta_merge_default,"
                                                "delta_merge_streamed_exec_false,spark_full_rewrite")
     p.add_argument("--tuned", default="", help="hoodie.* options of the tuned hoodpy variant, k=v,k=v "
-                                               "(none: hoodpy runs with defaults only)")
+                                               "(empty or 'none': hoodpy runs with defaults only)")
     p.add_argument("--scaling", default="0.25,1,2,4", help="scale factors for the scaling workload")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--warmup", type=int, default=1, help="untimed runs of each engine before its timed ones")
@@ -838,7 +838,8 @@ def main() -> None:
     args.upsert_engines = [e for e in args.upsert_engines.split(",") if e]
     args.scaling = [float(s) for s in args.scaling.split(",") if s]
     args.cluster_layouts = [c for c in args.cluster_layouts.split(",") if c]
-    args.tuned = dict(kv.split("=", 1) for kv in args.tuned.split(",") if kv)
+    tuned = "" if args.tuned.strip().lower() == "none" else args.tuned
+    args.tuned = dict(kv.split("=", 1) for kv in tuned.split(",") if kv)
     bench = Bench(args)
     for w in [w for w in args.workloads.split(",") if w]:
         started = time.perf_counter()
