@@ -178,8 +178,9 @@ def rules_out(bloom: BloomFilter, candidates: pa.Array) -> bool:
 def _check_candidates(storage: Storage, bf: BaseFile, candidates: pa.Array, virtual: KeyGenerator | None,
                       metadata_filter: bytes | None = None) -> pa.Table:
     """The ``candidates`` (unique keys, sorted) that ``bf`` holds: bloom filter first (:func:`rules_out`), then its
-    key column (of the row groups whose key range holds a candidate). ``metadata_filter``: the file's filter from the metadata table, always checked (probing it costs less
-    than opening the file); when it rules out every candidate the file is not opened. A footer's filter is checked
+    key column (of the row groups whose key range holds a candidate). ``metadata_filter``: the file's filter
+    from the metadata table, always checked (probing it costs less than opening the file); when it rules out
+    every candidate the file is not opened. A footer's filter is checked
     unless the candidates are dense."""
     if metadata_filter is not None and rules_out(BloomFilter.deserialize(metadata_filter.decode()), candidates):
         candidates = candidates.slice(0, 0)
