@@ -274,11 +274,10 @@ class _ClusteringJob:
         sample = self._sample(df, groups, group_rows, file_group_index)
         specs, boundaries, first_output = [], [], []
         for gi, g in enumerate(groups):
-            rows = _group_sample(sample, gi, file_group_index)
-            spec = layout.sampled_spec(self._spec(), rows)
+            spec, cuts = layout.sampled_layout(self._spec(), _group_sample(sample, gi, file_group_index),
+                                               g.num_output_file_groups)
             specs.append(spec)
-            boundaries.append(layout.range_boundaries(layout.sort_keys(rows, spec), g.num_output_file_groups,
-                                                      snap=layout.CELL_SNAP))
+            boundaries.append(cuts)
             first_output.append(sum(prev.num_output_file_groups for prev in groups[:gi]))
         ctx = _JobContext(self.storage.base_uri, self.instant_time, self.full_schema, self.options,
                           file_group_index, specs, boundaries, first_output, outputs)
@@ -313,7 +312,7 @@ class _ClusteringJob:
         return picked.toArrow()
 
     def _spec(self) -> layout.LayoutSpec:
-        """The layout without its sampled column boundaries (layout.sampled_spec adds them)."""
+        """The layout without its sampled column boundaries (layout.sampled_layout adds them)."""
         columns = self.plan.sort_columns
         return layout.LayoutSpec(self.strategy if columns else layout.LINEAR, columns, self.method, None, RECORD_KEY)
 

@@ -65,8 +65,7 @@ def sampled_layout(rows: pa.Table, work: GroupRewrite) -> tuple[layout.LayoutSpe
     heads = {c if c in rows.column_names else c.split(".")[0] for c in work.spec.columns}
     needed = [c for c in rows.column_names if c in heads or c == work.spec.tiebreak]
     sample = rows.select(needed).take(pa.array(picked, pa.int64()))
-    spec = layout.sampled_spec(work.spec, sample)
-    return spec, layout.range_boundaries(layout.sort_keys(sample, spec), len(work.file_ids), snap=layout.CELL_SNAP)
+    return layout.sampled_layout(work.spec, sample, len(work.file_ids))
 
 
 def uncompressed_bytes(metadata: pq.FileMetaData) -> int:

@@ -240,6 +240,14 @@ def sampled_spec(spec: LayoutSpec, sample: pa.Table | pa.RecordBatch) -> LayoutS
     return LayoutSpec(spec.strategy, spec.columns, spec.build_method, bounds, spec.tiebreak)
 
 
+def sampled_layout(spec: LayoutSpec, sample: pa.Table, num_ranges: int) -> tuple[LayoutSpec, pa.Table]:
+    """``spec`` with its column boundaries (:func:`sampled_spec`) and the boundaries of ``num_ranges`` output
+    files, both placed from ``sample``: the one placement the driver (groups Spark rewrites) and a group's own
+    task (:mod:`group_rewrite`) share, so both cut the same layout from the same sample."""
+    spec = sampled_spec(spec, sample)
+    return spec, range_boundaries(sort_keys(sample, spec), num_ranges, snap=CELL_SNAP)
+
+
 def sample_coordinates(keys: np.ndarray, boundaries: np.ndarray, bits: int = SAMPLE_BITS) -> np.ndarray:
     """Rank of each key among ``boundaries`` (number of boundaries <= key), spread over ``bits`` bits."""
     ranks = np.searchsorted(boundaries, keys, side="right").astype(_U64)
