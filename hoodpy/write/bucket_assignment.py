@@ -183,19 +183,24 @@ class BucketAssigner:
             (F.col(PARTITION_PATH) == F.col("b_partition")) & (h >= F.col("b_low")) & (h < F.col("b_high")),
         ).withColumn(TARGET_FILE_ID, F.col("b_file_id")).drop("b_partition", "b_file_id", "b_low", "b_high")
 
+    def insert_candidates(self, view: FileSystemView, partitions) -> dict[str, list[BaseFile]]:
+        """Per partition of ``partitions``, the base files that may take inserts (those below the small file
+        limit do, :func:`plan_insert_buckets`). File groups under a pending clustering plan take none (Hudi's
+        UpsertPartitioner), nor (merge-on-read) slices with log files: a small file's inserts rewrite its base
+        file, which would need its logs."""
+        held = self.held()
+        small: dict[str, list[BaseFile]] = {}
+        for s in view.latest_file_slices(partitions):
+            if s.base_file is not None and not s.log_files and (s.partition_path, s.file_id) not in held:
+                small.setdefault(s.partition_path, []).append(s.base_file)
+        return small
+
     def insert_buckets(self, counts: dict[str, int], view: FileSystemView | None,
                        source: tuple[Callable[[], DataFrame], int] | None = None) -> list[InsertBucket]:
         """Where ``counts`` inserts per partition go: small file groups of ``view`` first, then new groups;
         ``source`` (a function giving the records holding the inserts, how many) is sampled if new files need a
         record size (the DataFrame is built only then: building one costs JVM calls)."""
-        small: dict[str, list] = {}
-        if view is not None:
-            # File groups under a pending clustering plan take no inserts (Hudi's UpsertPartitioner), nor (merge-on-
-            # read) slices with log files: a small file's inserts rewrite its base file, which would need its logs.
-            held = self.held()
-            for s in view.latest_file_slices(counts):
-                if s.base_file is not None and not s.log_files and (s.partition_path, s.file_id) not in held:
-                    small.setdefault(s.partition_path, []).append(s.base_file)
+        small = self.insert_candidates(view, counts) if view is not None else {}
         sample = None
         if source is not None and source[1] > 0 and sum(counts.values()) > 0:
             records, total = source

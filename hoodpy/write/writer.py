@@ -617,7 +617,7 @@ class Writer:
 
         # Copy-on-write: the file taking a partition's inserts is not looked up on the driver (see
         # _insert_files); its merge task tells its updates from inserts, as it reads the file's keys anyway.
-        deferred = {} if tasks_group_rows else self._insert_files(view, timeline)
+        deferred = {} if tasks_group_rows else self._insert_files(view)
         located = lookup([bf for bf in latest if deferred.get(bf.partition_path) is not bf])
         rest = _not_located(keys, located)
         new = rest.filter(pc.equal(rest.column(OP), OP_UPSERT))
@@ -667,7 +667,7 @@ class Writer:
                                 num_bins, global_targets.GLOBAL_TARGETS_SCHEMA)
         return global_targets.settle(joined, ordering_fields(self.ordering_field))
 
-    def _insert_files(self, view: FileSystemView, timeline: Timeline) -> dict[str, BaseFile]:
+    def _insert_files(self, view: FileSystemView) -> dict[str, BaseFile]:
         """Per partition of the batch, the file the insert plan fills first (:func:`plan_insert_buckets`: the
         smallest small file that may take inserts). When it takes all of the partition's inserts, a batch key
         found in no other file of the partition goes to it whether the file holds it (an update) or not (an
@@ -675,14 +675,11 @@ class Writer:
         limit = self.config.get(StorageConfig.PARQUET_SMALL_FILE_LIMIT)
         if limit <= 0:
             return {}
-        held = self._held_from_inserts(timeline)
         out: dict[str, BaseFile] = {}
-        for s in view.latest_file_slices(self._partitions):
-            bf = s.base_file
-            if bf is None or s.log_files or (s.partition_path, s.file_id) in held or bf.size >= limit:
-                continue
-            if s.partition_path not in out or bf.size < out[s.partition_path].size:
-                out[s.partition_path] = bf
+        for partition, files in self._assigner.insert_candidates(view, self._partitions).items():
+            small = [bf for bf in files if bf.size < limit]
+            if small:
+                out[partition] = min(small, key=lambda bf: bf.size)
         return out
 
     def _insert_buckets(self, records: DataFrame, new: pa.Table, view: FileSystemView) -> list[InsertBucket]:
