@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -70,6 +70,13 @@ class SizingConfig:
         within = [min(fits if most is None else most, (self.max_file_size - size) // record_size)
                   for most, size in self.file_overhead if size < self.max_file_size]
         return max(1, max(within) if within else fits)
+
+
+def with_measured_record_size(sizing: SizingConfig, bytes_per_record: float,
+                              bloom_overhead: tuple[tuple[int | None, int], ...]) -> SizingConfig:
+    """``sizing`` with a record size measured by encoding records (not an average of written files, which
+    includes their footers): each new file's bloom filter (``bloom_overhead``) is counted besides."""
+    return replace(sizing, record_size=max(1, math.ceil(bytes_per_record)), file_overhead=bloom_overhead)
 
 
 def average_record_size(timeline: Timeline, small_file_limit: int, threshold: float) -> int | None:
@@ -220,32 +227,55 @@ class BucketAssigner:
         default."""
         if self._sizing is not None:
             return self._sizing
-        c = self.config
-        small = c.get(StorageConfig.PARQUET_SMALL_FILE_LIMIT)
-        record_size = average_record_size(self.timeline, small,
-                                          c.get(StorageConfig.RECORD_SIZE_ESTIMATION_THRESHOLD))
-        overhead: tuple[tuple[int | None, int], ...] = ()
-        if record_size is None:
-            record_size = c.get(StorageConfig.RECORD_SIZE_ESTIMATE)
-            if not c.is_set(StorageConfig.RECORD_SIZE_ESTIMATE):
+        sizing = self.known_sizing()
+        if sizing is None:
+            sizing = self.unmeasured_sizing()
+            rows = sample() if sample is not None else None
+            if rows is not None and rows.num_rows:
                 ctx = self.merge_ctx
-                o = ctx.options
-                bloom = tuple(serialized_sizes(o.bloom_num_entries, o.bloom_fpp, o.bloom_max_entries))
-                measured = measured_record_size(self.timeline, bloom, MEASURED_MIN_RECORDS)
-                rows = sample() if measured is None and sample is not None else None
-                if rows is not None and rows.num_rows:
-                    measured = math.ceil(encoded_record_size(rows, ctx.data_schema, o, sort=sort,
-                                                             instant_time=ctx.instant_time))
-                if measured is not None:
-                    record_size, overhead = measured, bloom
-        self._sizing = SizingConfig(
-            max_file_size=c.get(StorageConfig.PARQUET_MAX_FILE_SIZE), small_file_limit=small,
-            record_size=record_size, auto_split=c.get(StorageConfig.INSERT_AUTO_SPLIT),
-            insert_split_size=c.get(StorageConfig.INSERT_SPLIT_SIZE), file_overhead=overhead,
+                sizing = with_measured_record_size(
+                    sizing, encoded_record_size(rows, ctx.data_schema, ctx.options, sort=sort,
+                                                instant_time=ctx.instant_time), self.bloom_overhead())
+        self._sizing = sizing
+        return sizing
+
+    def known_sizing(self) -> SizingConfig | None:
+        """:meth:`sizing` when it needs no records of the batch; None when the bytes per record must be measured
+        from them (a first load with no estimate set: :meth:`sizing` samples the batch, or the write tasks
+        encode their own first rows, see :func:`with_measured_record_size`). Fixed as the write's sizing when
+        known."""
+        if self._sizing is not None:
+            return self._sizing
+        c = self.config
+        record_size = average_record_size(self.timeline, c.get(StorageConfig.PARQUET_SMALL_FILE_LIMIT),
+                                          c.get(StorageConfig.RECORD_SIZE_ESTIMATION_THRESHOLD))
+        if record_size is not None:
+            self._sizing = replace(self.unmeasured_sizing(), record_size=record_size)
+        elif c.is_set(StorageConfig.RECORD_SIZE_ESTIMATE):
+            self._sizing = self.unmeasured_sizing()
+        else:
+            bloom = self.bloom_overhead()
+            measured = measured_record_size(self.timeline, bloom, MEASURED_MIN_RECORDS)
+            if measured is not None:
+                self._sizing = replace(self.unmeasured_sizing(), record_size=measured, file_overhead=bloom)
+        return self._sizing
+
+    def unmeasured_sizing(self) -> SizingConfig:
+        """The table's sizing options with hoodie.copyonwrite.record.size.estimate as the bytes per record."""
+        c = self.config
+        return SizingConfig(
+            max_file_size=c.get(StorageConfig.PARQUET_MAX_FILE_SIZE),
+            small_file_limit=c.get(StorageConfig.PARQUET_SMALL_FILE_LIMIT),
+            record_size=c.get(StorageConfig.RECORD_SIZE_ESTIMATE), auto_split=c.get(StorageConfig.INSERT_AUTO_SPLIT),
+            insert_split_size=c.get(StorageConfig.INSERT_SPLIT_SIZE),
             small_file_candidates=c.get(StorageConfig.SMALL_FILE_GROUP_CANDIDATES_LIMIT) if self.merge_on_read
             else None,
         )
-        return self._sizing
+
+    def bloom_overhead(self) -> tuple[tuple[int | None, int], ...]:
+        """The footer's bloom filter bytes by a new file's record count (see :class:`SizingConfig`)."""
+        o = self.merge_ctx.options
+        return tuple(serialized_sizes(o.bloom_num_entries, o.bloom_fpp, o.bloom_max_entries))
 
     def sample(self, records: DataFrame, total: int) -> pa.Table:
         """A bounded random sample of ``records`` (``total`` rows): record key, partition path, data columns."""

@@ -3,11 +3,13 @@ PARTITION_PATH_REPARTITION modes (GLOBAL_SORT is :mod:`hoodpy.write.bulk_insert`
 
 As Hudi's row writer (BulkInsertDataInternalWriterHelper) does, each Spark task writes the rows it holds as
 they come: one open file per table partition path, rolled to a new file group once it holds a file's worth
-(``records_per_file``: max file size over the measured bytes per record, as the planned path sizes files;
-Hudi's handle rolls on the parquet writer's byte count, which pyarrow does not expose before a row group is
-flushed). File ids are the task's random prefix plus a counter (``<uuid>-0``, ``<uuid>-1``, ...) and every
-file of a task has the task's write token, as in Hudi. NONE moves no row between tasks: no sample of keys,
-no range join, no shuffle; files' key ranges overlap, so bloom-index range pruning prunes less later.
+(``records_per_file``: max file size over the bytes per record, as the planned path sizes files; Hudi's handle
+rolls on the parquet writer's byte count, which pyarrow does not expose before a row group is flushed). On a
+first load each task learns the bytes per record by encoding its own first rows, so the batch is not read a
+second time to sample it. File ids are the task's random prefix plus a counter (``<uuid>-0``, ``<uuid>-1``,
+...) and every file of a task has the task's write token, as in Hudi. NONE moves no row between tasks: no
+sample of keys, no range join, no shuffle; files' key ranges overlap, so bloom-index range pruning prunes less
+later.
 """
 
 from __future__ import annotations
@@ -24,11 +26,16 @@ from pyspark.sql import DataFrame
 
 from hoodpy.arrow_rows import WRITE_STATS_DDL, task_ids, write_stats
 from hoodpy.file_group.naming import base_file_name, join_partition, write_token
+from hoodpy.errors import InvalidRecordError
+from hoodpy.keygen import KeyGenerator
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileWriter
+from hoodpy.write.bucket_assignment import SizingConfig, with_measured_record_size
 from hoodpy.write.bulk_insert import OpenFile, checked_rows
-from hoodpy.write.merge import MergeContext
+from hoodpy.write.merge import INVALID_KEY, OP, MergeContext
+from hoodpy.write.record_size import encoded_record_size
+from hoodpy.write.task_keys import keys_in_task, record_keys
 
 NONE = "NONE"
 GLOBAL_SORT = "GLOBAL_SORT"
@@ -55,10 +62,52 @@ def arranged(rows: DataFrame, mode: str, parallelism: int) -> DataFrame:
     return rows
 
 
+# A task with no record size to go by encodes its first rows, up to this many (or TASK_SAMPLE_BYTES of Arrow
+# rows), to learn one: a second read of the batch on the driver (a Spark job) to sample it costs more.
+TASK_SAMPLE_ROWS = 50_000
+TASK_SAMPLE_BYTES = 32 << 20
+
+
 @dataclass(frozen=True)
 class RollingContext:
     merge: MergeContext
-    records_per_file: int
+    # Records a file holds; None: each task measures its bytes per record on its first rows and completes
+    # ``sizing`` (record size unset) with it, each file's bloom filter (``bloom_overhead``) counted besides.
+    records_per_file: int | None
+    sizing: SizingConfig | None = None
+    bloom_overhead: tuple[tuple[int | None, int], ...] = ()
+    # Set when rows come without their record key: the task makes the keys with it (:mod:`task_keys`).
+    keygen: KeyGenerator | None = None
+
+    def checked_rows(self, batch: pa.RecordBatch) -> pa.Table:
+        """A batch as a table with its record keys, refused if one is null or empty."""
+        if self.keygen is None:
+            return checked_rows(batch)
+        table = pa.Table.from_batches([batch])
+        keys, invalid = record_keys(self.keygen, table)
+        bad = pc.sum(invalid.cast(pa.int64())).as_py() or 0
+        if bad:  # validation saw another evaluation of the batch; a key that is null here must not be written
+            raise InvalidRecordError(f"{bad} record(s) have a null or empty record key")
+        return table.append_column(RECORD_KEY, keys)
+
+    def measured_records_per_file(self, first_rows: pa.Table) -> int:
+        """Records per file, by the bytes per record of ``first_rows`` (a task's first rows, as they arrive)
+        encoded as their files will be."""
+        m = self.merge
+        size = encoded_record_size(first_rows, m.data_schema, m.options, sort=False, instant_time=m.instant_time)
+        return with_measured_record_size(self.sizing, size, self.bloom_overhead).records_per_new_file
+
+
+def task_columns(rows: DataFrame, mode: str, keygen: KeyGenerator, data_schema: pa.Schema,
+                 ) -> tuple[DataFrame, KeyGenerator | None]:
+    """``rows`` as the write tasks need them, and the key generator the tasks make keys with (None: the rows
+    keep their record key): no operation column (every row is an insert by now), and, where the tasks can make
+    them (:func:`task_keys.keys_in_task`) and no sort needs them first, no record key or its check, which the
+    JVM would otherwise build and move per row."""
+    rows = rows.drop(OP)
+    if sorts_keys(mode) or not keys_in_task(keygen, data_schema):
+        return rows, None
+    return rows.drop(RECORD_KEY, INVALID_KEY), keygen
 
 
 def write_in_place(rows: DataFrame, mode: str, parallelism: int, ctx: RollingContext) -> list:
@@ -78,6 +127,7 @@ def rolling_bulk_insert_partition(ctx: RollingContext, batches: Iterator[pa.Reco
     open_files: dict[str, OpenFile] = {}
     stats: list[dict] = []
     written = 0
+    records_per_file = ctx.records_per_file
 
     def open_file(partition: str) -> OpenFile:
         nonlocal written
@@ -88,21 +138,36 @@ def rolling_bulk_insert_partition(ctx: RollingContext, batches: Iterator[pa.Reco
         return OpenFile((None, partition), file_id, name, rel_path, time.monotonic(),
                          BaseFileWriter(storage, rel_path, m.options))
 
-    try:
-        for batch in batches:
-            if not batch.num_rows:
+    def sized(tables: Iterator[pa.Table]) -> Iterator[pa.Table]:
+        """``tables``, the first ones held back until ``records_per_file`` is known."""
+        nonlocal records_per_file
+        held: list[pa.Table] = []
+        for table in tables:
+            if records_per_file is not None:
+                yield table
                 continue
-            table = checked_rows(batch)
+            held.append(table)
+            if sum(t.num_rows for t in held) >= TASK_SAMPLE_ROWS or \
+                    sum(t.nbytes for t in held) >= TASK_SAMPLE_BYTES:
+                records_per_file = ctx.measured_records_per_file(pa.concat_tables(held))
+                yield from held
+                held = []
+        if held:
+            records_per_file = ctx.measured_records_per_file(pa.concat_tables(held))
+            yield from held
+
+    try:
+        for table in sized(ctx.checked_rows(b) for b in batches if b.num_rows):
             for partition, part in _by_partition(table):
                 start = 0
                 while start < part.num_rows:
                     current = open_files.get(partition)
                     if current is None:
                         current = open_files[partition] = open_file(partition)
-                    take = min(part.num_rows - start, ctx.records_per_file - current.writer.num_rows)
+                    take = min(part.num_rows - start, records_per_file - current.writer.num_rows)
                     current.write(m, part.slice(start, take), task_partition)
                     start += take
-                    if current.writer.num_rows >= ctx.records_per_file:  # full: roll, as Hudi's canWrite does
+                    if current.writer.num_rows >= records_per_file:  # full: roll, as Hudi's canWrite does
                         stats.append(open_files.pop(partition).close())
         while open_files:
             stats.append(open_files.pop(next(iter(open_files))).close())

@@ -786,9 +786,12 @@ class Writer:
         mode = self.config.get(WriteConfig.BULK_INSERT_SORT_MODE)
         warn_unhonoured_sort_columns(self.config)
         if mode != bulk_modes.GLOBAL_SORT:
-            sizing = self._assigner.sizing(lambda: self._assigner.sample(rows, sum(counts.values())),
-                                           sort=bulk_modes.sorts_keys(mode))
-            ctx = bulk_modes.RollingContext(merge_ctx, sizing.records_per_new_file)
+            rows, task_keygen = bulk_modes.task_columns(rows, mode, self.keygen, merge_ctx.data_schema)
+            # A first load's tasks measure their own rows' size (no Spark job to sample the batch).
+            known = self._assigner.known_sizing()
+            ctx = bulk_modes.RollingContext(merge_ctx, known.records_per_new_file, keygen=task_keygen) \
+                if known is not None else bulk_modes.RollingContext(
+                    merge_ctx, None, self._assigner.unmeasured_sizing(), self._assigner.bloom_overhead(), task_keygen)
             stats_rows = bulk_modes.write_in_place(rows, mode, self.config.get(WriteConfig.WRITE_PARALLELISM), ctx)
             return commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
         # One sample serves both the record size (when the table has not measured one) and the key bounds.

@@ -181,3 +181,44 @@ def test_record_index_is_built_from_a_none_load(spark, tmp_path):
     assert touched == {path.rsplit("/", 1)[1].split("_")[0] for key, path in where.items() if int(key) % 100 == 0}
     got = rows(t.read(), "id", "v")
     assert len(got) == 20_000 and sorted(i for i, v in got if v == "new") == list(range(0, 20_000, 100))
+
+
+def test_a_first_none_load_draws_no_sample_of_the_batch(spark, tmp_path, monkeypatch):
+    """The write tasks size their files from their own first rows: no Spark job samples the batch, and the
+    files are still within a quarter of the target but one remainder per (task, partition)."""
+    from hoodpy.write import bucket_assignment
+
+    def no_sample(*args, **kwargs):
+        raise AssertionError("the batch was sampled")
+
+    monkeypatch.setattr(bucket_assignment, "sample_records", no_sample)
+    t = _create(spark, tmp_path / "t", "no_sample_t")
+    assert t.bulk_insert(_batch(spark)).num_inserts == N
+    sizes = {bf.path: bf.size for bf in t.file_system_view().latest_base_files()}
+    for key, files in _by_task(t).items():
+        off = [sizes[p] for _, p in files if not 0.75 * TARGET <= sizes[p] <= 1.25 * TARGET]
+        assert len(files) >= 2 and len(off) <= 1 and all(sizes[p] <= 1.25 * TARGET for _, p in files), key
+    assert sorted(r[0] for r in rows(t.read(), "id")) == list(range(N))
+
+
+@pytest.mark.parametrize("mode", ["NONE", "PARTITION_PATH_REPARTITION"])
+def test_keys_made_in_the_tasks_equal_the_jvms(spark, tmp_path, mode):
+    """NONE's tasks make composite keys from the key fields (placeholders for null and empty values); the
+    sorting modes take them from the JVM: the same keys either way, and footers hold them."""
+    from pyspark.sql import functions as F
+
+    batch = _batch(spark, 5_000).select(
+        "id", "ts", "v", "p",
+        F.when(F.col("id") % 7 == 0, F.lit(None)).when(F.col("id") % 7 == 1, F.lit(""))
+        .otherwise(F.col("id").cast("string")).alias("name"))
+    written = {}
+    for m in (mode, "PARTITION_SORT"):
+        t = HoodieTable.create(spark, str(tmp_path / m), table_name=f"keys_{m.lower()}",
+                               record_key_fields=["id", "name"], partition_fields=["p"], precombine_field="ts",
+                               options=SIZED)
+        t.bulk_insert(batch, options={"hoodie.bulkinsert.sort.mode": m})
+        written[m] = rows(t.read(), "_hoodie_record_key", "_hoodie_partition_path", "id", "name")
+        _assert_footers_hold_keys(t)
+    assert written[mode] == written["PARTITION_SORT"]
+    keys = {r[0] for r in written[mode]}
+    assert {"id:7,name:__null__", "id:8,name:__empty__", "id:9,name:9"} <= keys and len(keys) == 5_000
