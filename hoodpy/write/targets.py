@@ -12,6 +12,7 @@ Python worker costs more than the join and the shuffle together (360k TPC-H rows
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -25,7 +26,8 @@ from hoodpy.read.file_scan import read_parquet_files
 from hoodpy.index.murmur_hash import MurmurBatch
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
-from hoodpy.write.merge import TARGET_FILE_ID
+from hoodpy.write.log_append import split_file_groups
+from hoodpy.write.merge import TARGET_FILE_ID, MergeContext, merge_file_group
 from hoodpy.write.bucket_assignment import HASH_SPACE
 
 TARGETS_FILE = "targets.parquet"
@@ -82,13 +84,12 @@ def target_table(keys: pa.Array, partitions: pa.Array, targets: pa.Array, bins: 
 
 
 def attach_targets(spark: SparkSession, records: DataFrame, targets: pa.Table, storage: Storage, temp_dir: str,
-                   num_bins: int, schema: StructType = TARGETS_SCHEMA, *, tasks_group_rows: bool = False,
-                   ) -> DataFrame:
+                   num_bins: int, schema: StructType = TARGETS_SCHEMA) -> DataFrame:
     """``records`` joined with their targets (records without one, deletes of keys the table lacks, are
     dropped), in ``num_bins`` partitions: each merge bin in its own. ``schema``: the targets table's (its first
-    two columns are the join keys). ``tasks_group_rows``: the merge tasks split their rows by file group
-    themselves (a deltacommit's, :func:`hoodpy.write.log_append.write_partition`), so a single bin is the
-    records' partitions gathered into one task, in arrival order, without a shuffle."""
+    two columns are the join keys). The merge tasks split their rows by file group themselves (:func:`merge_bin`,
+    a deltacommit's :func:`hoodpy.write.log_append.write_partition`), so a single bin is the records' partitions
+    gathered into one task, in arrival order, without a shuffle."""
     rel = f"{temp_dir}/{TARGETS_FILE}"
     sink = io.BytesIO()
     pq.write_table(targets, sink, compression="snappy")
@@ -98,6 +99,19 @@ def attach_targets(spark: SparkSession, records: DataFrame, targets: pa.Table, s
     if targets.num_rows <= BROADCAST_MAX_KEYS:
         table = F.broadcast(table)
     joined = records.join(table, on=[RECORD_KEY, PARTITION_PATH], how="inner")
-    if tasks_group_rows and num_bins <= 1:
-        return joined.coalesce(1)  # one Spark job and a write and read of the whole batch fewer than a shuffle
+    if num_bins <= 1:
+        return joined.coalesce(1)  # a write and read of the whole batch fewer than a shuffle (SF 1: 40 MB, ~1 CPU s)
     return joined.repartition(max(1, num_bins), MERGE_BIN)
+
+
+def merge_bin(ctx: MergeContext, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """One copy-on-write merge task (``mapInArrow`` over the records partitioned by :data:`MERGE_BIN`): the
+    rows of a bin, split by file group here and merged group by group (:func:`merge_file_group`). Spark's
+    ``groupBy().applyInArrow`` would sort the whole batch by group in the JVM first; a bin holds whole file
+    groups already, so one pass of its rows in Arrow groups them."""
+    batches = list(batches)  # an empty bin sends none
+    rows = pa.Table.from_batches(batches) if batches else None
+    if rows is None or not rows.num_rows:
+        return
+    for group in split_file_groups(rows):
+        yield from merge_file_group(ctx, group).to_batches()

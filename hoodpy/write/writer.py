@@ -71,7 +71,7 @@ from hoodpy.write.merge import (
 from hoodpy.write.operation import WriteOperation
 from hoodpy.write.projection import conformed
 from hoodpy.write.bucket_assignment import BucketAssigner, InsertBucket, hash_ranges
-from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, attach_targets, target_table
+from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, attach_targets, merge_bin, target_table
 from hoodpy.write.task_placement import place_file_groups, row_labels
 
 
@@ -479,10 +479,13 @@ class Writer:
                 merge_input = merge_input.repartition(PARTITION_PATH, TARGET_FILE_ID)
             stats_rows = merge_input.mapInArrow(partial(write_partition, append_ctx), WRITE_STATS_DDL).collect()
         else:
-            # Targets placed on the driver come partitioned by their bin: grouping by it too needs no second shuffle.
-            grouping = [MERGE_BIN] if MERGE_BIN in merge_input.columns else []
-            stats_rows = merge_input.groupBy(*grouping, PARTITION_PATH, TARGET_FILE_ID).applyInArrow(
-                partial(merge_file_group, merge_ctx), WRITE_STATS_DDL).collect()
+            if MERGE_BIN in merge_input.columns:
+                # Targets placed on the driver come partitioned by their bin, whole file groups to a bin: each task
+                # splits its rows by group itself (merge_bin), no sort of the batch by group in the JVM.
+                stats_rows = merge_input.mapInArrow(partial(merge_bin, merge_ctx), WRITE_STATS_DDL).collect()
+            else:
+                stats_rows = merge_input.groupBy(PARTITION_PATH, TARGET_FILE_ID).applyInArrow(
+                    partial(merge_file_group, merge_ctx), WRITE_STATS_DDL).collect()
         stats = commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
         for stat in stats:  # Hudi 1.x's merge handle names the base file it replaced (written at versions 8, 9)
             merged = merge_ctx.existing.get((stat.partition_path, stat.file_id))
@@ -605,7 +608,7 @@ class Writer:
     def _tag_and_assign_on_driver(self, records: DataFrame, view: FileSystemView, timeline: Timeline,
                                   inflight: Instant, *, tasks_group_rows: bool = False) -> DataFrame:
         """:meth:`_tag_and_assign` with the batch keys located on the driver (see :meth:`_driver_lookup`);
-        ``tasks_group_rows``: see :func:`attach_targets`."""
+        ``tasks_group_rows``: the tasks append logs (a deltacommit), so no insert file is left to a merge task."""
         keys = self._batch_keys
         latest = view.latest_base_files(self._partitions)
 
@@ -633,7 +636,7 @@ class Writer:
             pa.concat_arrays([t.column(RECORD_KEY).combine_chunks().cast(pa.string()) for t in (located, new)]),
             partitions, file_ids, labels)
         return attach_targets(self.spark, records, targets, self.storage, instant_temp_dir(inflight.timestamp),
-                              num_bins, tasks_group_rows=tasks_group_rows)
+                              num_bins)
 
     def _tag_and_assign_global_on_driver(self, records: DataFrame, operation: WriteOperation, view: FileSystemView,
                                          timeline: Timeline, inflight: Instant) -> DataFrame | None:
