@@ -16,6 +16,14 @@ key matching, "rest"); CPU and wall totals are the whole process. ``--ab`` alter
 turn) with ``--threads`` rep by rep, reports both, and checks that both wrote the same bytes. Wall time needs a
 quiet machine; the calling thread's CPU (time.thread_time) shows the work moved off it on a busy one.
 
+``--ab-rev REV`` compares code instead: the merge of git revision REV (its hoodpy, extracted to a temporary
+tree) against this tree's, each rep one fresh process per side, sides alternating (the order flips each rep).
+Per side: median CPU (user + sys), minor page faults and peak RSS of the merge call alone (getrusage around
+it: a fresh process first-touches its memory as a Python worker does), wall, and whether the sides wrote the
+same bytes.
+
+    .venv/bin/python benchmarks/merge_task_phases.py --file ... --batch ... --reps 5 --ab-rev main
+
     .venv/bin/python benchmarks/merge_task_phases.py \\
         --file /tmp/hoodpy-bench/work-sf1/golden-sf1/hoodpy-unpartitioned/b346bb0a-...parquet \\
         --batch /tmp/hoodpy-bench/data/sf1/batch-w2-conc-300060-60012.parquet --reps 3
@@ -27,15 +35,21 @@ import argparse
 import cProfile
 import hashlib
 import json
+import os
 import pstats
+import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# --hoodpy-root: import hoodpy from another tree (a child of --ab-rev runs the revision's code).
+_ROOT = sys.argv[sys.argv.index("--hoodpy-root") + 1] if "--hoodpy-root" in sys.argv else \
+    str(Path(__file__).resolve().parents[1])
+sys.path.insert(0, _ROOT)
 
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
@@ -107,7 +121,16 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="print the top cProfile entries of the last rep")
     ap.add_argument("--out", help="write the results as JSON here")
     ap.add_argument("--keep", help="copy the merged file of the first rep here (to compare outputs)")
+    ap.add_argument("--ab-rev", help="compare with the merge of this git revision, one process per side and rep")
+    ap.add_argument("--ab-env", nargs="+", metavar="K=V", help="compare this tree's merge without and with these "
+                    "environment variables (allocator options), one process per side and rep")
+    ap.add_argument("--hoodpy-root", help=argparse.SUPPRESS)  # read before the imports (see _ROOT)
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)  # one merge, rusage as JSON
     args = ap.parse_args()
+    if args.ab_rev or args.ab_env:
+        return ab_sides(args)
+    if args.child:
+        return child(args)
 
     src = Path(args.file)
     work = Path(tempfile.mkdtemp(prefix="merge-phases-"))
@@ -169,6 +192,82 @@ def main() -> None:
             Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _usage() -> tuple[float, int, int]:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime, r.ru_minflt, r.ru_maxrss
+
+
+def child(args) -> None:
+    """One merge in this (fresh) process: its CPU, page faults and peak RSS as one JSON line."""
+    src = Path(args.file)
+    work = Path(tempfile.mkdtemp(prefix="merge-ab-"))
+    try:
+        shutil.copy(src, work / src.name)
+        parsed = parse_base_file_name(src.name)
+        schema = pq.read_schema(src)
+        data_schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])
+        file_keys = pq.read_table(src, columns=[RECORD_KEY])[RECORD_KEY]
+        incoming = incoming_table(args.batch, file_keys, args.key_fields.split(","), parsed.file_id, "",
+                                  args.arrow_batch)
+        del file_keys
+        ctx = merge.MergeContext(base_uri=str(work), instant_time="20991231235959999", data_schema=data_schema,
+                                 existing={("", parsed.file_id): merge.ExistingFile(src.name, parsed.instant_time)},
+                                 options=BaseFileOptions(compression=args.codec), threads=args.threads)
+        arrow_rows.task_ids()  # imports pyspark: not the merge's cost
+        cpu0, flt0, _ = _usage()
+        w0 = time.perf_counter()
+        row = merge.merge_file_group(ctx, incoming).to_pylist()[0]
+        wall = time.perf_counter() - w0
+        cpu1, flt1, rss = _usage()
+        digest = hashlib.sha256((work / row["path"]).read_bytes()).hexdigest()
+        print("RESULT " + json.dumps({"cpu_s": cpu1 - cpu0, "minflt": flt1 - flt0, "maxrss_mb": rss / 1024,
+                                      "wall_s": wall, "sha256": digest, "file_size": row["file_size"]}), flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def ab_sides(args) -> None:
+    """Alternate fresh processes running REV's merge (or this tree's without the --ab-env variables) and this
+    tree's (with them); medians per side."""
+    here = Path(__file__).resolve()
+    repo = here.parents[1]
+    old_root = Path(tempfile.mkdtemp(prefix="merge-ab-rev-"))
+    try:
+        base_env = dict(os.environ)
+        if args.ab_rev:
+            archive = subprocess.run(["git", "-C", str(repo), "archive", args.ab_rev, "hoodpy"], check=True,
+                                     capture_output=True).stdout
+            subprocess.run(["tar", "-x", "-C", str(old_root)], input=archive, check=True)
+            sides = {args.ab_rev: (str(old_root), base_env)}
+        else:
+            sides = {"without env": (str(repo), base_env)}
+        extra = dict(kv.split("=", 1) for kv in args.ab_env or ())
+        sides["this tree" + (f" with {' '.join(args.ab_env)}" if extra else "")] = (str(repo), {**base_env, **extra})
+        common = [sys.executable, str(here), "--child", "--file", args.file, "--batch", args.batch,
+                  "--key-fields", args.key_fields, "--codec", args.codec, "--arrow-batch", str(args.arrow_batch),
+                  "--threads", str(args.threads)]
+        results: dict[str, list[dict]] = {s: [] for s in sides}
+        for rep in range(args.reps):
+            for name in (list(sides) if rep % 2 == 0 else list(sides)[::-1]):
+                root, env = sides[name]
+                out = subprocess.run(common + ["--hoodpy-root", root], env=dict(env, PYTHONPATH=root), check=True,
+                                     capture_output=True, text=True).stdout
+                res = json.loads(next(line for line in out.splitlines() if line.startswith("RESULT "))[7:])
+                results[name].append(res)
+                print(f"rep {rep} {name}: {res['cpu_s']:.2f} CPU s, {res['minflt']} faults, "
+                      f"{res['maxrss_mb']:.0f} MB peak RSS, {res['wall_s']:.2f} wall s", flush=True)
+        summary = {name: {k: round(statistics.median(r[k] for r in rs), 3)
+                          for k in ("cpu_s", "minflt", "maxrss_mb", "wall_s", "file_size")}
+                   for name, rs in results.items()}
+        summary["same_bytes"] = len({r["sha256"] for rs in results.values() for r in rs}) == 1
+        summary["load"] = os.getloadavg()
+        print(json.dumps(summary, indent=2))
+        if args.out:
+            Path(args.out).write_text(json.dumps(summary, indent=2) + "\n")
+    finally:
+        shutil.rmtree(old_root, ignore_errors=True)
 
 
 if __name__ == "__main__":

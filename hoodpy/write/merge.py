@@ -22,7 +22,7 @@ from hoodpy.arrow_rows import (
 from hoodpy.config import ordering_fields
 from hoodpy.file_group.naming import base_file_name, join_partition, write_token
 from hoodpy.index.bloom_filter import BloomFilter
-from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
+from hoodpy.meta_fields import FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileOptions, resumed_bloom, write_base_file
 from hoodpy.write.cdc import CdcWrite, MergeChanges, change_records, write_cdc_log
@@ -157,8 +157,10 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
     footer: dict[bytes, bytes] = {}
     split = None
     if existing is not None and ctx.options.virtual_keys is None:
-        # The keys and ordering values first: they are matched while the other columns are read.
-        split = SplitRead(storage.full_path(existing.path), storage.fs, (RECORD_KEY, *fields), executor)
+        # The keys and ordering values first: they are matched while the other columns are read. The stored
+        # file names are not read: finalize stamps the new one on every row.
+        split = SplitRead(storage.full_path(existing.path), storage.fs, (RECORD_KEY, *fields), executor,
+                          skip=(FILE_NAME,))
         footer = split.head.schema.metadata or {}  # the file's key-value metadata: Hudi's footer entries
         keyed = align(split.head, pa.schema([full_schema.field(f) for f in (RECORD_KEY, *fields)]))
     elif existing is not None:  # virtual keys: the file holds none; compute them, as Hudi's readers do
@@ -170,7 +172,8 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
     else:
         keyed = old = full_schema.empty_table()
     n_old = keyed.num_rows
-    old_keys = keyed.column(RECORD_KEY).combine_chunks()
+    # Chunked as read: the kernels below take chunks; one array would copy every key of the file (~100 MB at SF 1).
+    old_keys = keyed.column(RECORD_KEY)
 
     if ctx.match_keys and n_old:
         match = pc.index_in(old_keys, value_set=new_keys)  # per old row: its incoming update, or null
@@ -195,7 +198,7 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
         deleted = pc.and_(deleted, pc.invert(replaced))
         # A new key is in the file iff some old row matched it: look it up among the matched old keys (at most
         # the batch's size) instead of hashing every key of the file once more (~8% of a merge's CPU).
-        matched_new = pc.is_in(new_keys, value_set=old_keys.filter(pc.is_valid(match)))
+        matched_new = pc.is_in(new_keys, value_set=old_keys.filter(pc.is_valid(match)).combine_chunks())
     else:
         match = pa.nulls(n_old, pa.int32())
         replaced = pa.repeat(pa.scalar(False), n_old)

@@ -30,7 +30,7 @@ from hoodpy.arrow_rows import align
 from hoodpy.config import ordering_fields
 from hoodpy.index.bloom_filter import BloomFilter
 from hoodpy.keygen.stored import with_record_keys
-from hoodpy.meta_fields import RECORD_KEY
+from hoodpy.meta_fields import FILE_NAME, RECORD_KEY
 from hoodpy.read.file_scan import read_base_file
 from hoodpy.read.slice_merge import MergeStats, decode_blocks, merge_decoded
 from hoodpy.storage import Storage
@@ -57,7 +57,8 @@ def compact_in_place(storage: Storage, base_path: str | None, blocks: Sequence[L
     split = None
     if base_path is not None and virtual is None:
         # The keys and ordering values first: the log is folded against them while the other columns load.
-        split = SplitRead(storage.full_path(base_path), storage.fs, (RECORD_KEY, *fields), executor)
+        split = SplitRead(storage.full_path(base_path), storage.fs, (RECORD_KEY, *fields), executor,
+                          skip=(FILE_NAME,))  # finalize stamps the new file name on every row
         footer = split.head.schema.metadata or {}
         keyed = align(split.head, pa.schema([schema.field(f) for f in (RECORD_KEY, *fields)]))
     elif base_path is not None:  # virtual keys: the file holds none; they are computed from the whole rows

@@ -12,7 +12,7 @@ import pytest
 from hoodpy import arrow_rows
 from hoodpy.arrow_rows import add_meta_columns, finalize
 from hoodpy.file_group.naming import base_file_name, write_token
-from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
+from hoodpy.meta_fields import FILE_NAME, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileOptions, write_base_file
 from hoodpy.write.merge import OP, OP_DELETE, OP_UPSERT, TARGET_FILE_ID, ExistingFile, MergeContext, merge_file_group
@@ -90,4 +90,18 @@ def test_split_read_is_the_whole_read(tmp_path):
     assert split.head.column_names == [RECORD_KEY, "ts"]  # in file order
     joined = split.whole()
     assert joined.equals(whole) and joined.schema.metadata == whole.schema.metadata
+    assert [len(c) for c in joined.column("note").chunks] == [len(c) for c in whole.column("note").chunks]
+
+
+def test_split_read_skips_the_columns_the_merge_replaces(tmp_path):
+    # The merge stamps a new file name on every row: the stored names are not read. The other columns are the
+    # whole read's, in file order and chunks, with the footer's metadata.
+    storage = Storage(str(tmp_path))
+    path = storage.full_path(_old_file(storage, 3000))
+    whole = pq.read_table(path, filesystem=storage.fs)
+    split = SplitRead(path, storage.fs, (RECORD_KEY, "ts"), InlineExecutor(), skip=(FILE_NAME,))
+    joined = split.whole()
+    assert FILE_NAME not in joined.column_names
+    assert joined.equals(whole.drop_columns([FILE_NAME]))
+    assert joined.schema.metadata == whole.schema.metadata
     assert [len(c) for c in joined.column("note").chunks] == [len(c) for c in whole.column("note").chunks]
