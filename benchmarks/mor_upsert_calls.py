@@ -1,6 +1,7 @@
 """What one merge-on-read upsert costs: Spark jobs, driver->JVM (py4j) calls and CPU seconds per process kind
-(driver Python, JVM, Python workers), on a copy of one bulk-loaded MOR table per repetition; the batch is the
-``mor`` workload's of benchmarks/run.py (5% updates + 1% inserts, concentrated). By default the small-file
+(driver Python, JVM, Python workers; the JVM's split by thread kind: JIT compilers, GC, task threads, py4j
+threads, which plan the driver's queries, others), on a copy of one bulk-loaded MOR table per repetition; the
+batch is the ``mor`` workload's of benchmarks/run.py (5% updates + 1% inserts, concentrated). By default the small-file
 limit is off, so the updates go to log files and the inserts to a new base file (``--options`` adds or
 overrides ``hoodie.*`` keys). ``--profile`` adds cProfile of the driver and Spark's Python UDF profiler of the
 workers for the last repetition (top functions by cumulative time).
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import os
 import pstats
 import shutil
 import statistics
@@ -30,13 +32,44 @@ import pyarrow.parquet as pq  # noqa: E402
 
 import lineitem  # noqa: E402
 from spark_local import report, spark_session  # noqa: E402
-from upsert_calls import CpuClock, Py4jCalls  # noqa: E402
+from upsert_calls import _TICK, CpuClock, Py4jCalls  # noqa: E402
 
 LOGS_ONLY = {"hoodie.parquet.small.file.limit": "0"}
 
 
 def _options(text: str) -> dict[str, str]:
     return dict(kv.split("=", 1) for kv in text.split(",") if kv)
+
+
+# JVM thread kinds by the start of their names (/proc's comm: 15 characters).
+_THREAD_KINDS = (("C1 CompilerThre", "jit"), ("C2 CompilerThre", "jit"), ("GC Thread", "gc"), ("G1 ", "gc"),
+                 ("VM Thread", "gc"), ("Executor task", "tasks"), ("Thread-", "py4j"))
+
+
+def _jvm_threads(pid: int) -> dict[int, tuple[str, float]]:
+    """Each live thread of the JVM: (its kind, CPU seconds so far)."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        kind = next((k for prefix, k in _THREAD_KINDS if name.startswith(prefix)), "other")
+        out[int(tid)] = (kind, (int(fields[11]) + int(fields[12])) / _TICK)
+    return out
+
+
+def _jvm_split(before: dict, after: dict, total: float) -> dict[str, float]:
+    """The JVM's CPU seconds between two :func:`_jvm_threads` snapshots by thread kind; ``exited``: threads
+    gone by the second (the rest of ``total``)."""
+    split: dict[str, float] = {}
+    for tid, (kind, cpu) in after.items():
+        split[kind] = split.get(kind, 0.0) + cpu - before.get(tid, (kind, 0.0))[1]
+    split["exited"] = total - sum(split.values())
+    return {f"jvm_{k}": round(v, 2) for k, v in sorted(split.items())}
 
 
 def _top(profile: cProfile.Profile, n: int = 25) -> str:
@@ -92,7 +125,7 @@ def main() -> None:
             group = f"mor-upsert-calls-{rep}"
             spark.sparkContext.setJobGroup(group, group)
             profile = cProfile.Profile() if args.profile and rep == args.reps else None
-            before, started = clock.read(), time.monotonic()
+            threads, before, started = _jvm_threads(clock.jvm), clock.read(), time.monotonic()
             calls = Py4jCalls()
             try:
                 if profile:
@@ -102,7 +135,7 @@ def main() -> None:
                 if profile:
                     profile.disable()
                 calls.close()
-            seconds, after = time.monotonic() - started, clock.read()
+            seconds, after, threads = time.monotonic() - started, clock.read(), (threads, _jvm_threads(clock.jvm))
             log_bytes = sum(f.stat().st_size for f in path.rglob(".*.log.*"))
             shutil.rmtree(path)
             driver_profile = profile or driver_profile
@@ -115,7 +148,8 @@ def main() -> None:
                     print(f"job {j}:", [(s.name, s.numTasks) for s in stages if s is not None], flush=True)
             reps.append({"seconds": round(seconds, 2), "spark_jobs": len(jobs),
                          "py4j_calls": calls.count, "log_bytes": log_bytes,
-                         **{f"cpu_{k}": round(after[k] - before[k], 2) for k in after}})
+                         **{f"cpu_{k}": round(after[k] - before[k], 2) for k in after},
+                         **_jvm_split(*threads, after["jvm"] - before["jvm"])})
             print(reps[-1], flush=True)
     finally:
         if not args.work:

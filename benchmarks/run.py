@@ -16,7 +16,8 @@ per workload into ``--out``. Workloads (``--workloads``, comma separated):
 - ``read``: a TPC-H Q1-style aggregate through hoodpy's snapshot read vs spark.read.parquet over the same files.
 - ``mor``: merge-on-read upsert (Avro and parquet log blocks) vs copy-on-write upsert vs delta-rs merge on the
   matched layout; snapshot read with 1 and 5 log files per touched group vs the copy-on-write read; compaction
-  of the one-log state vs the copy-on-write upsert (not in the default list: ``--workloads mor``).
+  of the one-log state vs the copy-on-write upsert; the upsert into a MOR table under the BUCKET index (not in
+  the default list: ``--workloads mor``).
 
 hoodpy runs with a new user's defaults first (``hoodpy_*``) and, where ``--tuned`` names options, with them
 beside (``hoodpy_*_tuned``, on its own table built with those options). delta-rs runs on two layouts: its own
@@ -58,6 +59,9 @@ HOODPY_OPTIONS: dict[str, str] = {}  # a new user's defaults; --tuned adds a sec
 KEY = list(lineitem.RECORD_KEY)
 VARIANTS = {"unpartitioned": (), "partitioned": lineitem.PARTITION_FIELDS}
 MERGE_PREDICATE = "t.l_orderkey = s.l_orderkey AND t.l_linenumber = s.l_linenumber"
+# The mor workload's BUCKET index table (the route a Hudi user takes for fast merge-on-read upserts): as many
+# buckets as the bulk load's default layout has files, so the two tables hold the same files.
+BUCKET_OPTIONS = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2"}
 
 
 # -- plumbing ---------------------------------------------------------------------------------------
@@ -136,12 +140,13 @@ class Bench:
     def hoodpy_options(self, tuned: bool = False) -> dict[str, str]:
         return {**HOODPY_OPTIONS, **(self.args.tuned if tuned else {})}
 
-    def hoodpy_create(self, path: Path, partition_fields, tuned: bool = False, table_type: str | None = None):
+    def hoodpy_create(self, path: Path, partition_fields, tuned: bool = False, table_type: str | None = None,
+                      options: dict[str, str] | None = None):
         from hoodpy.table import HoodieTable
 
         return HoodieTable.create(self.spark, str(path), table_name="lineitem", record_key_fields=KEY,
                                   partition_fields=list(partition_fields), hive_style_partitioning=True,
-                                  options=self.hoodpy_options(tuned), table_type=table_type)
+                                  options={**self.hoodpy_options(tuned), **(options or {})}, table_type=table_type)
 
     def hoodpy_open(self, path: Path, tuned: bool = False):
         from hoodpy.table import HoodieTable
@@ -164,10 +169,11 @@ class Bench:
         src = lineitem.generate(self.data, sf)
         parts = VARIANTS[variant]
         log(f"building golden {engine} {variant} sf{sf:g}")
-        if engine in ("hoodpy", "hoodpy-tuned", "hoodpy-mor"):
-            self.hoodpy_create(path, parts, tuned=engine == "hoodpy-tuned",
-                               table_type="MERGE_ON_READ" if engine == "hoodpy-mor" else None).bulk_insert(
-                self.spark.read.parquet(str(src)))
+        if engine in ("hoodpy", "hoodpy-tuned", "hoodpy-mor", "hoodpy-mor-bucket"):
+            bucketed = BUCKET_OPTIONS if engine == "hoodpy-mor-bucket" else {}
+            self.hoodpy_create(path, parts, tuned=engine == "hoodpy-tuned", options=bucketed,
+                               table_type="MERGE_ON_READ" if engine.startswith("hoodpy-mor") else None).bulk_insert(
+                self.spark.read.parquet(str(src)), options=bucketed)
         elif engine == "delta":
             from deltalake import write_deltalake
 
@@ -644,7 +650,10 @@ class Bench:
         default; parquet blocks as the tuned variant), a COW table and delta-rs's matched layout; then the
         Q1-style aggregate over the MOR table with 1 and with 5 log files per touched group (written with the
         small-file limit off, so that updates go to logs) against the COW table after the same batches, and the
-        compaction of the one-log state against the COW upsert."""
+        compaction of the one-log state against the COW upsert. ``mor_upsert_bucket``: the same upsert into a MOR
+        table loaded and written with the BUCKET index (``BUCKET_OPTIONS``), whose updates and inserts all go to
+        the buckets' logs with no key lookup. ``--mor-entries`` runs only the entries it names (``read`` and
+        ``compaction`` for those steps)."""
         from deltalake import DeltaTable
 
         sf = self.args.sf
@@ -657,6 +666,22 @@ class Bench:
         # rewritten whole, updates included (Hudi's small-file handling for merge-on-read): with it off, updates
         # always go to log files and inserts to new base files.
         logs_only = {"hoodie.parquet.small.file.limit": "0"}
+        entries = self.args.mor_entries
+
+        def wanted(name: str) -> bool:
+            return not entries or name in entries
+
+        def ratios(res: dict) -> dict:
+            """The workload's ratios, of the entries that ran."""
+            med = {k: v["median_s"] for k, v in res.items() if isinstance(v, dict) and "median_s" in v}
+            med |= {f"read {k}": v["median_s"] for k, v in res.get("read", {}).items()}
+            pairs = [("mor_upsert", "delta_merge_matched"), ("mor_upsert_parquet_blocks", "delta_merge_matched"),
+                     ("mor_upsert", "cow_upsert"), ("mor_upsert_no_small_files", "delta_merge_matched"),
+                     ("mor_upsert_bucket", "delta_merge_matched"), ("read mor_1_log", "read cow"),
+                     ("read mor_5_logs", "read cow"), ("compaction_of_1_log", "cow_upsert")]
+            return {(f"{a} / {b[5:]}" if a.startswith("read ") else f"{a} / {b}"): round(med[a] / med[b], 3)
+                    for a, b in pairs if a in med and b in med}
+
         for variant in self.args.variants:
             batch = self.batch_file(sf, True, updates, inserts, "w2")
             res: dict = {}
@@ -678,12 +703,20 @@ class Bench:
             for name, golden, fn in (("cow_upsert", "hoodpy", upsert()), ("mor_upsert", "hoodpy-mor", upsert()),
                                      ("mor_upsert_parquet_blocks", "hoodpy-mor", upsert(parquet_blocks)),
                                      ("mor_upsert_no_small_files", "hoodpy-mor", upsert(logs_only)),
+                                     ("mor_upsert_bucket", "hoodpy-mor-bucket", upsert(BUCKET_OPTIONS)),
                                      ("delta_merge_matched", "delta-matched", delta_merge)):
+                if not wanted(name):
+                    continue
                 log(f"mor sf{sf:g} {variant} {name}")
                 res[name] = self.repeat(fn, setup=setup(golden))
                 self.save()
             res["layout"] = self.layout_of([bf.size for bf in self.hoodpy_open(
                 self.golden(sf, variant, "hoodpy")).file_system_view().latest_base_files()])
+            if not (wanted("read") or wanted("compaction")):
+                res["ratios"] = ratios(res)
+                log(f"mor ratios {variant}: {res['ratios']}")
+                self.save()
+                continue
 
             # Reads and compaction: states built once (untimed), then measured interleaved.
             cow = self.copy_of(self.golden(sf, variant, "hoodpy"), "mor-read-cow")
@@ -695,15 +728,16 @@ class Bench:
                 self.hoodpy_open(mor5).upsert(self.spark.read.parquet(str(self.batch_file_seeded(sf, seed, updates))),
                                               options=logs_only)
             reads: dict = {"cow": [], "mor_1_log": [], "mor_5_logs": []}
-            for _ in range(self.args.warmup):
+            for _ in range(self.args.warmup if wanted("read") else 0):
                 for path in (cow, mor1, mor5):
                     q1_aggregate(self.hoodpy_open(path).read())
-            for _ in range(self.args.reps):
+            for _ in range(self.args.reps if wanted("read") else 0):
                 for name, path in (("cow", cow), ("mor_1_log", mor1), ("mor_5_logs", mor5)):
                     with measure(self.spark) as m:
                         q1_aggregate(self.hoodpy_open(path).read())
                     reads[name].append(m.as_dict())
-            res["read"] = {k: summarize(v) for k, v in reads.items()}
+            if wanted("read"):
+                res["read"] = {k: summarize(v) for k, v in reads.items()}
 
             def compaction_setup():
                 return self.copy_of(mor1, "mor-compact")
@@ -712,20 +746,9 @@ class Bench:
                 done = self.hoodpy_open(path).compaction.run()
                 return {"compactions": len(done), "files_written": sum(r.files_written for r in done)}
 
-            res["compaction_of_1_log"] = self.repeat(compact, setup=compaction_setup, warmup=0)
-            med = {k: v["median_s"] for k, v in res.items() if isinstance(v, dict) and "median_s" in v}
-            rmed = {k: v["median_s"] for k, v in res["read"].items()}
-            res["ratios"] = {
-                "mor_upsert / delta_merge_matched": round(med["mor_upsert"] / med["delta_merge_matched"], 3),
-                "mor_upsert_parquet_blocks / delta_merge_matched":
-                    round(med["mor_upsert_parquet_blocks"] / med["delta_merge_matched"], 3),
-                "mor_upsert / cow_upsert": round(med["mor_upsert"] / med["cow_upsert"], 3),
-                "mor_upsert_no_small_files / delta_merge_matched":
-                    round(med["mor_upsert_no_small_files"] / med["delta_merge_matched"], 3),
-                "read mor_1_log / cow": round(rmed["mor_1_log"] / rmed["cow"], 3),
-                "read mor_5_logs / cow": round(rmed["mor_5_logs"] / rmed["cow"], 3),
-                "compaction_of_1_log / cow_upsert": round(med["compaction_of_1_log"] / med["cow_upsert"], 3),
-            }
+            if wanted("compaction"):
+                res["compaction_of_1_log"] = self.repeat(compact, setup=compaction_setup, warmup=0)
+            res["ratios"] = ratios(res)
             log(f"mor ratios {variant}: {res['ratios']}")
             self.save()
 
@@ -827,6 +850,9 @@ def main() -> None:
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--warmup", type=int, default=1, help="untimed runs of each engine before its timed ones")
     p.add_argument("--cluster-files", type=int, default=16, help="files the clustering workload aims for")
+    p.add_argument("--mor-entries", default="", help="mor workload entries to run, comma separated (e.g. "
+                                                      "'mor_upsert_bucket,delta_merge_matched'; 'read' and "
+                                                      "'compaction' name those steps; default: all)")
     p.add_argument("--cluster-layouts", default="", help="clustering workload entries to run, comma separated "
                                                          "(e.g. 'z-order,delta_z_order'; default: all)")
     p.add_argument("--data", default="/tmp/hoodpy-bench/data", help="generated TPC-H data (kept between runs)")
@@ -838,6 +864,7 @@ def main() -> None:
     args.upsert_engines = [e for e in args.upsert_engines.split(",") if e]
     args.scaling = [float(s) for s in args.scaling.split(",") if s]
     args.cluster_layouts = [c for c in args.cluster_layouts.split(",") if c]
+    args.mor_entries = [e for e in args.mor_entries.split(",") if e]
     tuned = "" if args.tuned.strip().lower() == "none" else args.tuned
     args.tuned = dict(kv.split("=", 1) for kv in tuned.split(",") if kv)
     bench = Bench(args)

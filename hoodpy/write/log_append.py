@@ -47,6 +47,7 @@ from hoodpy.schema import avro_schema_to_json
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import encode_parquet
 from hoodpy.write.merge import OP, OP_DELETE, TARGET_FILE_ID, MergeContext, merge_file_group
+from hoodpy.write.task_combine import combined_in_task
 
 AVRO, PARQUET = "avro", "parquet"
 
@@ -178,7 +179,16 @@ def append_file_group(ctx: AppendContext, partition_path: str, file_id: str, tar
                       incoming: pa.Table) -> pa.Table:
     started = time.monotonic()
     instant = ctx.merge.instant_time
+    if ctx.merge.combine_ordering is not None:  # the batch came uncombined: every record of a key is here
+        incoming = combined_in_task(incoming, ctx.merge.combine_ordering)
     is_delete = pc.equal(incoming.column(OP), OP_DELETE)
+    if target.new_group and pc.any(is_delete).as_py():
+        # A group this write creates holds no record to delete (a key's delete that won combining, or reached
+        # a bucket with no file group): nothing of it is written, as when Spark drops such deletes before.
+        incoming = incoming.filter(pc.invert(is_delete))
+        is_delete = pc.equal(incoming.column(OP), OP_DELETE)
+        if not incoming.num_rows:
+            return write_stats([])
     if pc.any(is_delete).as_py():
         upserts, deletes = incoming.filter(pc.invert(is_delete)), incoming.filter(is_delete)
     else:  # the common upsert: no copy of every column by an all-true filter

@@ -335,9 +335,9 @@ class Writer:
                 IndexConfig.RECORD_INDEX_DRIVER_LOOKUP_MAX_KEYS) > 0))
 
     def _combines_in_merge_tasks(self, operation: WriteOperation) -> bool:
-        """Whether an upsert's records are combined in the copy-on-write merge tasks instead of by a shuffle of the
-        batch: under the BUCKET index every record of a key reaches one task (see task_combine)."""
-        return (operation == WriteOperation.UPSERT and self._combines(operation) and not self.merge_on_read
+        """Whether an upsert's records are combined in the merge (or, merge-on-read, log append) tasks instead of
+        by a shuffle of the batch: under the BUCKET index every record of a key reaches one task (task_combine)."""
+        return (operation == WriteOperation.UPSERT and self._combines(operation)
                 and self._bucket_layout is not None and not self._global_lookup(operation))
 
     def _combines(self, operation: WriteOperation) -> bool:
@@ -506,11 +506,12 @@ class Writer:
             and self._bucket_layout is None and not self._assigner.small_file_groups
 
     def _creates_bucket_groups_only(self, operation: WriteOperation, merge_ctx: MergeContext) -> bool:
-        """Whether this copy-on-write write under the BUCKET index only creates file groups (the batch's
-        partitions hold no base file: a first load, or bulk_insert, which requires that), so that its merge
-        tasks would merge with nothing and nothing is combined in them: :meth:`_assign_to_buckets` then keeps
-        only inserts for the new groups."""
-        return (self._bucket_layout is not None and not self._global_lookup(operation) and not self.merge_on_read
+        """Whether this write under the BUCKET index only creates file groups (the batch's partitions hold no base
+        file: a first load, or bulk_insert, which requires that), so that its merge tasks would merge with nothing
+        and nothing is combined in them: :meth:`_assign_to_buckets` then keeps only inserts for the new groups.
+        Merge-on-read: bulk_insert only (its new buckets take base files; other writes start them as logs)."""
+        return (self._bucket_layout is not None and not self._global_lookup(operation)
+                and (not self.merge_on_read or operation == WriteOperation.BULK_INSERT)
                 and merge_ctx.combine_ordering is None and not merge_ctx.existing)
 
     def _assign_to_buckets(self, records: DataFrame, operation: WriteOperation, view: FileSystemView,

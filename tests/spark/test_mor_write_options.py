@@ -98,6 +98,36 @@ def test_bucket_index_appends_inserts_and_starts_new_buckets_as_logs(spark, tabl
     assert sorted(r["_hoodie_record_key"] for r in ro) == sorted(b0[:2]) and ro == hudi_rs.read_optimized(table_path)
 
 
+def test_bucket_index_combines_the_batch_in_the_append_tasks(spark, table_path):
+    """Under the BUCKET index every record of a key reaches one append task, which combines the batch there (no
+    shuffle of it before): per key the largest ordering value wins, a tie the later record, a
+    ``_hoodie_is_deleted`` record competes like any other. A bucket that has no file group and receives only
+    deletes writes nothing; one that has writes its winning deletes to a delete block."""
+    from hoodpy.index.bucket import BucketSpec, bucket_id
+
+    spec = BucketSpec(2, ("id",))
+    keys = [f"k{i}" for i in range(40)]
+    b0 = [k for k in keys if bucket_id(k, spec) == 0][:4]
+    b1 = [k for k in keys if bucket_id(k, spec) == 1][:1]
+    ddl = DDL + ", _hoodie_is_deleted boolean"
+    table = _create(spark, table_path, **BUCKETS)
+    table.bulk_insert(spark.createDataFrame([(k, "a", 1, "x", False) for k in b0[:3]], ddl))
+    batch = [(b0[0], "a", 3, "late-larger", False), (b0[0], "a", 2, "y", False),  # the larger ts wins
+             (b0[1], "a", 5, "first", False), (b0[1], "a", 5, "second", False),  # a tie: the later wins
+             (b0[2], "a", 6, None, True), (b0[2], "a", 4, "z", False),  # the delete wins: gone
+             (b0[3], "a", 2, "new", False), (b0[3], "a", 1, None, True),  # an insert beats an older delete
+             (b1[0], "a", 7, None, True)]  # bucket 1 has no file group: nothing to delete there
+    # Several Spark partitions, so that records of a key come from different input tasks.
+    result = table.upsert(spark.createDataFrame(batch, ddl).repartition(3))
+    [stat] = result.metadata.write_stats
+    assert stat.is_log_write and int(stat.file_id[:8]) == 0
+    assert (stat.num_writes, stat.num_deletes) == (3, 1)
+    blocks = list(lf.scan_blocks((Path(table_path) / stat.path).read_bytes()))
+    assert [b.block_type for b in blocks] == [lf.AVRO_DATA_BLOCK, lf.DELETE_BLOCK]
+    assert _values(table) == {b0[0]: (3, "late-larger"), b0[1]: (5, "second"), b0[3]: (2, "new")}
+    assert hudi_rs.df_rows(table.read()) == hudi_rs.snapshot(table_path)
+
+
 def test_rollback_of_a_completed_deltacommit(spark, table_path):
     table = _create(spark, table_path)
     table.insert(spark.createDataFrame([("k1", "a", 1, "x"), ("k2", "a", 1, "x")], DDL))

@@ -15,6 +15,7 @@ from hoodpy.schema.avro import avro_schema_from_arrow, avro_schema_to_json
 from hoodpy.timeline import log_format as lf
 from hoodpy.write.log_append import AppendContext, LogSlice, append_file_group
 from hoodpy.write.merge import OP, OP_DELETE, OP_UPSERT, TARGET_FILE_ID, MergeContext
+from hoodpy.write.task_combine import BATCH_SEQ
 
 DATA = pa.schema([pa.field("id", pa.string()), pa.field("v", pa.int64())])
 INSTANT = "20261126190000000"
@@ -51,3 +52,46 @@ def test_upserts_only_write_one_data_block_with_every_record(tmp_path):
     data = data_rows(blocks[0], pa.schema([pa.field(RECORD_KEY, pa.string()), *DATA]))
     assert data.to_pylist() == [{RECORD_KEY: "a", "id": "a", "v": 1}, {RECORD_KEY: "b", "id": "b", "v": 2}]
     assert (stat["num_writes"], stat["num_deletes"]) == (2, 0)
+
+
+def _combining(tmp_path: Path, rows, target: LogSlice) -> tuple[AppendContext, pa.Table]:
+    """A context that combines in the task (BUCKET index, batch uncombined) by ordering field ``v``, and the
+    rows numbered in batch order as the writer numbers them."""
+    schema_json = avro_schema_to_json(log_writer.log_schema(avro_schema_from_arrow(DATA, "t")))
+    ctx = AppendContext(merge=MergeContext(base_uri=str(tmp_path), instant_time=INSTANT, data_schema=DATA,
+                                           combine_ordering=("v",)),
+                        schema_json=schema_json)
+    incoming = _incoming(rows)
+    return ctx, incoming.append_column(BATCH_SEQ, pa.array(range(incoming.num_rows), pa.int64()))
+
+
+def test_an_uncombined_batch_is_combined_per_key_in_the_task(tmp_path):
+    """The largest ordering value wins, a tie goes to the later record, a delete competes like any record; the
+    winners are written in batch order."""
+    rows = [("a", 1, OP_UPSERT), ("b", 5, OP_UPSERT), ("a", 3, OP_UPSERT), ("c", 2, OP_UPSERT), ("a", 2, OP_UPSERT),
+            ("c", 2, OP_DELETE), ("b", 4, OP_DELETE)]
+    ctx, incoming = _combining(tmp_path, rows, LogSlice("20261126180000000"))
+    [stat] = append_file_group(ctx, "p", "fg", LogSlice("20261126180000000"), incoming).to_pylist()
+    [log] = (tmp_path / "p").glob(".fg_20261126180000000.log.1_*")
+    blocks = list(lf.read_blocks(log.read_bytes()))
+    assert [b.block_type for b in blocks] == [lf.AVRO_DATA_BLOCK, lf.DELETE_BLOCK]
+    data = data_rows(blocks[0], pa.schema([pa.field(RECORD_KEY, pa.string()), *DATA]))
+    assert data.to_pylist() == [{RECORD_KEY: "b", "id": "b", "v": 5}, {RECORD_KEY: "a", "id": "a", "v": 3}]
+    assert [d.record_key for d in deleted_records(blocks[1])] == ["c"]  # tie with the upsert: the later wins
+    assert (stat["num_writes"], stat["num_deletes"], stat["num_update_writes"]) == (2, 1, 2)
+
+
+def test_a_new_group_writes_no_deletes(tmp_path):
+    """A file group the write creates (a new bucket) has nothing to delete: its combined deletes are dropped, and
+    a group left with none writes no file and no stat."""
+    new = LogSlice(INSTANT, new_group=True)
+    ctx, incoming = _combining(tmp_path, [("a", 1, OP_UPSERT), ("b", 1, OP_DELETE), ("a", 0, OP_DELETE)], new)
+    [stat] = append_file_group(ctx, "p", "fg", new, incoming).to_pylist()
+    [log] = (tmp_path / "p").glob(f".fg_{INSTANT}.log.1_*")
+    blocks = list(lf.read_blocks(log.read_bytes()))
+    assert [b.block_type for b in blocks] == [lf.AVRO_DATA_BLOCK]
+    assert (stat["num_writes"], stat["num_inserts"], stat["num_deletes"]) == (1, 1, 0)
+
+    ctx, only_deletes = _combining(tmp_path / "d", [("x", 1, OP_DELETE), ("y", 1, OP_DELETE)], new)
+    assert append_file_group(ctx, "p", "fg2", new, only_deletes).num_rows == 0
+    assert not (tmp_path / "d").exists()
