@@ -12,20 +12,14 @@ machine load; figures per rep: wall, Spark jobs, CPU seconds of the driver, the 
 
 from __future__ import annotations
 
-import argparse
-import shutil
-import statistics
 import sys
-import tempfile
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from spark_local import report, spark_session  # noqa: E402
-from upsert_calls import CpuClock  # noqa: E402
+from upsert_ab import run_upsert_ab  # noqa: E402
 
 from hoodpy.index import bloom  # noqa: E402
 from hoodpy.keygen.stored import stored_record_keys  # noqa: E402
@@ -38,58 +32,12 @@ def old_lookup():
     saved = bloom.rules_out, bloom._stored_keys_for, Writer._insert_files
     bloom.rules_out = lambda b, candidates: not any(b.might_contain_many(candidates))
     bloom._stored_keys_for = lambda pf, candidates, virtual: stored_record_keys(pf, virtual)
-    Writer._insert_files = lambda self, view, timeline: {}
+    Writer._insert_files = lambda self, *_: {}
     try:
         yield
     finally:
         bloom.rules_out, bloom._stored_keys_for, Writer._insert_files = saved
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--golden", required=True, help="a loaded hoodpy table (copied per rep)")
-    ap.add_argument("--batch", required=True, help="parquet of the upsert batch")
-    ap.add_argument("--reps", type=int, default=3, help="reps per mode (after one untimed warm-up of each)")
-    ap.add_argument("--driver-memory", default="3g")
-    ap.add_argument("--out", default="/tmp/upsert_lookup_ab.json")
-    args = ap.parse_args()
-
-    from hoodpy.table import HoodieTable
-
-    spark = spark_session("upsert-lookup-ab", shuffle_partitions=8, driver_memory=args.driver_memory)
-    clock, tracker = CpuClock(), spark.sparkContext.statusTracker()
-    work = Path(tempfile.mkdtemp(prefix="upsert-lookup-ab-"))
-    runs: dict[str, list[dict]] = {"old": [], "new": []}
-    try:
-        for i in range(2 * (args.reps + 1)):
-            mode = ("old", "new")[i % 2]
-            path = work / f"t{i}"
-            shutil.copytree(args.golden, path)
-            group = f"ab-{i}"
-            spark.sparkContext.setJobGroup(group, group)
-            before, t0 = clock.read(), time.perf_counter()
-            with old_lookup() if mode == "old" else _nothing():
-                r = HoodieTable.for_path(spark, str(path)).upsert(spark.read.parquet(args.batch))
-            wall, after = time.perf_counter() - t0, clock.read()
-            shutil.rmtree(path)
-            row = {"mode": mode, "seconds": round(wall, 2), "spark_jobs": len(tracker.getJobIdsForGroup(group)),
-                   **{f"cpu_{k}_s": round(after[k] - before[k], 2) for k in after},
-                   "updates": r.num_update_writes, "inserts": r.num_inserts, "files_updated": r.files_updated,
-                   "files_added": r.files_added}
-            print(("warm-up " if i < 2 else "") + str(row), flush=True)
-            if i >= 2:
-                runs[mode].append(row)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-        spark.stop()
-    median = {m: {k: statistics.median(r[k] for r in rs) for k in rs[0] if k != "mode"} for m, rs in runs.items()}
-    report({"golden": args.golden, "batch": args.batch, "reps": runs, "median": median}, args.out)
-
-
-@contextmanager
-def _nothing():
-    yield
-
-
 if __name__ == "__main__":
-    main()
+    run_upsert_ab("upsert-lookup-ab", __doc__, old_lookup)

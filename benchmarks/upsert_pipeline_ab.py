@@ -16,13 +16,8 @@ machine load; figures per rep: wall, Spark jobs, CPU seconds of the driver, the 
 
 from __future__ import annotations
 
-import argparse
 import functools
-import shutil
-import statistics
 import sys
-import tempfile
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -31,8 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pyspark.sql import DataFrame  # noqa: E402
 
-from spark_local import report, spark_session  # noqa: E402
-from upsert_calls import CpuClock  # noqa: E402
+from upsert_ab import run_upsert_ab  # noqa: E402
 
 from hoodpy.meta_fields import PARTITION_PATH  # noqa: E402
 from hoodpy.write import targets, writer  # noqa: E402
@@ -65,52 +59,5 @@ def old_pipeline():
         writer.attach_targets = attach
 
 
-@contextmanager
-def _nothing():
-    yield
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--golden", required=True, help="a loaded hoodpy table (copied per rep)")
-    ap.add_argument("--batch", required=True, help="parquet of the upsert batch")
-    ap.add_argument("--reps", type=int, default=3, help="reps per mode (after one untimed warm-up of each)")
-    ap.add_argument("--driver-memory", default="3g")
-    ap.add_argument("--work", default=None, help="scratch folder for the table copies")
-    ap.add_argument("--out", default="/tmp/upsert_pipeline_ab.json")
-    args = ap.parse_args()
-
-    from hoodpy.table import HoodieTable
-
-    spark = spark_session("upsert-pipeline-ab", shuffle_partitions=8, driver_memory=args.driver_memory)
-    clock, tracker = CpuClock(), spark.sparkContext.statusTracker()
-    work = Path(tempfile.mkdtemp(prefix="upsert-pipeline-ab-", dir=args.work))
-    runs: dict[str, list[dict]] = {"old": [], "new": []}
-    try:
-        for i in range(2 * (args.reps + 1)):
-            mode = ("old", "new")[i % 2]
-            path = work / f"t{i}"
-            shutil.copytree(args.golden, path)
-            group = f"ab-{i}"
-            spark.sparkContext.setJobGroup(group, group)
-            before, t0 = clock.read(), time.perf_counter()
-            with old_pipeline() if mode == "old" else _nothing():
-                r = HoodieTable.for_path(spark, str(path)).upsert(spark.read.parquet(args.batch))
-            wall, after = time.perf_counter() - t0, clock.read()
-            shutil.rmtree(path)
-            row = {"mode": mode, "seconds": round(wall, 2), "spark_jobs": len(tracker.getJobIdsForGroup(group)),
-                   **{f"cpu_{k}_s": round(after[k] - before[k], 2) for k in after},
-                   "updates": r.num_update_writes, "inserts": r.num_inserts, "deletes": r.num_deletes,
-                   "files_updated": r.files_updated, "files_added": r.files_added}
-            print(("warm-up " if i < 2 else "") + str(row), flush=True)
-            if i >= 2:
-                runs[mode].append(row)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-        spark.stop()
-    median = {m: {k: statistics.median(r[k] for r in rs) for k in rs[0] if k != "mode"} for m, rs in runs.items()}
-    report({"golden": args.golden, "batch": args.batch, "reps": runs, "median": median}, args.out)
-
-
 if __name__ == "__main__":
-    main()
+    run_upsert_ab("upsert-pipeline-ab", __doc__, old_pipeline)
