@@ -407,7 +407,8 @@ class Bench:
                                                  actions.column("size_bytes").to_pylist(), strict=True)}
 
     def floor(self, sf: float, variant: str, batch: Path) -> dict:
-        """pyarrow read + write of exactly the files holding updated keys: the least any engine must do."""
+        """pyarrow read + write of exactly the files holding updated keys: the least any engine must do. Written
+        with hoodpy's default codec (zstd level 3), so that the floor writes what the upsert writes."""
         golden = self.golden(sf, variant, "hoodpy")
         keys = self.existing_keys(lineitem.generate(self.data, sf), pq.read_table(batch, columns=KEY))
         table = self.hoodpy_open(golden)
@@ -420,7 +421,7 @@ class Bench:
             total = 0
             for i, p in enumerate(paths):
                 t = pq.read_table(p)
-                pq.write_table(t, out_dir / f"{i}.parquet", compression="snappy")
+                pq.write_table(t, out_dir / f"{i}.parquet", compression="zstd", compression_level=3)
                 total += Path(p).stat().st_size
             return {"files": len(paths), "bytes_read": total}
         return self.repeat(run)
