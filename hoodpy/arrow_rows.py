@@ -92,10 +92,12 @@ def claim_sequence_numbers(count: int) -> int:
 
 
 def finalize(rows: pa.Table, fresh: pa.Array, *, instant_time: str, file_name: str, task_partition: int,
-             ) -> pa.Table:
-    """Stamp the file name on every row and sequence numbers on the rows this write produced."""
+             first: int | None = None) -> pa.Table:
+    """Stamp the file name on every row and sequence numbers on the rows this write produced, from ``first``
+    (None: the task's next ones, claimed)."""
     n = rows.num_rows
-    first = claim_sequence_numbers(n)
+    if first is None:
+        first = claim_sequence_numbers(n)
     fresh = fresh.combine_chunks() if isinstance(fresh, pa.ChunkedArray) else fresh
     fresh_count = pc.sum(fresh).as_py() or 0
     prefix = f"{instant_time}_{task_partition}"

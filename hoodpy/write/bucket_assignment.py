@@ -225,9 +225,7 @@ class BucketAssigner:
         (:func:`measured_record_size`), else measured by encoding ``sample()`` (records of the batch; ``sort``:
         as bulk_insert orders them), with the footer's bloom filter counted per file; else the estimate's
         default."""
-        if self._sizing is not None:
-            return self._sizing
-        sizing = self.known_sizing()
+        sizing = self.known_sizing()  # the decided sizing, once there is one
         if sizing is None:
             sizing = self.unmeasured_sizing()
             rows = sample() if sample is not None else None

@@ -27,8 +27,9 @@ from __future__ import annotations
 import io
 import json
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -152,12 +153,20 @@ def write_partition(ctx: AppendContext, batches: Iterator[pa.RecordBatch]) -> It
     groups (partitioned by their merge bin, or by partition path and file id), written group by group with
     :func:`write_file_group`. Grouping here instead of Spark's ``groupBy().applyInArrow`` spares the JVM a sort
     of the whole batch by group and a per-group Arrow exchange: one pass of the partition's rows, in Arrow."""
+    return each_file_group(batches, partial(write_file_group, ctx))
+
+
+def each_file_group(batches: Iterator[pa.RecordBatch], write: Callable[[pa.Table], pa.Table],
+                    ) -> Iterator[pa.RecordBatch]:
+    """The write stats ``write`` returns for each file group of a task's rows (``batches``: a Spark partition
+    holding whole file groups), the groups split in Arrow (:func:`split_file_groups`); the task of a
+    deltacommit (:func:`write_partition`) and of a copy-on-write merge bin (:func:`targets.merge_bin`)."""
     batches = list(batches)  # an empty Spark partition sends none (and from_batches needs one for the schema)
     rows = pa.Table.from_batches(batches) if batches else None
     if rows is None or not rows.num_rows:
         return
     for group in split_file_groups(rows):
-        yield from write_file_group(ctx, group).to_batches()
+        yield from write(group).to_batches()
 
 
 def split_file_groups(rows: pa.Table) -> Iterator[pa.Table]:

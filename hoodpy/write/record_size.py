@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import io
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
-from hoodpy.arrow_rows import add_meta_columns, align
+from hoodpy.arrow_rows import add_meta_columns, align, finalize
 from hoodpy.file_group.naming import base_file_name, new_file_id, write_token
-from hoodpy.meta_fields import COMMIT_SEQNO, FILE_NAME, PARTITION_PATH, RECORD_KEY
+from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.write.base_file import BaseFileOptions, encode_parquet
 
 SAMPLE_ROWS = 100_000
@@ -65,14 +63,11 @@ def encoded_record_size(sample: pa.Table, data_schema: pa.Schema, options: BaseF
                             instant_time)
     rows = rows.set_column(rows.schema.get_field_index(PARTITION_PATH), PARTITION_PATH,
                            sample.column(PARTITION_PATH).cast(pa.string()))
-    # Stamped as finalize() stamps a file's rows, without claiming the running task's sequence numbers (a
-    # write task measures its own first rows, then writes them).
-    n = rows.num_rows
-    seqno = pc.binary_join_element_wise(f"{instant_time}_0", pa.array(np.arange(n)).cast(pa.string()), "_")
+    # Numbered from 0, not from the running task's sequence numbers: a write task measures its own first rows,
+    # then writes them.
     name = base_file_name(new_file_id(), write_token(0, 0, 0), instant_time)
-    rows = rows.set_column(rows.schema.get_field_index(COMMIT_SEQNO), COMMIT_SEQNO, seqno)
-    rows = rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME,
-                           pa.repeat(pa.scalar(name, pa.string()), n))
+    rows = finalize(rows, pa.repeat(pa.scalar(True), rows.num_rows), instant_time=instant_time, file_name=name,
+                    task_partition=0, first=0)
     sink = io.BytesIO()
     encode_parquet(sink, rows, options, {})
     return len(sink.getvalue()) / sample.num_rows

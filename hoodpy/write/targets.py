@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -26,7 +27,7 @@ from hoodpy.read.file_scan import read_parquet_files
 from hoodpy.index.murmur_hash import MurmurBatch
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
-from hoodpy.write.log_append import split_file_groups
+from hoodpy.write.log_append import each_file_group
 from hoodpy.write.merge import TARGET_FILE_ID, MergeContext, merge_file_group
 from hoodpy.write.bucket_assignment import HASH_SPACE
 
@@ -109,9 +110,4 @@ def merge_bin(ctx: MergeContext, batches: Iterator[pa.RecordBatch]) -> Iterator[
     rows of a bin, split by file group here and merged group by group (:func:`merge_file_group`). Spark's
     ``groupBy().applyInArrow`` would sort the whole batch by group in the JVM first; a bin holds whole file
     groups already, so one pass of its rows in Arrow groups them."""
-    batches = list(batches)  # an empty bin sends none
-    rows = pa.Table.from_batches(batches) if batches else None
-    if rows is None or not rows.num_rows:
-        return
-    for group in split_file_groups(rows):
-        yield from merge_file_group(ctx, group).to_batches()
+    return each_file_group(batches, partial(merge_file_group, ctx))
