@@ -151,10 +151,11 @@ class BaseFileWriter:
     Only the rows of the row group being filled stay in memory, and what the footer needs: the bloom filter
     (keys go in as they arrive, in file order) and the min and max key, added at :meth:`close`. The footer,
     dictionaries and rows are those :func:`write_base_file` writes for the same rows; row groups hold
-    ``block_size`` bytes of Arrow rows each, as there.
+    ``block_size`` bytes of Arrow rows each, as there. ``hash_keys=False``: the caller hands :meth:`close` a
+    bloom filter already holding the file's keys (a merge continues the old file's) and none is built here.
     """
 
-    def __init__(self, storage: Storage, rel_path: str, options: BaseFileOptions):
+    def __init__(self, storage: Storage, rel_path: str, options: BaseFileOptions, hash_keys: bool = True):
         self._storage = storage
         self._full = _create_parent(storage, rel_path)
         self._options = options
@@ -163,7 +164,8 @@ class BaseFileWriter:
         self._pending: list[pa.Table] = []  # rows not yet in a row group
         self._pending_rows = 0
         self._pending_bytes = 0
-        self._bloom = new_bloom(options) if options.virtual_keys is None else None
+        self._keyed = options.virtual_keys is None
+        self._bloom = new_bloom(options) if self._keyed and hash_keys else None
         self._min: str | None = None
         self._max: str | None = None
         self.num_rows = 0
@@ -173,11 +175,12 @@ class BaseFileWriter:
         assert tuple(rows.schema.names[: len(META_COLUMNS)]) == META_COLUMNS, rows.schema.names[:5]
         if not rows.num_rows:
             return
-        if self._bloom is None:
+        if not self._keyed:
             rows = _without_keys(rows)
         else:
             keys = rows.column(RECORD_KEY).combine_chunks()
-            self._bloom.add_all(keys)
+            if self._bloom is not None:
+                self._bloom.add_all(keys)
             bounds = pc.min_max(keys)
             low, high = bounds["min"].as_py(), bounds["max"].as_py()
             self._min = low if self._min is None else min(self._min, low)
@@ -206,19 +209,28 @@ class BaseFileWriter:
             self._pending_rows -= take
             self._pending_bytes = rest.nbytes if rest is not None else 0
 
-    def close(self) -> int:
-        """Write the pending rows and Hudi's footer; returns the file size in bytes."""
+    def close(self, bloom: BloomFilter | None = None) -> int:
+        """Write the pending rows and Hudi's footer (with ``bloom``, when given, as its filter: it must hold the
+        written keys); returns the file size in bytes."""
         if not self.num_rows:
             raise ValueError("a base file needs at least one row")
         self._write_row_groups(final=True)
-        if self._bloom is not None:  # none with virtual keys, as Java writes them
-            self._writer.add_key_value_metadata(footer_entries(self._bloom, self._min, self._max))
+        if self._keyed:  # no footer entries with virtual keys, as Java writes them
+            bloom = bloom if bloom is not None else self._bloom
+            if bloom is None:
+                raise ValueError("hash_keys=False: close needs the file's bloom filter")
+            self._writer.add_key_value_metadata(footer_entries(bloom, self._min, self._max))
         self._writer.close()
         self._sink.close()
         return self._storage.fs.get_file_info(self._full).size
 
     def discard(self) -> None:
         """Drop the unfinished file (a failed task)."""
+        if self._writer is not None:
+            try:  # closed now, not by the garbage collector once the sink is gone
+                self._writer.close()
+            except Exception:  # noqa: BLE001 - the file goes anyway; the task's own error is the one to report
+                pass
         self._sink.close()
         self._storage.fs.delete_file(self._full)
 

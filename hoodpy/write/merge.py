@@ -7,8 +7,9 @@ are appended. Every row gets the new file name. Pure pyarrow; the context ships 
 
 from __future__ import annotations
 
+import logging
 import time
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,17 +18,20 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hoodpy.arrow_rows import (
-    add_meta_columns, align, finalize, ordering_greater, task_ids, write_stats, write_stats_row,
+    add_meta_columns, align, claim_sequence_numbers, finalize, ordering_greater, task_ids, write_stats,
+    write_stats_row,
 )
 from hoodpy.config import ordering_fields
 from hoodpy.file_group.naming import base_file_name, join_partition, write_token
 from hoodpy.index.bloom_filter import BloomFilter
 from hoodpy.meta_fields import FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
-from hoodpy.write.base_file import BaseFileOptions, resumed_bloom, write_base_file
+from hoodpy.write.base_file import BaseFileOptions, BaseFileWriter, new_bloom, resumed_bloom, write_base_file
 from hoodpy.write.cdc import CdcWrite, MergeChanges, change_records, write_cdc_log
-from hoodpy.write.merge_overlap import SplitRead, task_executor
+from hoodpy.write.merge_overlap import EncodeThread, SplitRead, task_executor
 from hoodpy.write.task_combine import combined_in_task
+
+_log = logging.getLogger(__name__)
 
 # Working columns of the incoming DataFrame; never written.
 TARGET_FILE_ID = "_hoodie_target_file_id"
@@ -60,6 +64,8 @@ class MergeContext:
     combine_ordering: tuple[str, ...] | None = None
     # Threads a merge task overlaps its steps on (see merge_overlap); 1 runs them in turn. Same bytes either way.
     threads: int = 2
+    # Stream the old file row group by row group when the merge can (see _streams); False: always whole.
+    stream: bool = True
 
 
 def _continued_bloom(ctx: MergeContext, footer: dict[bytes, bytes], new_keys: pa.Array, inserted: pa.Array,
@@ -92,6 +98,42 @@ def _replaced(column: pa.Array, is_new: np.ndarray, mask: pa.Array, values: pa.A
         return pa.concat_arrays([column, values]).take(pa.array(index))
 
 
+class _Masks:
+    """Per old row of a file, what a merge does with it, as numpy (``replaced``: by its update, ``deleted``), with
+    the updates in old-row order; :meth:`batch` applies them to a record batch of the old file's rows."""
+
+    def __init__(self, new_rows: pa.Table, match: pa.Array, replaced: pa.Array, deleted: pa.Array):
+        self.replaced = np.asarray(replaced.to_numpy(zero_copy_only=False), dtype=bool)
+        self.deleted = np.asarray(deleted.to_numpy(zero_copy_only=False), dtype=bool)
+        self.updates = new_rows.take(match.filter(replaced))  # in old-row order
+        # Per old row: the updates taken by the rows before it.
+        self.used_before = np.concatenate([[0], np.cumsum(self.replaced, dtype=np.int64)])
+
+    def batch(self, batch: pa.RecordBatch, offset: int) -> tuple[pa.RecordBatch, np.ndarray]:
+        """The merged rows of ``batch`` (the old rows from ``offset`` on) and which are fresh: a batch without
+        updates or deletes is passed on as it is, one with some gets them by mask (no gather)."""
+        n = batch.num_rows
+        is_new, gone = self.replaced[offset:offset + n], self.deleted[offset:offset + n]
+        count, used = int(is_new.sum()), int(self.used_before[offset])
+        if count:
+            mask = pa.array(is_new)
+            batch = pa.RecordBatch.from_arrays(
+                [_replaced(column, is_new, mask, self.updates.column(c).slice(used, count).combine_chunks())
+                 for c, column in enumerate(batch.columns)], schema=batch.schema)
+        if gone.any():
+            keep = ~gone
+            batch, is_new = batch.filter(pa.array(keep)), is_new[keep]
+        return batch, is_new
+
+    def table(self, old: pa.Table, offset: int, executor: Executor) -> tuple[list[pa.RecordBatch], list[np.ndarray]]:
+        """:meth:`batch` over the record batches of ``old`` (the old rows from ``offset`` on), side by side in
+        ``executor``."""
+        old_batches = old.to_batches()
+        offsets = offset + np.cumsum([0] + [b.num_rows for b in old_batches])
+        merged = list(executor.map(lambda i: self.batch(old_batches[i], int(offsets[i])), range(len(old_batches))))
+        return [b for b, _ in merged], [f for _, f in merged]
+
+
 def merged_rows(old: pa.Table, new_rows: pa.Table, match: pa.Array, replaced: pa.Array, deleted: pa.Array,
                 inserts: pa.Array, executor: Executor) -> tuple[pa.Table, pa.Array]:
     """The new file's rows and which of them are fresh (written by this commit): the old rows in place, a replaced
@@ -99,32 +141,72 @@ def merged_rows(old: pa.Table, new_rows: pa.Table, match: pa.Array, replaced: pa
     ``new_rows``). Built record batch by record batch of the old file: a batch without updates or deletes is
     passed on as it is, one with some gets them by mask; no gather over the whole file (that take was a third
     of a merge's CPU). The batches are built in ``executor``, side by side."""
-    replaced_np = np.asarray(replaced.to_numpy(zero_copy_only=False), dtype=bool)
-    deleted_np = np.asarray(deleted.to_numpy(zero_copy_only=False), dtype=bool)
     appended = executor.submit(new_rows.take, inserts)
-    updates = new_rows.take(match.filter(replaced))  # in old-row order
-    old_batches = old.to_batches()
-    offsets = np.cumsum([0] + [b.num_rows for b in old_batches])
-    used_before = np.concatenate([[0], np.cumsum(replaced_np, dtype=np.int64)])  # updates taken by earlier rows
-
-    def merged_batch(i: int) -> tuple[pa.RecordBatch, np.ndarray]:
-        batch, offset, n = old_batches[i], offsets[i], old_batches[i].num_rows
-        is_new, gone = replaced_np[offset:offset + n], deleted_np[offset:offset + n]
-        count, used = int(is_new.sum()), int(used_before[offset])
-        if count:
-            mask = pa.array(is_new)
-            batch = pa.RecordBatch.from_arrays(
-                [_replaced(column, is_new, mask, updates.column(c).slice(used, count).combine_chunks())
-                 for c, column in enumerate(batch.columns)], schema=old.schema)
-        if gone.any():
-            keep = ~gone
-            batch, is_new = batch.filter(pa.array(keep)), is_new[keep]
-        return batch, is_new
-
-    merged = list(executor.map(merged_batch, range(len(old_batches))))
-    batches = [b for b, _ in merged] + appended.result().to_batches()
-    fresh = [f for _, f in merged] + [np.ones(len(inserts), dtype=bool)]
+    masks = _Masks(new_rows, match, replaced, deleted)
+    batches, fresh = masks.table(old, 0, executor)
+    batches += appended.result().to_batches()
+    fresh.append(np.ones(len(inserts), dtype=bool))
     return pa.Table.from_batches(batches, schema=old.schema), pa.array(np.concatenate(fresh))
+
+
+def _streams(ctx: MergeContext, existing: ExistingFile | None) -> bool:
+    """Whether the merge streams the old file (:func:`_write_streamed`) rather than merging it whole. Whole: on
+    tables with CDC (the change records need the old rows whole), with virtual keys (the keys are computed
+    from the whole rows) and for a new file group (no old file)."""
+    return ctx.stream and existing is not None and ctx.cdc is None and ctx.options.virtual_keys is None
+
+
+def _write_streamed(ctx: MergeContext, storage: Storage, rel_path: str, name: str, task_partition: int,
+                    split: SplitRead, schema: pa.Schema, new_rows: pa.Table, masks: _Masks, inserted: pa.Array,
+                    bloom: Future,
+                    executor: Executor) -> int:
+    """Write the merged file as a pipeline over the old file's row groups: each group's merged rows (as
+    :func:`merged_rows` builds them, meta columns stamped as :func:`finalize` stamps the whole file's) go to
+    an encoder thread that writes them while the next group is read and merged; the inserts follow. The rows,
+    their order and values, and the footer are those of the whole-file merge; row groups hold ``block_size``
+    bytes of rows as there, but may start at other rows. Only a few row groups are in memory at a time (the
+    whole-file merge held the old and new file in Arrow, ~2 GB at SF 1). Returns the file size; a failure
+    leaves no file."""
+    total = int(len(masks.replaced) - masks.deleted.sum()) + len(inserted)
+    first = claim_sequence_numbers(total)  # row i of the file, when fresh, is numbered first + i
+    appended = executor.submit(new_rows.take, inserted)
+    # With deletes the old filter cannot be continued (_continued_bloom): the writer hashes the keys as it
+    # writes them, on the encoder thread.
+    hashed = bool(masks.deleted.any())
+    writer = BaseFileWriter(storage, rel_path, ctx.options, hash_keys=hashed)
+    encoder = EncodeThread(writer.write, depth=1, threaded=ctx.threads > 1)
+    written, keys = 0, []
+    try:
+        for offset, group in split.row_groups():
+            batches, fresh = masks.table(align(group, schema), offset, executor)
+            rows = pa.Table.from_batches(batches, schema=schema)
+            if not rows.num_rows:  # every row of the group deleted
+                continue
+            rows = finalize(rows, pa.array(np.concatenate(fresh)), instant_time=ctx.instant_time, file_name=name,
+                            task_partition=task_partition, first=first + written)
+            keys.append(rows.column(RECORD_KEY))
+            encoder.put(rows)
+            written += rows.num_rows
+        inserts = appended.result()
+        if inserts.num_rows:
+            rows = finalize(inserts, pa.repeat(pa.scalar(True), inserts.num_rows), instant_time=ctx.instant_time,
+                            file_name=name, task_partition=task_partition, first=first + written)
+            keys.append(rows.column(RECORD_KEY))
+            encoder.put(rows)
+        encoder.finish()
+        footer_bloom = None
+        if not hashed:
+            footer_bloom = bloom.result()
+            if footer_bloom is None:  # the old footer had no filter to continue: one over the written keys
+                footer_bloom = new_bloom(ctx.options)
+                footer_bloom.add_all(pa.chunked_array([c for k in keys for c in k.chunks], pa.string()))
+        _log.debug("streamed merge of %s: encoder waited %.2f s for rows, merge waited %.2f s for the encoder",
+                   rel_path, encoder.idle_s, encoder.blocked_s)
+        return writer.close(footer_bloom)
+    except BaseException:
+        encoder.abort()
+        writer.discard()
+        raise
 
 
 def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
@@ -156,11 +238,13 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
     fields = ordering_fields(ctx.ordering_field) if ctx.match_keys else ()
     footer: dict[bytes, bytes] = {}
     split = None
+    streamed = _streams(ctx, existing)
     if existing is not None and ctx.options.virtual_keys is None:
-        # The keys and ordering values first: they are matched while the other columns are read. The stored
-        # file names are not read: finalize stamps the new one on every row.
+        # The keys and ordering values first: they are matched while the other columns are read (whole, or
+        # streamed: row group by row group after). The stored file names are not read: finalize stamps the new
+        # one on every row.
         split = SplitRead(storage.full_path(existing.path), storage.fs, (RECORD_KEY, *fields), executor,
-                          skip=(FILE_NAME,))
+                          skip=(FILE_NAME,), whole=not streamed)
         footer = split.head.schema.metadata or {}  # the file's key-value metadata: Hudi's footer entries
         keyed = align(split.head, pa.schema([full_schema.field(f) for f in (RECORD_KEY, *fields)]))
     elif existing is not None:  # virtual keys: the file holds none; compute them, as Hudi's readers do
@@ -207,17 +291,24 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
 
     inserted = pc.indices_nonzero(pc.invert(matched_new))  # rows of new_rows appended to the file
     bloom = executor.submit(_continued_bloom, ctx, footer, new_keys, inserted, n_old, deleted)
-    if split is not None:
-        old = align(split.whole(), full_schema)
-    rows, fresh = merged_rows(old, new_rows.cast(full_schema), match, replaced, deleted, inserted, executor)
-
+    num_deletes = pc.sum(deleted).as_py() or 0
+    num_writes = n_old - num_deletes + len(inserted)
     task_partition, stage_id, attempt_id = task_ids()
     token = write_token(task_partition, stage_id, attempt_id)
     name = base_file_name(file_id, token, ctx.instant_time)
     rel_path = join_partition(partition_path, name)
-    rows = finalize(rows, fresh, instant_time=ctx.instant_time, file_name=name,
-                    task_partition=task_partition)
-    size = write_base_file(storage, rel_path, rows, ctx.options, bloom.result())
+    if streamed and num_writes:
+        new_rows = new_rows.cast(full_schema)
+        masks = _Masks(new_rows, match, replaced, deleted)
+        size = _write_streamed(ctx, storage, rel_path, name, task_partition, split, full_schema, new_rows, masks,
+                               inserted, bloom, executor)
+    else:
+        if split is not None:
+            old = align(split.whole(), full_schema)
+        rows, fresh = merged_rows(old, new_rows.cast(full_schema), match, replaced, deleted, inserted, executor)
+        rows = finalize(rows, fresh, instant_time=ctx.instant_time, file_name=name,
+                        task_partition=task_partition)
+        size = write_base_file(storage, rel_path, rows, ctx.options, bloom.result())
     cdc_stats = None
     if ctx.cdc is not None and existing is not None:  # a new file group's rows are inferred as inserts
         changes = MergeChanges(old, old_keys, replaced, deleted, match, new_rows, new_keys, inserted)
@@ -227,5 +318,5 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
     num_updates = pc.sum(replaced).as_py() or 0
     return write_stats([write_stats_row(
         partition_path, file_id, rel_path, prev_commit=existing.instant_time if existing else None,
-        num_writes=rows.num_rows, num_deletes=pc.sum(deleted).as_py() or 0, num_update_writes=num_updates,
+        num_writes=num_writes, num_deletes=num_deletes, num_update_writes=num_updates,
         num_inserts=len(inserted), file_size=size, elapsed_ms=elapsed_ms, cdc_stats=cdc_stats)])
