@@ -153,9 +153,14 @@ class BaseFileWriter:
     dictionaries and rows are those :func:`write_base_file` writes for the same rows; row groups hold
     ``block_size`` bytes of Arrow rows each, as there. ``hash_keys=False``: the caller hands :meth:`close` a
     bloom filter already holding the file's keys (a merge continues the old file's) and none is built here.
+    ``min_fill``: a row group is written once that share of ``block_size`` is pending (a merge hands over the
+    old file's row groups, a little smaller or larger than the block size after deletes and updates: each is
+    encoded as it comes rather than waiting for the next to fill the group up).
     """
 
-    def __init__(self, storage: Storage, rel_path: str, options: BaseFileOptions, hash_keys: bool = True):
+    def __init__(self, storage: Storage, rel_path: str, options: BaseFileOptions, hash_keys: bool = True,
+                 min_fill: float = 1.0):
+        self._min_fill = min_fill
         self._storage = storage
         self._full = _create_parent(storage, rel_path)
         self._options = options
@@ -196,7 +201,7 @@ class BaseFileWriter:
         while self._pending_rows:
             group = _rows_per_group(self._pending_bytes, self._pending_rows, self._options.block_size)
             # Dictionaries are chosen from a file's first rows: the writer opens once there are enough.
-            if not final and (self._pending_rows < group or (
+            if not final and (self._pending_rows < group * self._min_fill or (
                     self._writer is None and self._pending_rows < _DICTIONARY_SAMPLE_ROWS)):
                 return
             pending = pa.concat_tables(self._pending)

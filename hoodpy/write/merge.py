@@ -149,6 +149,10 @@ def merged_rows(old: pa.Table, new_rows: pa.Table, match: pa.Array, replaced: pa
     return pa.Table.from_batches(batches, schema=old.schema), pa.array(np.concatenate(fresh))
 
 
+# A merged row group of the old file is encoded as it comes when it holds this share of the block size.
+_MIN_FILL = 0.8
+
+
 def _streams(ctx: MergeContext, existing: ExistingFile | None) -> bool:
     """Whether the merge streams the old file (:func:`_write_streamed`) rather than merging it whole. Whole: on
     tables with CDC (the change records need the old rows whole), with virtual keys (the keys are computed
@@ -173,7 +177,7 @@ def _write_streamed(ctx: MergeContext, storage: Storage, rel_path: str, name: st
     # With deletes the old filter cannot be continued (_continued_bloom): the writer hashes the keys as it
     # writes them, on the encoder thread.
     hashed = bool(masks.deleted.any())
-    writer = BaseFileWriter(storage, rel_path, ctx.options, hash_keys=hashed)
+    writer = BaseFileWriter(storage, rel_path, ctx.options, hash_keys=hashed, min_fill=_MIN_FILL)
     encoder = EncodeThread(writer.write, depth=1, threaded=ctx.threads > 1)
     written, keys = 0, []
     try:
