@@ -35,6 +35,7 @@ import argparse
 import cProfile
 import hashlib
 import json
+import logging
 import os
 import pstats
 import resource
@@ -114,6 +115,7 @@ def main() -> None:
     ap.add_argument("--batch", required=True, help="parquet of incoming rows (data columns only)")
     ap.add_argument("--key-fields", default="l_orderkey,l_linenumber")
     ap.add_argument("--codec", default="zstd")
+    ap.add_argument("--zstd-level", type=int, help="zstd level instead of hoodpy's (both sides of an A/B)")
     ap.add_argument("--arrow-batch", type=int, default=10000)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=merge.MergeContext.threads)
@@ -127,6 +129,8 @@ def main() -> None:
     ap.add_argument("--hoodpy-root", help=argparse.SUPPRESS)  # read before the imports (see _ROOT)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)  # one merge, rusage as JSON
     args = ap.parse_args()
+    if args.zstd_level is not None:
+        _PYARROW_CODECS["zstd"] = ("zstd", args.zstd_level)  # the table hoodpy's writers look the level up in
     if args.ab_rev or args.ab_env:
         return ab_sides(args)
     if args.child:
@@ -216,6 +220,12 @@ def child(args) -> None:
                                  existing={("", parsed.file_id): merge.ExistingFile(src.name, parsed.instant_time)},
                                  options=BaseFileOptions(compression=args.codec), threads=args.threads)
         arrow_rows.task_ids()  # imports pyspark: not the merge's cost
+        # The streamed merge logs how long its encoder thread and its merge waited for each other.
+        logged: list[str] = []
+        handler = logging.Handler(logging.DEBUG)
+        handler.emit = lambda record: logged.append(record.getMessage())
+        logging.getLogger(merge.__name__).addHandler(handler)
+        logging.getLogger(merge.__name__).setLevel(logging.DEBUG)
         cpu0, flt0, _ = _usage()
         w0 = time.perf_counter()
         row = merge.merge_file_group(ctx, incoming).to_pylist()[0]
@@ -223,7 +233,8 @@ def child(args) -> None:
         cpu1, flt1, rss = _usage()
         digest = hashlib.sha256((work / row["path"]).read_bytes()).hexdigest()
         print("RESULT " + json.dumps({"cpu_s": cpu1 - cpu0, "minflt": flt1 - flt0, "maxrss_mb": rss / 1024,
-                                      "wall_s": wall, "sha256": digest, "file_size": row["file_size"]}), flush=True)
+                                      "wall_s": wall, "sha256": digest, "file_size": row["file_size"],
+                                      "log": logged}), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -247,7 +258,8 @@ def ab_sides(args) -> None:
         sides["this tree" + (f" with {' '.join(args.ab_env)}" if extra else "")] = (str(repo), {**base_env, **extra})
         common = [sys.executable, str(here), "--child", "--file", args.file, "--batch", args.batch,
                   "--key-fields", args.key_fields, "--codec", args.codec, "--arrow-batch", str(args.arrow_batch),
-                  "--threads", str(args.threads)]
+                  "--threads", str(args.threads)] + \
+            (["--zstd-level", str(args.zstd_level)] if args.zstd_level is not None else [])
         results: dict[str, list[dict]] = {s: [] for s in sides}
         for rep in range(args.reps):
             for name in (list(sides) if rep % 2 == 0 else list(sides)[::-1]):
@@ -257,7 +269,8 @@ def ab_sides(args) -> None:
                 res = json.loads(next(line for line in out.splitlines() if line.startswith("RESULT "))[7:])
                 results[name].append(res)
                 print(f"rep {rep} {name}: {res['cpu_s']:.2f} CPU s, {res['minflt']} faults, "
-                      f"{res['maxrss_mb']:.0f} MB peak RSS, {res['wall_s']:.2f} wall s", flush=True)
+                      f"{res['maxrss_mb']:.0f} MB peak RSS, {res['wall_s']:.2f} wall s {' '.join(res['log'])}",
+                      flush=True)
         summary = {name: {k: round(statistics.median(r[k] for r in rs), 3)
                           for k in ("cpu_s", "minflt", "maxrss_mb", "wall_s", "file_size")}
                    for name, rs in results.items()}
