@@ -3,6 +3,11 @@
 Copy-on-write semantics as Hudi's merge handle has them: rows of the old file keep their place, their
 commit time and sequence number; updated rows are replaced in place; deleted rows are dropped; inserts
 are appended. Every row gets the new file name. Pure pyarrow; the context ships in the task closure.
+
+The old file's keys (and ordering values) are read and matched first; its other columns are then streamed
+row group by row group, each merged group encoded on a thread of its own while the next is read and merged
+(:func:`_write_streamed`). Where the whole old table is needed (CDC change records, virtual keys) the merge
+builds the whole new table and writes it at once (:func:`merged_rows`); both write the same rows and footer.
 """
 
 from __future__ import annotations
@@ -162,8 +167,7 @@ def _streams(ctx: MergeContext, existing: ExistingFile | None) -> bool:
 
 def _write_streamed(ctx: MergeContext, storage: Storage, rel_path: str, name: str, task_partition: int,
                     split: SplitRead, schema: pa.Schema, new_rows: pa.Table, masks: _Masks, inserted: pa.Array,
-                    bloom: Future,
-                    executor: Executor) -> int:
+                    bloom: Future, executor: Executor) -> int:
     """Write the merged file as a pipeline over the old file's row groups: each group's merged rows (as
     :func:`merged_rows` builds them, meta columns stamped as :func:`finalize` stamps the whole file's) go to
     an encoder thread that writes them while the next group is read and merged; the inserts follow. The rows,

@@ -2,9 +2,10 @@
 
 A merge task is one Python worker per touched file group: on a layout of few large files the other cores sit
 idle. pyarrow releases the GIL in its readers and compute kernels, so threads overlap the steps that do not
-depend on each other: the old file's data columns are read while its keys are matched, and the record batches
-of the new file are assembled in parallel. The rows, their order and chunks, and so the written bytes, are
-those of doing each step in turn (``threads=1``).
+depend on each other: the old file's data columns are read while its keys are matched, the record batches of
+the new file are assembled in parallel, and (streamed merges) each row group of the new file is encoded on a
+thread of its own while the next is read and merged (:class:`EncodeThread`). The rows, their order and chunks,
+and so the written bytes, are those of doing each step in turn (``threads=1``).
 """
 
 from __future__ import annotations
