@@ -14,7 +14,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -66,19 +66,23 @@ class SplitRead:
     def row_groups(self) -> Iterator[tuple[int, pa.Table]]:
         """The file's rows (as :meth:`whole` gives them) one row group at a time, with the number of rows
         before it; the next group is read in the executor while the caller works on this one."""
-        file = pq.ParquetFile(self._path, filesystem=self._fs)
-        counts = [file.metadata.row_group(i).num_rows for i in range(file.num_row_groups)]
+        with pq.ParquetFile(self._path, filesystem=self._fs) as file:
+            counts = [file.metadata.row_group(i).num_rows for i in range(file.num_row_groups)]
 
-        def read(i: int) -> pa.Table | None:
-            return file.read_row_group(i, columns=self._rest) if self._rest else None
+            def read(i: int) -> pa.Table | None:
+                return file.read_row_group(i, columns=self._rest) if self._rest else None
 
-        ahead = self._executor.submit(read, 0) if counts else None
-        offset = 0
-        for i, n in enumerate(counts):
-            tail = ahead.result()
-            ahead = self._executor.submit(read, i + 1) if i + 1 < len(counts) else None
-            yield offset, self._joined(self.head.slice(offset, n), tail)
-            offset += n
+            ahead = self._executor.submit(read, 0) if counts else None
+            try:
+                offset = 0
+                for i, n in enumerate(counts):
+                    tail = ahead.result()
+                    ahead = self._executor.submit(read, i + 1) if i + 1 < len(counts) else None
+                    yield offset, self._joined(self.head.slice(offset, n), tail)
+                    offset += n
+            finally:  # a caller that stops early (a failed merge): the file closes once no read is under way
+                if ahead is not None:
+                    wait([ahead])
 
     def _joined(self, head: pa.Table, tail: pa.Table | None) -> pa.Table:
         parts = [head] + ([tail] if tail is not None else [])
