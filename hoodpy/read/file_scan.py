@@ -186,7 +186,8 @@ def key_positions(storage: Storage, rel: str, key_column: str, keys: pa.Array) -
 def key_row_groups(pf: pq.ParquetFile, key_column: str, keys: pa.Array) -> list[int]:
     """The row groups of the file that may hold one of ``keys``: those whose ``key_column`` statistics admit
     one (min <= key <= max; a writer that truncates them keeps them bounds), and those without statistics.
-    Base files are written sorted by key, so logs naming a key range make the others' groups skip the read."""
+    Where a file's rows keep a key range together (sorted by key, or loaded in an order that follows it),
+    logs naming a key range leave the other groups unread; otherwise every group is read, as before."""
     if len(keys) == 0:
         return []
     leaf = next((i for i in range(pf.metadata.num_columns) if pf.metadata.schema.column(i).path == key_column),
