@@ -9,7 +9,8 @@ and stages, wall seconds. Reads alternate between tables (A/B/C, ...), medians r
 upserted with the workload's batch, the MOR tables with small-file handling off so updates go to logs: one
 batch, or five seeded update batches), without running the workload's timed upserts and compaction.
 ``--baseline FILE`` reads each table also with another slice_scan.py (alternating, same process: A/B);
-``--phases`` gives the CPU seconds of each phase of the Python tasks' work, in this process without Spark.
+``--phases`` gives the CPU seconds of each phase of the Python tasks' work (one part per slice), in this
+process without Spark.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def phases(work: Path, names: list[str], reps: int) -> dict:
                     timed("base key positions", file_scan.key_positions, storage, s.base_file.path, RECORD_KEY, keys)
                 decoded = timed("log decode", slice_merge.decode_blocks, blocks, schema)
                 base = None
-                if s.base_file is not None:
+                if s.base_file is not None and ordering:  # commit time: the logs win, the base is not read
                     compared = pa.schema([schema.field(RECORD_KEY), *([schema.field(ordering)] if ordering else [])])
                     base = timed("base key+ordering rows", file_scan.read_base_rows, storage, s.base_file.path,
                                  compared, RECORD_KEY, keys, position_column="_pos")

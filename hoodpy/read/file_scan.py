@@ -134,9 +134,10 @@ def read_base_file(storage: Storage, rel: str, arrow_schema: pa.Schema) -> pa.Ta
 def read_base_rows(storage: Storage, rel: str, arrow_schema: pa.Schema, key_column: str, keys: pa.Array, *,
                    position_column: str | None = None) -> pa.Table:
     """The rows of one base file whose ``key_column`` is one of ``keys``, conformed to ``arrow_schema``: the key
-    column is read first, then the other columns of only the row groups holding such a row (a merge-on-read
-    read's logs usually name a small share of a base file's keys). ``position_column`` adds an int64 column
-    holding each row's position in the file (for :func:`read_base_positions`)."""
+    column is read first, of only the row groups whose key statistics admit one of ``keys``
+    (:func:`key_row_groups`), then the other columns of only the row groups holding such a row (a
+    merge-on-read read's logs usually name a small share of a base file's keys). ``position_column`` adds an
+    int64 column holding each row's position in the file (for :func:`read_base_positions`)."""
     with storage.fs.open_input_file(storage.full_path(rel)) as f:
         pf = pq.ParquetFile(f)
         columns = [n for n in arrow_schema.names if n in pf.schema_arrow.names]
@@ -145,32 +146,69 @@ def read_base_rows(storage: Storage, rel: str, arrow_schema: pa.Schema, key_colu
             empty = empty.append_column(position_column, pa.array([], pa.int64()))
         if key_column not in pf.schema_arrow.names:  # virtual keys: no stored key names any row
             return empty
-        hit = _key_hits(pf, key_column, keys)
-        bounds = _row_group_bounds(pf)
-        groups = [i for i in range(pf.num_row_groups) if hit[bounds[i]:bounds[i + 1]].any()]
-        if not groups:
+        candidates = key_row_groups(pf, key_column, keys)
+        if not candidates:
             return empty
-        mask = np.concatenate([hit[bounds[i]:bounds[i + 1]] for i in groups])
-        rows = align(pf.read_row_groups(groups, columns=columns).filter(pa.array(mask)), arrow_schema)
+        bounds = _row_group_bounds(pf)
+        key_values = pf.read_row_groups(candidates, columns=[key_column])
+        read_hits = _group_hits(key_values.column(0), keys, candidates, bounds)
+        hits = [(g, hit) for g, hit in read_hits if hit.any()]
+        if not hits:
+            return empty
+        mask = np.concatenate([hit for _, hit in hits])
+        if columns == [key_column]:  # the key alone (no ordering field in the file): already read
+            rows = key_values.filter(pa.array(np.concatenate([hit for _, hit in read_hits])))
+        else:
+            rows = pf.read_row_groups([g for g, _ in hits], columns=columns).filter(pa.array(mask))
+        rows = align(rows, arrow_schema)
         if position_column:
-            positions = np.concatenate([np.flatnonzero(hit[bounds[i]:bounds[i + 1]]) + bounds[i] for i in groups])
+            positions = np.concatenate([np.flatnonzero(hit) + bounds[g] for g, hit in hits])
             rows = rows.append_column(position_column, pa.array(positions, pa.int64()))
         return rows
 
 
 def key_positions(storage: Storage, rel: str, key_column: str, keys: pa.Array) -> np.ndarray:
     """The positions (in the file's row order) of one base file's rows whose ``key_column`` is one of
-    ``keys``; none when the file has no such column (virtual keys). Reads only the key column."""
+    ``keys``; none when the file has no such column (virtual keys). Reads only the key column, of only the
+    row groups whose key statistics admit one of ``keys``."""
     with storage.fs.open_input_file(storage.full_path(rel)) as f:
         pf = pq.ParquetFile(f)
         if key_column not in pf.schema_arrow.names:
             return np.zeros(0, np.int64)
-        return np.flatnonzero(_key_hits(pf, key_column, keys)).astype(np.int64)
+        candidates = key_row_groups(pf, key_column, keys)
+        if not candidates:
+            return np.zeros(0, np.int64)
+        bounds = _row_group_bounds(pf)
+        hits = _group_hits(pf.read_row_groups(candidates, columns=[key_column]).column(0), keys, candidates, bounds)
+        return np.concatenate([np.flatnonzero(hit) + bounds[g] for g, hit in hits]).astype(np.int64)
 
 
-def _key_hits(pf: pq.ParquetFile, key_column: str, keys: pa.Array) -> np.ndarray:
-    """Per row of the file: whether its ``key_column`` is one of ``keys``."""
-    return np.asarray(pc.is_in(pf.read(columns=[key_column]).column(0), value_set=keys), dtype=bool)
+def key_row_groups(pf: pq.ParquetFile, key_column: str, keys: pa.Array) -> list[int]:
+    """The row groups of the file that may hold one of ``keys``: those whose ``key_column`` statistics admit
+    one (min <= key <= max; a writer that truncates them keeps them bounds), and those without statistics.
+    Where a file's rows keep a key range together (sorted by key, or loaded in an order that follows it),
+    logs naming a key range leave the other groups unread; otherwise every group is read, as before."""
+    if len(keys) == 0:
+        return []
+    leaf = next((i for i in range(pf.metadata.num_columns) if pf.metadata.schema.column(i).path == key_column),
+                None)
+    groups = []
+    for g in range(pf.num_row_groups):
+        stats = pf.metadata.row_group(g).column(leaf).statistics if leaf is not None else None
+        lo, hi = (stats.min, stats.max) if stats is not None and stats.has_min_max else (None, None)
+        if not (isinstance(lo, str) and isinstance(hi, str)) or \
+                pc.any(pc.and_(pc.greater_equal(keys, lo), pc.less_equal(keys, hi))).as_py():
+            groups.append(g)
+    return groups
+
+
+def _group_hits(key_values: pa.ChunkedArray, keys: pa.Array, groups: list[int],
+                bounds: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """Per row group of ``groups`` (``key_values``: their keys, read in order): the group, and per row of it
+    whether its key is one of ``keys``."""
+    hit = np.asarray(pc.is_in(key_values, value_set=keys), dtype=bool)
+    starts = np.concatenate([[0], np.cumsum(np.diff(bounds)[groups])])
+    return [(g, hit[starts[i]:starts[i + 1]]) for i, g in enumerate(groups)]
 
 
 def read_base_positions(storage: Storage, rel: str, arrow_schema: pa.Schema, positions: np.ndarray) -> pa.Table:

@@ -113,6 +113,11 @@ def merge_decoded(base: pa.Table | None, logs: Decoded, schema: pa.Schema, order
         touched = base.filter(hit)
         entries.insert(0, touched)
         base_hits = touched.num_rows
+    if not base_hits and len(log_keys) == log_records and not any(isinstance(e, list) for e in logs):
+        # Every key has one version, a record's (no base row, no delete, no key twice): it wins as it is, in
+        # log order, with nothing to fold or take (a commit-time part of one log, typically).
+        merged = pa.concat_tables(logs) if logs else schema.empty_table()
+        return pa.concat_tables([*passed, merged]), MergeStats(log_records, len(log_keys), 0, merged.num_rows, 0)
     event_time = bool(ordering_field)
     fields = ordering_fields(ordering_field)
     types = [schema.field(f).type for f in fields] if all(f in schema.names for f in fields) else None

@@ -31,22 +31,24 @@ from hoodpy.timeline.log_format import LogBlock
 
 def merge_slice_part(base: pa.Table | None, blocks: Sequence[LogBlock], schema: pa.Schema,
                      ordering_field: str | None, part: int = 0, parts: int = 1, *, named_only: bool = False,
-                     virtual: KeyGenerator | None = None) -> pa.Table:
+                     virtual: KeyGenerator | None = None, keys_of: list[pa.Array] | None = None) -> pa.Table:
     """Part ``part`` of ``parts`` of the merged slice (:func:`hoodpy.read.slice_merge.merge_slice`'s
     arguments): the rows of the keys it owns. ``named_only``: only the rows of keys the logs name (the base
     rows of other keys are read elsewhere, see :func:`named_keys`). ``virtual``: the key generator of a table
-    with virtual keys (``base`` already holds the computed keys; the log records' are computed)."""
+    with virtual keys (``base`` already holds the computed keys; the log records' are computed).
+    ``keys_of``: :func:`block_keys` of ``blocks`` where the caller has them (stored keys only)."""
     if parts == 1:
         return merge_decoded(base, decode_blocks(blocks, schema, virtual), schema, ordering_field,
                              untouched=not named_only)[0]
     deletes = {i: deleted_records(b) for i, b in enumerate(blocks) if b.block_type == log_format.DELETE_BLOCK}
-    block_keys = [pa.array([d.record_key for d in deletes[i]], pa.string()) if i in deletes
-                  else record_keys(b) if virtual is None else virtual.record_keys_of(data_rows(b, schema))
-                  for i, b in enumerate(blocks)]
+    if keys_of is None or virtual is not None:
+        keys_of = [pa.array([d.record_key for d in deletes[i]], pa.string()) if i in deletes
+                   else record_keys(b) if virtual is None else virtual.record_keys_of(data_rows(b, schema))
+                   for i, b in enumerate(blocks)]
     # The distinct log keys numbered in order of first appearance; part i owns those numbered i mod parts.
-    encoded = pc.dictionary_encode(pa.chunked_array(block_keys, pa.string()).combine_chunks())
+    encoded = pc.dictionary_encode(pa.chunked_array(keys_of, pa.string()).combine_chunks())
     number = encoded.indices.to_numpy(zero_copy_only=False)  # log keys are never null
-    bounds = np.cumsum([0, *map(len, block_keys)])
+    bounds = np.cumsum([0, *map(len, keys_of)])
     keep = [np.flatnonzero(number[lo:hi] % parts == part) for lo, hi in zip(bounds[:-1], bounds[1:])]
     if base is not None:
         rows = base.num_rows
@@ -60,10 +62,16 @@ def merge_slice_part(base: pa.Table | None, blocks: Sequence[LogBlock], schema: 
     return merge_decoded(base, _decode(blocks, schema, keep, deletes, virtual), schema, ordering_field)[0]
 
 
-def named_keys(blocks: Sequence[LogBlock]) -> pa.Array:
-    """The distinct record keys the blocks name (records and deletes)."""
-    keys = [pa.array([d.record_key for d in deleted_records(b)], pa.string())
+def block_keys(blocks: Sequence[LogBlock]) -> list[pa.Array]:
+    """Each block's record keys (a delete block's: the keys it deletes), in block order (stored keys)."""
+    return [pa.array([d.record_key for d in deleted_records(b)], pa.string())
             if b.block_type == log_format.DELETE_BLOCK else record_keys(b) for b in blocks]
+
+
+def named_keys(blocks: Sequence[LogBlock], keys_of: list[pa.Array] | None = None) -> pa.Array:
+    """The distinct record keys the blocks name (records and deletes); ``keys_of``: their :func:`block_keys`
+    where the caller has them."""
+    keys = block_keys(blocks) if keys_of is None else keys_of
     return pc.unique(pa.chunked_array(keys, pa.string()).combine_chunks())
 
 

@@ -23,7 +23,7 @@ from hoodpy.keygen.stored import with_record_keys
 from hoodpy.meta_fields import RECORD_KEY
 from hoodpy.read.file_scan import (MAX_SCAN_TASKS, key_positions, read_base_file, read_base_positions,
                                    read_base_rows, read_parquet_files, spark_cores)
-from hoodpy.read.slice_parts import merge_slice_part, named_keys
+from hoodpy.read.slice_parts import block_keys, merge_slice_part, named_keys
 from hoodpy.storage import Storage
 from hoodpy.timeline.log_format import LogBlock
 from hoodpy.timeline.timeline import CommittedInstants
@@ -221,9 +221,10 @@ def _merge_named(storage: Storage, base_rel: str, blocks: Sequence[LogBlock], sc
         return merge_slice_part(None, blocks, schema, None, part, parts, named_only=True)
     compared = dict.fromkeys([RECORD_KEY, *(f for f in fields if f in schema.names)])
     wide = schema.append(pa.field(_BASE_ROW, pa.int64()))
+    keys_of = block_keys(blocks)  # decoded once: the base rows to read, and which keys this part owns
     base = read_base_rows(storage, base_rel, pa.schema([schema.field(n) for n in compared]), RECORD_KEY,
-                          named_keys(blocks), position_column=_BASE_ROW)
-    merged = merge_slice_part(base, blocks, wide, ordering_field, part, parts, named_only=True)
+                          named_keys(blocks, keys_of), position_column=_BASE_ROW)
+    merged = merge_slice_part(base, blocks, wide, ordering_field, part, parts, named_only=True, keys_of=keys_of)
     from_base = merged.column(_BASE_ROW).is_valid()
     logs_won = merged.filter(pc.invert(from_base)).drop_columns([_BASE_ROW])
     if not pc.any(from_base).as_py():
