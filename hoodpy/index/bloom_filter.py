@@ -358,7 +358,10 @@ class BloomFilter:
         rows = self._claim_rows(len(keys))
         self._flush()
         for batch, start in (first, *batches):
-            self._set_bits(self._positions_of_batch(batch), rows[start:start + len(batch)])
+            # Which bits a key sets does not depend on the other keys: hashed in the batch's own order, with
+            # the keys' rows put in that order instead of every hash put back in the keys' order.
+            positions = self._bit_positions(batch.hash32_chain_unordered(self._num_hashes))
+            self._set_bits(positions, rows[start:start + len(batch)][batch.order])
 
     def _claim_rows(self, n: int) -> np.ndarray:
         """:meth:`_claim_row` for ``n`` keys at once: whole runs of keys share a row until it fills."""
@@ -405,15 +408,17 @@ class BloomFilter:
             return
         keys, rows = self._pending_keys, np.asarray(self._pending_rows, dtype=np.int64)
         self._pending_keys, self._pending_rows = [], []
-        self._set_bits(self._positions(keys), rows)
+        batch = MurmurBatch(keys)
+        self._set_bits(self._bit_positions(batch.hash32_chain_unordered(self._num_hashes)), rows[batch.order])
 
     def _set_bits(self, positions: np.ndarray, rows: np.ndarray) -> None:
-        targets = np.unique(rows)
-        if len(targets) == 1:  # the common case: every key went to the last row
-            self._rows[targets[0]][positions.ravel()] = True
+        """Set bit ``positions[:, j]`` of row ``rows[j]`` for every key ``j``."""
+        first = rows[0]
+        if (rows == first).all():  # every key went to one row: always so until a file's filter is full
+            self._rows[first][positions] = True
             return
-        for row in targets:
-            self._rows[row][positions[:, rows == row].ravel()] = True
+        for row in np.unique(rows):
+            self._rows[row][positions[:, rows == row]] = True
 
     # -- hashing -----------------------------------------------------------------------------------------
 
@@ -422,11 +427,16 @@ class BloomFilter:
         return self._positions_of_batch(MurmurBatch(keys))
 
     def _positions_of_batch(self, batch: MurmurBatch) -> np.ndarray:
-        hashed = batch.hash32_chain(self._num_hashes)
+        return self._bit_positions(batch.hash32_chain(self._num_hashes))
+
+    def _bit_positions(self, hashed: np.ndarray) -> np.ndarray:
+        """Bit positions of ``int32`` hashes, computed in ``hashed``'s memory."""
         # Java's Math.abs(h % vectorSize) with a truncating %, which equals abs(h) % vectorSize. abs in int32
         # wraps -2^31 to itself, which read as uint32 is 2^31, the true absolute value; uint32 division is
         # several times faster than int64.
-        return np.abs(hashed).view(np.uint32) % np.uint32(self._vector_size)
+        np.abs(hashed, out=hashed)
+        unsigned = hashed.view(np.uint32)
+        return np.remainder(unsigned, np.uint32(self._vector_size), out=unsigned)
 
     def _hits(self, positions: np.ndarray) -> np.ndarray:
         """Per key (column of ``positions``): whether some row has all its bits set."""

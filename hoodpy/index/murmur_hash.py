@@ -132,26 +132,32 @@ class MurmurBatch:
         words ^= words >> np.uint32(_R)
         words *= _M_U32
 
-        # Tail bytes as signed Java bytes, xor-ed at their shifted positions; only where length % 4 != 0.
+        # Tail bytes as signed Java bytes, xor-ed at their shifted positions; only where length % 4 != 0. Only
+        # the tail columns are widened (the whole padded matrix as int64 would be 8x its bytes).
         left = lengths & 3
         rows = np.arange(n)
-        signed = padded.view(np.int8).astype(np.int64)
+        signed = padded.view(np.int8)
         tail = np.zeros(n, dtype=np.int64)
         for offset, shift, needed in ((3, 16, 3), (2, 8, 2), (1, 0, 1)):
             column = np.maximum(lengths - offset, 0)
-            tail ^= np.where(left >= needed, signed[rows, column] << shift, 0)
+            tail ^= np.where(left >= needed, signed[rows, column].astype(np.int64) << shift, 0)
         tail &= _MASK32
 
-        order = np.argsort(-nblocks, kind="stable")
+        # Longest first, and within one block count the keys with tail bytes first: the keys with a tail are
+        # then one contiguous run per block count, folded in with slices instead of a gather and a scatter.
+        has_tail = left != 0
+        order = np.lexsort((~has_tail, -nblocks))
         self._order = order
         self._size = n
         self._lengths = lengths[order].astype(np.uint32)
-        # Keys with 1 to 3 tail bytes (positions in block-count order) and their sign-extended tail words.
-        self._tail_rows = np.flatnonzero((left != 0)[order])
-        self._tail_words = tail[order][self._tail_rows].astype(np.uint32)
+        self._tail_words = tail[order].astype(np.uint32)
+        sorted_blocks = nblocks[order]
+        sorted_tail = has_tail[order]
+        # [start, stop) of each run of keys with a tail (one per block count present).
+        edges = np.diff(np.concatenate(([0], sorted_tail.view(np.int8), [0])))
+        self._tail_runs = list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()))
         # Transposed so that block b of the first c keys is one contiguous slice.
         self._words = np.ascontiguousarray(words[order].T)
-        sorted_blocks = nblocks[order]
         self._prefix = [int(np.count_nonzero(sorted_blocks > b)) for b in range(max_blocks)]
 
     def __len__(self) -> int:
@@ -167,29 +173,46 @@ class MurmurBatch:
         Returns:
             An ``int32`` array of shape ``(count, len(self))``, columns in the order the keys were given.
         """
-        out = np.empty((count, self._size), dtype=np.uint32)
-        h = np.zeros(self._size, dtype=np.uint32)
-        for i in range(count):
-            h = self._hash_sorted(h)
-            out[i] = h
+        out = self.hash32_chain_unordered(count)
         unsorted = np.empty_like(out)
         unsorted[:, self._order] = out
-        return unsorted.view(np.int32)
+        return unsorted
 
-    def _hash_sorted(self, seeds: np.ndarray) -> np.ndarray:
-        """The hash of every key, keys and ``seeds`` (``uint32``) both in block-count order."""
-        h = seeds ^ self._lengths
+    def hash32_chain_unordered(self, count: int) -> np.ndarray:
+        """:meth:`hash32_chain` with its columns in the batch's own order: column ``j`` is key ``order[j]``
+        (:attr:`order`). For a caller to whom the key order does not matter (a bloom filter setting bits), it
+        spares putting every hash back in place."""
+        out = np.empty((count, self._size), dtype=np.uint32)
+        scratch = np.empty(self._size, dtype=np.uint32)
+        seeds = np.zeros(self._size, dtype=np.uint32)
+        for i in range(count):
+            # Each round hashes in place in its row of the result, seeded by the row before.
+            seeds = self._hash_sorted(seeds, out[i], scratch)
+        return out.view(np.int32)
+
+    @property
+    def order(self) -> np.ndarray:
+        """The given position of each key in the batch's own (block-count) order."""
+        return self._order
+
+    def _hash_sorted(self, seeds: np.ndarray, out: np.ndarray | None = None,
+                     scratch: np.ndarray | None = None) -> np.ndarray:
+        """The hash of every key, keys and ``seeds`` (``uint32``) both in block-count order; written to
+        ``out`` when given (``scratch``: a work array of the same shape)."""
+        h = np.bitwise_xor(seeds, self._lengths, out=out)
+        if scratch is None:
+            scratch = np.empty_like(h)
         for b, count in enumerate(self._prefix):
             block = h[:count]
             block *= _M_U32
             block ^= self._words[b, :count]
-        tail = h[self._tail_rows]
-        tail ^= self._tail_words
-        tail *= _M_U32
-        h[self._tail_rows] = tail
-        h ^= h >> np.uint32(13)
+        for start, stop in self._tail_runs:
+            run = h[start:stop]
+            run ^= self._tail_words[start:stop]
+            run *= _M_U32
+        h ^= np.right_shift(h, np.uint32(13), out=scratch)
         h *= _M_U32
-        h ^= h >> np.uint32(15)
+        h ^= np.right_shift(h, np.uint32(15), out=scratch)
         return h
 
     def hash32(self, seeds: int | np.ndarray) -> np.ndarray:

@@ -78,6 +78,8 @@ class RollingContext:
     bloom_overhead: tuple[tuple[int | None, int], ...] = ()
     # Set when rows come without their record key: the task makes the keys with it (:mod:`task_keys`).
     keygen: KeyGenerator | None = None
+    # Set when rows come without their partition path: every row's (an unpartitioned table's "").
+    partition_path: str | None = None
 
     def checked_rows(self, batch: pa.RecordBatch) -> pa.Table:
         """A batch as a table with its record keys, refused if one is null or empty."""
@@ -94,20 +96,27 @@ class RollingContext:
         """Records per file, by the bytes per record of ``first_rows`` (a task's first rows, as they arrive)
         encoded as their files will be."""
         m = self.merge
+        if self.partition_path is not None:
+            first_rows = first_rows.append_column(
+                PARTITION_PATH, pa.repeat(pa.scalar(self.partition_path, pa.string()), first_rows.num_rows))
         size = encoded_record_size(first_rows, m.data_schema, m.options, sort=False, instant_time=m.instant_time)
         return with_measured_record_size(self.sizing, size, self.bloom_overhead).records_per_new_file
 
 
 def task_columns(rows: DataFrame, mode: str, keygen: KeyGenerator, data_schema: pa.Schema,
-                 ) -> tuple[DataFrame, KeyGenerator | None]:
-    """``rows`` as the write tasks need them, and the key generator the tasks make keys with (None: the rows
-    keep their record key): no operation column (every row is an insert by now), and, where the tasks can make
-    them (:func:`task_keys.keys_in_task`) and no sort needs them first, no record key or its check, which the
-    JVM would otherwise build and move per row."""
+                 ) -> tuple[DataFrame, KeyGenerator | None, str | None]:
+    """``rows`` as the write tasks need them, the key generator the tasks make keys with (None: the rows keep
+    their record key) and the partition path of every row (None: the rows keep theirs): no operation column
+    (every row is an insert by now); where the tasks can make them (:func:`task_keys.keys_in_task`) and no sort
+    needs them first, no record key or its check, which the JVM would otherwise build and move per row; and
+    for an unpartitioned table written in arrival order, no partition path (the same "" on every row)."""
     rows = rows.drop(OP)
+    partition_path = None
+    if mode == NONE and not keygen.is_partitioned:
+        rows, partition_path = rows.drop(PARTITION_PATH), ""
     if sorts_keys(mode) or not keys_in_task(keygen, data_schema):
-        return rows, None
-    return rows.drop(RECORD_KEY, INVALID_KEY), keygen
+        return rows, None, partition_path
+    return rows.drop(RECORD_KEY, INVALID_KEY), keygen, partition_path
 
 
 def write_in_place(rows: DataFrame, mode: str, parallelism: int, ctx: RollingContext) -> list:
@@ -158,7 +167,8 @@ def rolling_bulk_insert_partition(ctx: RollingContext, batches: Iterator[pa.Reco
 
     try:
         for table in sized(ctx.checked_rows(b) for b in batches if b.num_rows):
-            for partition, part in _by_partition(table):
+            by_partition = [(ctx.partition_path, table)] if ctx.partition_path is not None else _by_partition(table)
+            for partition, part in by_partition:
                 start = 0
                 while start < part.num_rows:
                     current = open_files.get(partition)

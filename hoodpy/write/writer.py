@@ -790,13 +790,15 @@ class Writer:
         mode = self.config.get(WriteConfig.BULK_INSERT_SORT_MODE)
         warn_unhonoured_sort_columns(self.config)
         if mode != bulk_modes.GLOBAL_SORT:
-            rows, task_keygen = bulk_modes.task_columns(rows, mode, self.keygen, merge_ctx.data_schema)
+            rows, task_keygen, task_partition = bulk_modes.task_columns(rows, mode, self.keygen,
+                                                                        merge_ctx.data_schema)
             known = self._assigner.known_sizing()
             if known is not None:
-                ctx = bulk_modes.RollingContext(merge_ctx, known.records_per_new_file, keygen=task_keygen)
+                ctx = bulk_modes.RollingContext(merge_ctx, known.records_per_new_file, keygen=task_keygen,
+                                                partition_path=task_partition)
             else:  # a first load: its tasks measure their own rows' size (no Spark job to sample the batch)
                 ctx = bulk_modes.RollingContext(merge_ctx, None, self._assigner.unmeasured_sizing(),
-                                                self._assigner.bloom_overhead(), task_keygen)
+                                                self._assigner.bloom_overhead(), task_keygen, task_partition)
             stats_rows = bulk_modes.write_in_place(rows, mode, self.config.get(WriteConfig.WRITE_PARALLELISM), ctx)
             return commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
         # One sample serves both the record size (when the table has not measured one) and the key bounds.

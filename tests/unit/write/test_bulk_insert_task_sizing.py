@@ -132,3 +132,24 @@ def test_a_task_making_keys_refuses_a_blank_one_and_writes_nothing(tmp_path):
     with pytest.raises(InvalidRecordError, match="1 record"):
         _written(tmp_path / "bad", bad_ctx, [good.to_batches()[0], *bad.to_batches()])
     assert not list((tmp_path / "bad").rglob("*.parquet"))
+
+
+def test_an_unpartitioned_task_writes_rows_sent_without_their_partition_path(tmp_path):
+    """An unpartitioned table's rows cross from the JVM without the partition path column (always ""): the
+    task stamps "" itself, and sizes, numbers and keys the files exactly as for rows that carry it."""
+    from dataclasses import replace
+
+    batches = _batches(60_000, 10_000)
+    with_path = _written(tmp_path / "a", _ctx(tmp_path / "a"), batches)
+    bare = [b.drop_columns([PARTITION_PATH]) for b in batches]
+    without = _written(tmp_path / "b", replace(_ctx(tmp_path / "b"), partition_path=""), bare)
+    assert [s["num_writes"] for s in without] == [s["num_writes"] for s in with_path]
+    assert len(without) >= 2  # rolled: the measured size applies
+    for a, b in zip(with_path, without, strict=True):
+        assert b["partition_path"] == "" and "/" not in b["path"]
+        ta, tb = pq.read_table(tmp_path / "a" / a["path"]), pq.read_table(tmp_path / "b" / b["path"])
+        assert tb.column(PARTITION_PATH).to_pylist() == [""] * tb.num_rows
+        assert tb.drop_columns(["_hoodie_file_name"]).equals(ta.drop_columns(["_hoodie_file_name"]))
+        fa, fb = pq.read_metadata(tmp_path / "a" / a["path"]).metadata, pq.read_metadata(tmp_path / "b" / b["path"]).metadata
+        assert {k: v for k, v in fa.items() if k.startswith(b"hoodie")} == \
+            {k: v for k, v in fb.items() if k.startswith(b"hoodie")}
