@@ -71,7 +71,8 @@ from hoodpy.write.merge import (
 from hoodpy.write.operation import WriteOperation
 from hoodpy.write.projection import conformed
 from hoodpy.write.bucket_assignment import BucketAssigner, InsertBucket, hash_ranges
-from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, attach_targets, merge_bin, target_table
+from hoodpy.write.targets import (MERGE_BIN, assign_by_ranges, attach_targets, merge_bin, merge_bin_with_targets,
+                                  target_table, write_targets)
 from hoodpy.write.task_placement import place_file_groups, row_labels
 
 
@@ -187,6 +188,10 @@ class Writer:
         self._compaction_inputs: dict[tuple[str, str], str] | None = None  # see _pending_compaction
         # (record key, partition path, op) of the batch, collected when keys are looked up on the driver.
         self._batch_keys: pa.Table | None = None
+        # Whether no two of _batch_keys share a key (and partition, unless the lookup is global), once checked.
+        self._unique_keys = False
+        # The targets file a single copy-on-write merge task attaches to its records itself (no Spark join).
+        self._task_targets: str | None = None
         self._upsert_count: int | None = None  # upsert records in the batch, while combining has not changed it
         self._bucket_layout: BucketSpec | None = None  # the bucket layout when the index is BUCKET
         self._bucket_counts: dict[tuple[str, int], int] = {}  # records per (partition, bucket) of the batch
@@ -203,6 +208,8 @@ class Writer:
             self._clustering_inputs = None  # a retry sees the timeline afresh
             self._compaction_inputs = None
             self._batch_keys = None
+            self._unique_keys = False
+            self._task_targets = None
             self._upsert_count = None
             self._bucket_counts = {}
             self._assigner = None
@@ -423,7 +430,7 @@ class Writer:
             by_partition = not self._global_lookup(operation)
             if self._batch_keys is not None and not rec.has_duplicate_keys(self._batch_keys,
                                                                             by_partition=by_partition):
-                pass  # every key is unique already: combining would be a shuffle that changes nothing
+                self._unique_keys = True  # combining would be a shuffle that changes nothing
             elif self._combines_in_merge_tasks(operation):
                 records = rec.with_batch_order(records)
                 merge_ctx.combine_ordering = ordering_fields(self.ordering_field)
@@ -479,7 +486,10 @@ class Writer:
                 merge_input = merge_input.repartition(PARTITION_PATH, TARGET_FILE_ID)
             stats_rows = merge_input.mapInArrow(partial(write_partition, append_ctx), WRITE_STATS_DDL).collect()
         else:
-            if MERGE_BIN in merge_input.columns:
+            if self._task_targets is not None:  # one merge task, attaching its records' targets itself
+                stats_rows = merge_input.mapInArrow(partial(merge_bin_with_targets, merge_ctx, self._task_targets),
+                                                    WRITE_STATS_DDL).collect()
+            elif MERGE_BIN in merge_input.columns:
                 # Targets placed on the driver come partitioned by their bin, whole file groups to a bin: each task
                 # splits its rows by group itself (merge_bin), no sort of the batch by group in the JVM.
                 stats_rows = merge_input.mapInArrow(partial(merge_bin, merge_ctx), WRITE_STATS_DDL).collect()
@@ -636,6 +646,11 @@ class Writer:
         targets = target_table(
             pa.concat_arrays([t.column(RECORD_KEY).combine_chunks().cast(pa.string()) for t in (located, new)]),
             partitions, file_ids, labels)
+        if num_bins <= 1 and not tasks_group_rows:
+            # One merge task: it reads the targets and attaches them to its rows (merge_bin_with_targets) instead
+            # of a broadcast join in Spark; the batch's partitions are gathered into it as attach_targets does.
+            self._task_targets = write_targets(self.storage, instant_temp_dir(inflight.timestamp), targets)
+            return records.coalesce(1)
         return attach_targets(self.spark, records, targets, self.storage, instant_temp_dir(inflight.timestamp),
                               num_bins)
 
@@ -645,7 +660,7 @@ class Writer:
         None where Spark must locate them: a batch repeating a key (not combined), a record index not built yet
         or past hoodie.record.index.driver.lookup.max.keys."""
         keys = self._batch_keys
-        if rec.has_duplicate_keys(keys, by_partition=False):
+        if not self._unique_keys and rec.has_duplicate_keys(keys, by_partition=False):
             return None
         latest = view.latest_base_files()
         index = index_for(self.config, force_global=True)
@@ -706,8 +721,8 @@ class Writer:
         self._reject_targets_under_clustering(
             set(zip(groups.column(LOC_PARTITION).to_pylist(), groups.column(LOC_FILE_ID).to_pylist())), timeline)
         ranges = hash_ranges(buckets if buckets is not None else self._insert_buckets(records, new, view))
-        # Unique keys only (a batch that is not combined may repeat one; each of its records gets the target).
-        new = new.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([])
+        if not self._unique_keys:  # a batch that is not combined may repeat a key: each of its records gets the target
+            new = new.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([])
         partitions = pa.concat_arrays([located.column(LOC_PARTITION).combine_chunks().cast(pa.string()),
                                        new.column(PARTITION_PATH).combine_chunks().cast(pa.string())])
         file_ids = pa.concat_arrays([located.column(LOC_FILE_ID).combine_chunks().cast(pa.string()),
