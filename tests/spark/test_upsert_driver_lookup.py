@@ -11,6 +11,7 @@ import pytest
 from hoodpy_spark_helpers import SMALL_BLOOM, by_key, latest_files
 
 from hoodpy.table import HoodieTable
+from hoodpy.timeline.timeline import Timeline
 
 pytestmark = pytest.mark.spark
 
@@ -106,3 +107,39 @@ def test_partition_labels_land_in_their_partitions(spark):
         df = spark.createDataFrame([(label, i) for i, label in enumerate(partition_labels(n))], "label int, i int")
         rows = df.repartition(n, "label").select("i", F.spark_partition_id().alias("p")).collect()
         assert sorted((r.i, r.p) for r in rows) == [(i, i) for i in range(n)]
+
+
+def test_a_single_merge_task_attaches_targets_itself(spark, tmp_path):
+    """A batch touching one file group is merged by one task that reads its records' targets from the targets
+    file (no broadcast join job): an update combined by ordering value, a delete of a stored key, a delete of an
+    absent key (dropped), an insert into the partition's small file, and a key of the same name in another
+    partition left alone. The targets file is gone once the commit completed."""
+    ddl = DDL + ", _hoodie_is_deleted boolean"
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="single_t", record_key_fields=["id"],
+                           partition_fields=["p"], precombine_field="ts", options=SMALL_BLOOM)
+    t.upsert(spark.createDataFrame([(1, "a", 1, "a1", False), (2, "a", 1, "a2", False), (3, "a", 1, "a3", False),
+                                    (1, "b", 1, "b1", False)], ddl))
+    before = latest_files(t)
+    sc = spark.sparkContext
+    sc.setJobGroup("single-bin-test", "single-bin-test")
+    try:
+        result = t.upsert(spark.createDataFrame([(1, "a", 3, "a1-new", False), (1, "a", 2, "a1-older", False),
+                                                 (2, "a", 2, None, True), (9, "a", 2, None, True),
+                                                 (7, "a", 2, "a7", False)], ddl))
+    finally:
+        sc.setJobGroup("", "")
+    assert (result.num_inserts, result.num_update_writes, result.num_deletes) == (1, 1, 1)
+    assert (result.files_updated, result.files_added) == (1, 0)
+    tracker = sc.statusTracker()
+    jobs = tracker.getJobIdsForGroup("single-bin-test")
+    tasks = [info.numTasks for job in jobs for stage in tracker.getJobInfo(job).stageIds
+             if (info := tracker.getStageInfo(stage)) is not None]
+    assert len(jobs) == 2 and tasks[-1] == 1, (jobs, tasks)  # collect the keys, then the one merge task
+    rows = sorted((r._hoodie_record_key, r.p, r.v) for r in t.read().collect())
+    assert rows == [("1", "a", "a1-new"), ("1", "b", "b1"), ("3", "a", "a3"), ("7", "a", "a7")]
+    after = latest_files(t)
+    b_group = next(fg for fg in before if fg[0].endswith("b"))
+    assert set(after) == set(before) and after[b_group] == before[b_group]  # a's group rewritten, b's untouched
+    assert not list((tmp_path / "t" / ".hoodie" / ".temp").glob("*/*")), "targets file left behind"
+    commits = Timeline.load(t.storage).completed_commits()
+    assert [c.timestamp for c in commits][-1] == result.instant_time and len(commits) == 2
