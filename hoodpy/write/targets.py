@@ -94,15 +94,6 @@ def target_table(keys: pa.Array, partitions: pa.Array, targets: pa.Array, bins: 
     })
 
 
-def write_targets(storage: Storage, temp_dir: str, targets: pa.Table) -> str:
-    """The targets table written into the instant's temporary folder; returns its path in the table."""
-    rel = f"{temp_dir}/{TARGETS_FILE}"
-    sink = io.BytesIO()
-    pq.write_table(targets, sink, compression="snappy")
-    storage.write_bytes(rel, sink.getvalue())
-    return rel
-
-
 def attach_targets(spark: SparkSession, records: DataFrame, targets: pa.Table, storage: Storage, temp_dir: str,
                    num_bins: int, schema: StructType = TARGETS_SCHEMA) -> DataFrame:
     """``records`` joined with their targets (records without one, deletes of keys the table lacks, are
@@ -110,7 +101,10 @@ def attach_targets(spark: SparkSession, records: DataFrame, targets: pa.Table, s
     two columns are the join keys). The merge tasks split their rows by file group themselves (:func:`merge_bin`,
     a deltacommit's :func:`hoodpy.write.log_append.write_partition`), so a single bin is the records' partitions
     gathered into one task, in arrival order, without a shuffle."""
-    rel = write_targets(storage, temp_dir, targets)
+    rel = f"{temp_dir}/{TARGETS_FILE}"
+    sink = io.BytesIO()
+    pq.write_table(targets, sink, compression="snappy")
+    storage.write_bytes(rel, sink.getvalue())
     # Spark's own reader where it reaches the storage; pyarrow in a task where it has no connector (s3a).
     table = read_parquet_files(spark, storage, [rel], schema)
     if targets.num_rows <= BROADCAST_MAX_KEYS:
@@ -127,42 +121,3 @@ def merge_bin(ctx: MergeContext, batches: Iterator[pa.RecordBatch]) -> Iterator[
     ``groupBy().applyInArrow`` would sort the whole batch by group in the JVM first; a bin holds whole file
     groups already, so one pass of its rows in Arrow groups them."""
     return each_file_group(batches, partial(merge_file_group, ctx))
-
-
-def merge_bin_with_targets(ctx: MergeContext, targets_path: str,
-                           batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """:func:`merge_bin` of the one merge task of a write (a single bin), its records arriving without their
-    targets: the task reads the targets file (:func:`write_targets`, ``targets_path`` in the table) and attaches
-    them itself (:func:`with_targets`). Joining in Spark costs a broadcast job and a hash join the JVM compiles
-    for this plan shape (SF 1's 360k-row upsert: ~1 s of JVM CPU, most of it JIT), for rows that pass through
-    this task anyway."""
-    rows = list(batches)
-    if not rows:
-        return iter(())
-    targets = pq.read_table(pa.BufferReader(Storage(ctx.base_uri).read_bytes(targets_path)),
-                            columns=[RECORD_KEY, PARTITION_PATH, TARGET_FILE_ID])
-    return merge_bin(ctx, iter(with_targets(pa.Table.from_batches(rows), targets).to_batches()))
-
-
-def with_targets(rows: pa.Table, targets: pa.Table) -> pa.Table:
-    """``rows`` (RECORD_KEY, PARTITION_PATH, ...) with the TARGET_FILE_ID of their (key, partition) in
-    ``targets``, in their order; rows without a target (deletes of keys the table lacks) dropped, as the inner
-    join of :func:`attach_targets` drops them."""
-    keys, parts = targets.column(RECORD_KEY).combine_chunks(), targets.column(PARTITION_PATH).combine_chunks()
-    row_keys, row_parts = rows.column(RECORD_KEY), rows.column(PARTITION_PATH)
-    if pc.count_distinct(parts, mode="all").as_py() <= 1:
-        # One partition (an unpartitioned table, or a batch of one): the key alone finds the target (a key is
-        # located in one file group of its partition).
-        at = pc.index_in(row_keys, value_set=keys)
-        found = pc.is_valid(at) if not len(parts) else pc.and_(pc.is_valid(at), pc.fill_null(
-            pc.equal(row_parts, parts[0]), False))
-    else:
-        at = pc.index_in(pc.binary_join_element_wise(row_parts, row_keys, "\x00"),
-                         value_set=pc.binary_join_element_wise(parts, keys, "\x00"))
-        found = pc.is_valid(at)
-    if not pc.all(found).as_py():
-        rows, at = rows.filter(found), at.filter(found)
-    file_ids = targets.column(TARGET_FILE_ID).combine_chunks().take(at)
-    if TARGET_FILE_ID in rows.column_names:
-        rows = rows.drop_columns([TARGET_FILE_ID])
-    return rows.append_column(TARGET_FILE_ID, file_ids.cast(pa.string()))

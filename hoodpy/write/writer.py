@@ -71,8 +71,7 @@ from hoodpy.write.merge import (
 from hoodpy.write.operation import WriteOperation
 from hoodpy.write.projection import conformed
 from hoodpy.write.bucket_assignment import BucketAssigner, InsertBucket, hash_ranges
-from hoodpy.write.targets import (MERGE_BIN, assign_by_ranges, attach_targets, merge_bin, merge_bin_with_targets,
-                                  target_table, write_targets)
+from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, attach_targets, merge_bin, target_table
 from hoodpy.write.task_placement import place_file_groups, row_labels
 
 
@@ -190,8 +189,6 @@ class Writer:
         self._batch_keys: pa.Table | None = None
         # Whether no two of _batch_keys share a key (and partition, unless the lookup is global), once checked.
         self._unique_keys = False
-        # The targets file a single copy-on-write merge task attaches to its records itself (no Spark join).
-        self._task_targets: str | None = None
         self._upsert_count: int | None = None  # upsert records in the batch, while combining has not changed it
         self._bucket_layout: BucketSpec | None = None  # the bucket layout when the index is BUCKET
         self._bucket_counts: dict[tuple[str, int], int] = {}  # records per (partition, bucket) of the batch
@@ -209,7 +206,6 @@ class Writer:
             self._compaction_inputs = None
             self._batch_keys = None
             self._unique_keys = False
-            self._task_targets = None
             self._upsert_count = None
             self._bucket_counts = {}
             self._assigner = None
@@ -486,10 +482,7 @@ class Writer:
                 merge_input = merge_input.repartition(PARTITION_PATH, TARGET_FILE_ID)
             stats_rows = merge_input.mapInArrow(partial(write_partition, append_ctx), WRITE_STATS_DDL).collect()
         else:
-            if self._task_targets is not None:  # one merge task, attaching its records' targets itself
-                stats_rows = merge_input.mapInArrow(partial(merge_bin_with_targets, merge_ctx, self._task_targets),
-                                                    WRITE_STATS_DDL).collect()
-            elif MERGE_BIN in merge_input.columns:
+            if MERGE_BIN in merge_input.columns:
                 # Targets placed on the driver come partitioned by their bin, whole file groups to a bin: each task
                 # splits its rows by group itself (merge_bin), no sort of the batch by group in the JVM.
                 stats_rows = merge_input.mapInArrow(partial(merge_bin, merge_ctx), WRITE_STATS_DDL).collect()
@@ -646,11 +639,13 @@ class Writer:
         targets = target_table(
             pa.concat_arrays([t.column(RECORD_KEY).combine_chunks().cast(pa.string()) for t in (located, new)]),
             partitions, file_ids, labels)
-        if num_bins <= 1 and not tasks_group_rows:
-            # One merge task: it reads the targets and attaches them to its rows (merge_bin_with_targets) instead
-            # of a broadcast join in Spark; the batch's partitions are gathered into it as attach_targets does.
-            self._task_targets = write_targets(self.storage, instant_temp_dir(inflight.timestamp), targets)
-            return records.coalesce(1)
+        if targets.num_rows == keys.num_rows and pc.count_distinct(partitions).as_py() == 1 \
+                and pc.count_distinct(file_ids).as_py() == 1:
+            # Every record has a target (no repeated key, no delete of an absent one) and all go to one file group
+            # (SF 1's concentrated upsert: 360k records into one file): the target is a constant, not a join
+            # (a broadcast job, a hash join the JVM plans and compiles: ~1 s of JVM CPU, a Spark job fewer).
+            return records.select("*", F.lit(file_ids[0].as_py()).alias(TARGET_FILE_ID),
+                                  F.lit(0).alias(MERGE_BIN)).coalesce(1)
         return attach_targets(self.spark, records, targets, self.storage, instant_temp_dir(inflight.timestamp),
                               num_bins)
 

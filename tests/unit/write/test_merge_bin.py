@@ -12,7 +12,7 @@ from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileOptions, write_base_file
 from hoodpy.write.merge import OP, OP_DELETE, OP_UPSERT, TARGET_FILE_ID, ExistingFile, MergeContext
-from hoodpy.write.targets import MERGE_BIN, merge_bin, merge_bin_with_targets, target_table, write_targets
+from hoodpy.write.targets import MERGE_BIN, merge_bin
 
 OLD, NEW = "20250101000000000", "20250202000000000"
 STORED = "0b1c2d3e-0000-4000-8000-000000000000-0"  # a file group with a base file
@@ -70,29 +70,3 @@ def test_an_empty_bin_writes_nothing(tmp_path):
     assert list(merge_bin(ctx, iter([]))) == []
     assert list(merge_bin(ctx, iter([_batch([])]))) == []
     assert not any(tmp_path.iterdir())
-
-
-def test_a_single_bin_attaches_its_targets_from_the_targets_file(tmp_path):
-    # The records arrive without targets (no Spark join): the task reads them from the targets file; a delete
-    # of a key the table lacks (no target) is dropped, as the join dropped it.
-    storage = Storage(str(tmp_path))
-    old = _stored_file(storage, "p=1", ["a", "b", "c"])
-    rel = write_targets(storage, ".hoodie/.temp/" + NEW, target_table(
-        pa.array(["b", "c", "z", "x"]), pa.array(["p=1", "p=1", "p=1", "p=2"]),
-        pa.array([STORED, STORED, STORED, FRESH]), pa.array([5, 5, 5, 5])))
-    ctx = MergeContext(base_uri=str(tmp_path), instant_time=NEW, data_schema=DATA,
-                       existing={("p=1", STORED): ExistingFile(old, OLD)}, options=OPTIONS)
-    batches = [_batch([("b", "p=1", 20, STORED, OP_UPSERT), ("x", "p=2", 90, FRESH, OP_UPSERT)]),
-               _batch([("gone", "p=1", 0, STORED, OP_DELETE), ("c", "p=1", 0, STORED, OP_DELETE),
-                       ("z", "p=1", 92, STORED, OP_UPSERT)])]
-    bare = [b.drop_columns([TARGET_FILE_ID, MERGE_BIN]) for b in batches]
-    stats = pa.Table.from_batches(list(merge_bin_with_targets(ctx, rel, iter(bare)))).to_pylist()
-    by_group = {(s["partition_path"], s["file_id"]): s for s in stats}
-    assert sorted(by_group) == [("p=1", STORED), ("p=2", FRESH)]
-    updated = by_group[("p=1", STORED)]
-    assert (updated["num_writes"], updated["num_update_writes"], updated["num_inserts"], updated["num_deletes"]) \
-        == (3, 1, 1, 1)
-    rewritten = pq.read_table(str(tmp_path / updated["path"]))
-    assert rewritten.column(RECORD_KEY).to_pylist() == ["a", "b", "z"]
-    assert rewritten.column("v").to_pylist() == [0, 20, 92]
-    assert list(merge_bin_with_targets(ctx, rel, iter([]))) == []

@@ -11,7 +11,7 @@ from hoodpy.index.murmur_hash import hash32
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.write.merge import TARGET_FILE_ID
 from hoodpy.write.bucket_assignment import HASH_SPACE, InsertBucket, hash_ranges
-from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, key_hashes, target_table, with_targets
+from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, key_hashes, target_table
 
 keys_st = st.lists(st.text(min_size=1, max_size=20), min_size=1, max_size=60, unique=True)
 
@@ -86,25 +86,3 @@ def test_target_table_types() -> None:
                                   (TARGET_FILE_ID, pa.string()), (MERGE_BIN, pa.int32())])
     assert t.column(MERGE_BIN).to_pylist() == [3, 7]
 
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from("abcdef"), st.sampled_from(["", "p=1", "p=2", None])), max_size=12),
-       st.dictionaries(st.tuples(st.sampled_from("abcde"), st.sampled_from(["", "p=1", "p=2"])),
-                       st.sampled_from(["f1", "f2", "f3"]), max_size=8),
-       st.booleans())
-def test_with_targets_is_the_inner_join_in_row_order(rows, targets, one_partition) -> None:
-    if one_partition:  # the key-only lookup: every target (and most rows) in partition p=1
-        targets = {(k, "p=1"): f for (k, _), f in targets.items()}
-        rows = [(k, "p=1" if p is not None else None) if i % 4 else (k, p) for i, (k, p) in enumerate(rows)]
-    table = pa.table({RECORD_KEY: pa.array([k for k, _ in rows], pa.string()),
-                      PARTITION_PATH: pa.array([p for _, p in rows], pa.string()),
-                      "v": pa.array(range(len(rows)), pa.int64())})
-    target_rows = list(targets.items())
-    got = with_targets(table, pa.table({
-        RECORD_KEY: pa.array([k for (k, _), _ in target_rows], pa.string()),
-        PARTITION_PATH: pa.array([p for (_, p), _ in target_rows], pa.string()),
-        TARGET_FILE_ID: pa.array([f for _, f in target_rows], pa.string())}))
-    expected = [{RECORD_KEY: k, PARTITION_PATH: p, "v": i, TARGET_FILE_ID: targets[(k, p)]}
-                for i, (k, p) in enumerate(rows) if (k, p) in targets]
-    assert got.to_pylist() == expected
-    assert got.schema.field(TARGET_FILE_ID).type == pa.string()
