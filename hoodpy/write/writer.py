@@ -639,11 +639,11 @@ class Writer:
         targets = target_table(
             pa.concat_arrays([t.column(RECORD_KEY).combine_chunks().cast(pa.string()) for t in (located, new)]),
             partitions, file_ids, labels)
-        if targets.num_rows == keys.num_rows and pc.count_distinct(partitions).as_py() == 1 \
+        if not tasks_group_rows and targets.num_rows == keys.num_rows and pc.count_distinct(partitions).as_py() == 1 \
                 and pc.count_distinct(file_ids).as_py() == 1:
             # Every record has a target (no repeated key, no delete of an absent one) and all go to one file group
             # (SF 1's concentrated upsert: 360k records into one file): the target is a constant, not a join
-            # (a broadcast job, a hash join the JVM plans and compiles: ~1 s of JVM CPU, a Spark job fewer).
+            # (a broadcast job and a hash join the JVM plans and compiles: one Spark job fewer). Copy-on-write only.
             return records.select("*", F.lit(file_ids[0].as_py()).alias(TARGET_FILE_ID),
                                   F.lit(0).alias(MERGE_BIN)).coalesce(1)
         return attach_targets(self.spark, records, targets, self.storage, instant_temp_dir(inflight.timestamp),
