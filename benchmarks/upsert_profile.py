@@ -84,8 +84,30 @@ def stage_report(ui: str, app: str, group: str) -> list[dict]:
                     "shw_MB": round(s["shuffleWriteBytes"] / 2**20, 1), "shr_MB": round(s["shuffleReadBytes"] / 2**20, 1),
                     "shw_rows": s["shuffleWriteRecords"], "spill_MB": round(s["memoryBytesSpilled"] / 2**20, 1),
                 })
-        out.append({"job": job["jobId"], "name": job["name"][:80], "stages": stages})
+        out.append({"job": job["jobId"], "name": job["name"][:80], "stages": stages,
+                    "start": _ui_time(job.get("submissionTime")), "end": _ui_time(job.get("completionTime"))})
     return out
+
+
+def _ui_time(text: str | None) -> float | None:
+    """Epoch seconds of a Spark UI time stamp (``2026-11-27T01:10:02.123GMT``)."""
+    if not text:
+        return None
+    from datetime import datetime, timezone
+
+    return datetime.strptime(text.replace("GMT", ""), "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=timezone.utc).timestamp()
+
+
+def job_seconds(jobs: list[dict]) -> float:
+    """Wall seconds during which at least one of ``jobs`` ran (the union of their intervals)."""
+    spans = sorted((j["start"], j["end"]) for j in jobs if j["start"] is not None and j["end"] is not None)
+    total, reach = 0.0, None
+    for start, end in spans:
+        if reach is None or start > reach:
+            total, reach = total + end - start, end
+        elif end > reach:
+            total, reach = total + end - reach, end
+    return total
 
 
 def main() -> None:
@@ -154,6 +176,7 @@ def main() -> None:
                                    daemon=True)
         sampler.start()
         t0 = time.perf_counter()
+        epoch0 = time.time()
         if prof:
             prof.enable()
         HoodieTable.for_path(spark, str(path), options=options).upsert(spark.read.parquet(str(batch)))
@@ -172,7 +195,11 @@ def main() -> None:
         by_thread = {k: round(threads1[k] - threads0.get(k, 0.0), 2) for k in threads1}
         by_thread = dict(sorted(((k, v) for k, v in by_thread.items() if v >= 0.05), key=lambda kv: -kv[1]))
         jobs = stage_report(ui, app, group)
-        r = {"wall_s": round(wall, 2), "cpu": {k: round(v, 2) for k, v in cpu.items()}, "jobs": len(jobs),
+        in_jobs = job_seconds(jobs)
+        r = {"wall_s": round(wall, 2), "no_job_s": round(wall - in_jobs, 2),
+             "job_s": [round(j["end"] - j["start"], 2) for j in jobs if j["start"] and j["end"]],
+             "first_job_after_s": round(min(j["start"] for j in jobs) - epoch0, 2) if jobs else None,
+             "cpu": {k: round(v, 2) for k, v in cpu.items()}, "jobs": len(jobs),
              "stage_cpu_s": round(sum(s["cpu_s"] for j in jobs for s in j["stages"]), 2),
              "jvm_threads": by_thread, "job_detail": jobs, "load": os.getloadavg()}
         reps.append(r)
@@ -185,7 +212,8 @@ def main() -> None:
             prof.dump_stats(args.cprofile)
             pstats.Stats(prof).sort_stats("cumulative").print_stats(45)
     summary = {k: statistics.median(r["cpu"][k] for r in reps) for k in reps[0]["cpu"]}
-    print("median cpu", summary, "wall", statistics.median(r["wall_s"] for r in reps))
+    print("median cpu", summary, "wall", statistics.median(r["wall_s"] for r in reps),
+          "no_job_s", statistics.median(r["no_job_s"] for r in reps))
     if args.out:
         Path(args.out).write_text(json.dumps({"args": vars(args), "reps": reps, "median_cpu": summary}, indent=1))
     spark.stop()

@@ -187,6 +187,8 @@ class Writer:
         self._compaction_inputs: dict[tuple[str, str], str] | None = None  # see _pending_compaction
         # (record key, partition path, op) of the batch, collected when keys are looked up on the driver.
         self._batch_keys: pa.Table | None = None
+        # Whether no two of _batch_keys share a key (and partition, unless the lookup is global), once checked.
+        self._unique_keys = False
         self._upsert_count: int | None = None  # upsert records in the batch, while combining has not changed it
         self._bucket_layout: BucketSpec | None = None  # the bucket layout when the index is BUCKET
         self._bucket_counts: dict[tuple[str, int], int] = {}  # records per (partition, bucket) of the batch
@@ -203,6 +205,7 @@ class Writer:
             self._clustering_inputs = None  # a retry sees the timeline afresh
             self._compaction_inputs = None
             self._batch_keys = None
+            self._unique_keys = False
             self._upsert_count = None
             self._bucket_counts = {}
             self._assigner = None
@@ -423,7 +426,7 @@ class Writer:
             by_partition = not self._global_lookup(operation)
             if self._batch_keys is not None and not rec.has_duplicate_keys(self._batch_keys,
                                                                             by_partition=by_partition):
-                pass  # every key is unique already: combining would be a shuffle that changes nothing
+                self._unique_keys = True  # combining would be a shuffle that changes nothing
             elif self._combines_in_merge_tasks(operation):
                 records = rec.with_batch_order(records)
                 merge_ctx.combine_ordering = ordering_fields(self.ordering_field)
@@ -636,6 +639,13 @@ class Writer:
         targets = target_table(
             pa.concat_arrays([t.column(RECORD_KEY).combine_chunks().cast(pa.string()) for t in (located, new)]),
             partitions, file_ids, labels)
+        if not tasks_group_rows and targets.num_rows == keys.num_rows and pc.count_distinct(partitions).as_py() == 1 \
+                and pc.count_distinct(file_ids).as_py() == 1:
+            # Every record has a target (no repeated key, no delete of an absent one) and all go to one file group
+            # (SF 1's concentrated upsert: 360k records into one file): the target is a constant, not a join
+            # (a broadcast job and a hash join the JVM plans and compiles: one Spark job fewer). Copy-on-write only.
+            return records.select("*", F.lit(file_ids[0].as_py()).alias(TARGET_FILE_ID),
+                                  F.lit(0).alias(MERGE_BIN)).coalesce(1)
         return attach_targets(self.spark, records, targets, self.storage, instant_temp_dir(inflight.timestamp),
                               num_bins)
 
@@ -645,7 +655,7 @@ class Writer:
         None where Spark must locate them: a batch repeating a key (not combined), a record index not built yet
         or past hoodie.record.index.driver.lookup.max.keys."""
         keys = self._batch_keys
-        if rec.has_duplicate_keys(keys, by_partition=False):
+        if not self._unique_keys and rec.has_duplicate_keys(keys, by_partition=False):
             return None
         latest = view.latest_base_files()
         index = index_for(self.config, force_global=True)
@@ -706,8 +716,8 @@ class Writer:
         self._reject_targets_under_clustering(
             set(zip(groups.column(LOC_PARTITION).to_pylist(), groups.column(LOC_FILE_ID).to_pylist())), timeline)
         ranges = hash_ranges(buckets if buckets is not None else self._insert_buckets(records, new, view))
-        # Unique keys only (a batch that is not combined may repeat one; each of its records gets the target).
-        new = new.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([])
+        if not self._unique_keys:  # a batch that is not combined may repeat a key: each of its records gets the target
+            new = new.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([])
         partitions = pa.concat_arrays([located.column(LOC_PARTITION).combine_chunks().cast(pa.string()),
                                        new.column(PARTITION_PATH).combine_chunks().cast(pa.string())])
         file_ids = pa.concat_arrays([located.column(LOC_FILE_ID).combine_chunks().cast(pa.string()),

@@ -11,6 +11,7 @@ import pytest
 from hoodpy_spark_helpers import SMALL_BLOOM, by_key, latest_files
 
 from hoodpy.table import HoodieTable
+from hoodpy.timeline.timeline import Timeline
 
 pytestmark = pytest.mark.spark
 
@@ -106,3 +107,50 @@ def test_partition_labels_land_in_their_partitions(spark):
         df = spark.createDataFrame([(label, i) for i, label in enumerate(partition_labels(n))], "label int, i int")
         rows = df.repartition(n, "label").select("i", F.spark_partition_id().alias("p")).collect()
         assert sorted((r.i, r.p) for r in rows) == [(i, i) for i in range(n)]
+
+
+
+def _jobs_and_tasks(sc, group: str) -> tuple[list[int], list[int]]:
+    tracker = sc.statusTracker()
+    jobs = sorted(tracker.getJobIdsForGroup(group))
+    return jobs, [info.numTasks for job in jobs for stage in tracker.getJobInfo(job).stageIds
+                  if (info := tracker.getStageInfo(stage)) is not None]
+
+
+def test_a_batch_for_one_file_group_takes_its_target_as_a_constant(spark, tmp_path):
+    """Every record of a batch bound for one file group (an update, a delete of a stored key, an insert into the
+    partition's small file) goes there with no join, in one merge task. A
+    batch with a delete of an absent key joins with its targets (one job more), and that delete reaches no file.
+    The same key in another partition is left alone; the targets file is gone once each commit completed."""
+    ddl = DDL + ", _hoodie_is_deleted boolean"
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="single_t", record_key_fields=["id"],
+                           partition_fields=["p"], precombine_field="ts", options=SMALL_BLOOM)
+    t.upsert(spark.createDataFrame([(1, "a", 1, "a1", False), (2, "a", 1, "a2", False), (3, "a", 1, "a3", False),
+                                    (1, "b", 1, "b1", False)], ddl))
+    before = latest_files(t)
+    sc = spark.sparkContext
+    results = []
+    for group, batch in (("one-group", [(1, "a", 3, "a1-new", False), (2, "a", 2, None, True),
+                                        (7, "a", 2, "a7", False)]),
+                         ("absent-delete", [(3, "a", 4, "a3-new", False), (9, "a", 4, None, True)])):
+        sc.setJobGroup(group, group)
+        try:
+            results.append(t.upsert(spark.createDataFrame(batch, ddl)))
+        finally:
+            sc.setJobGroup("", "")
+        assert not list((tmp_path / "t" / ".hoodie" / ".temp").glob("*/*")), "targets file left behind"
+    # Collect the keys, (a small table) sample the batch's record size, the one merge task; the join's broadcast
+    # is a job of its own.
+    (constant_jobs, constant_tasks), (joined_jobs, joined_tasks) = (_jobs_and_tasks(sc, g)
+                                                                    for g in ("one-group", "absent-delete"))
+    assert len(joined_jobs) == len(constant_jobs) + 1, (constant_jobs, joined_jobs)
+    assert constant_tasks[-1] == joined_tasks[-1] == 1, (constant_tasks, joined_tasks)
+    assert [(r.num_inserts, r.num_update_writes, r.num_deletes, r.files_updated, r.files_added)
+            for r in results] == [(1, 1, 1, 1, 0), (0, 1, 0, 1, 0)]
+    rows = sorted((r._hoodie_record_key, r.p, r.v) for r in t.read().collect())
+    assert rows == [("1", "a", "a1-new"), ("1", "b", "b1"), ("3", "a", "a3-new"), ("7", "a", "a7")]
+    after = latest_files(t)
+    b_group = next(fg for fg in before if fg[0].endswith("b"))
+    assert set(after) == set(before) and after[b_group] == before[b_group]  # a's group rewritten, b's untouched
+    commits = Timeline.load(t.storage).completed_commits()
+    assert [c.timestamp for c in commits][-2:] == [r.instant_time for r in results] and len(commits) == 3
