@@ -358,10 +358,7 @@ class BloomFilter:
         rows = self._claim_rows(len(keys))
         self._flush()
         for batch, start in (first, *batches):
-            # Which bits a key sets does not depend on the other keys: hashed in the batch's own order, with
-            # the keys' rows put in that order instead of every hash put back in the keys' order.
-            positions = self._bit_positions(batch.hash32_chain_unordered(self._num_hashes))
-            self._set_bits(positions, rows[start:start + len(batch)][batch.order])
+            self._set_batch_bits(batch, rows[start:start + len(batch)])
 
     def _claim_rows(self, n: int) -> np.ndarray:
         """:meth:`_claim_row` for ``n`` keys at once: whole runs of keys share a row until it fills."""
@@ -408,7 +405,12 @@ class BloomFilter:
             return
         keys, rows = self._pending_keys, np.asarray(self._pending_rows, dtype=np.int64)
         self._pending_keys, self._pending_rows = [], []
-        batch = MurmurBatch(keys)
+        self._set_batch_bits(MurmurBatch(keys), rows)
+
+    def _set_batch_bits(self, batch: MurmurBatch, rows: np.ndarray) -> None:
+        """Set the bits of ``batch``'s keys, key ``j`` (in the given order) in row ``rows[j]``. Which bits a key
+        sets does not depend on the other keys: hashed in the batch's own order, with the keys' rows put in that
+        order instead of every hash put back in the keys' order."""
         self._set_bits(self._bit_positions(batch.hash32_chain_unordered(self._num_hashes)), rows[batch.order])
 
     def _set_bits(self, positions: np.ndarray, rows: np.ndarray) -> None:
