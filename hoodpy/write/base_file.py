@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -25,8 +26,10 @@ from hoodpy.index.bloom_filter import (
     BloomFilter,
 )
 from hoodpy.keygen import KeyGenerator, virtual_keys
-from hoodpy.meta_fields import COMMIT_SEQNO, COMMIT_TIME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
+from hoodpy.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
+from hoodpy.write.parquet_splice import EncodedFile, SplicedParquetWriter, read_footer, row_group_rows, \
+    schema_elements, spliceable, template_footer
 
 
 # pyarrow's (codec, level) per Hudi codec name. Levels are Java's: Hadoop's gzip runs zlib at its default level
@@ -140,9 +143,12 @@ def encode_parquet(sink, table: pa.Table, options: BaseFileOptions, footer: dict
 def _parquet_writer(sink, first_rows: pa.Table, options: BaseFileOptions) -> pq.ParquetWriter:
     """A base file's parquet writer: the table's codec, dictionaries for the columns ``first_rows`` (a file's
     first rows, metadata-free schema) show repeating."""
+    return pq.ParquetWriter(sink, first_rows.schema, **_writer_options(options, dictionary_columns(first_rows)))
+
+
+def _writer_options(options: BaseFileOptions, dictionary: list[str] | bool) -> dict:
     codec, level = _PYARROW_CODECS[options.compression]
-    return pq.ParquetWriter(sink, first_rows.schema, compression=codec, compression_level=level,
-                            store_schema=False, use_dictionary=dictionary_columns(first_rows))
+    return dict(compression=codec, compression_level=level, store_schema=False, use_dictionary=dictionary)
 
 
 class BaseFileWriter:
@@ -238,6 +244,96 @@ class BaseFileWriter:
                 pass
         self._sink.close()
         self._storage.fs.delete_file(self._full)
+
+
+class SplicedBaseFile:
+    """A merged base file whose untouched row groups are copied from the old one, chunk bytes as they are but for
+    the file name column (every row gets the new file's name), and whose other rows are encoded as
+    :class:`BaseFileWriter` encodes them (see :mod:`~hoodpy.write.parquet_splice`). :meth:`put` takes, in file
+    order, either the index of an old row group to copy or rows to encode (a merged group becomes one row group;
+    inserts are cut into ``block_size`` groups). Keys are not read here: the caller hands :meth:`close` the
+    footer entries. Open with :meth:`of`, which says whether the old file can be copied from.
+    """
+
+    def __init__(self, storage: Storage, rel_path: str, options: BaseFileOptions, schema: pa.Schema, source,
+                 footer, template):
+        self._storage, self._options, self._schema = storage, options, schema
+        self._source, self._footer = source, footer
+        self._file_name = schema.get_field_index(FILE_NAME)
+        self._name = rel_path.rsplit("/", 1)[-1]
+        self._rel_path, self._template = rel_path, template
+        self._full = self._sink = None  # created by the first put: of() may find the merge does not splice
+        self._writer: SplicedParquetWriter | None = None
+        self._dictionary: list[str] | None = None  # chosen from the first rows encoded, as BaseFileWriter does
+
+    @classmethod
+    def of(cls, storage: Storage, rel_path: str, options: BaseFileOptions, schema: pa.Schema,
+           old_path: str) -> SplicedBaseFile | None:
+        """The spliced writer of a merge of ``old_path`` into ``rel_path``; None when the old file's row groups
+        cannot be copied: its parquet schema is not the one a write of ``schema`` has (schema evolution, a file
+        another writer annotated otherwise), or it is encrypted or refers to other files. Virtual keys: the
+        caller's to exclude (the stored meta columns differ)."""
+        assert options.virtual_keys is None
+        template = template_footer(schema.remove_metadata(), _writer_options(options, True))
+        source = storage.fs.open_input_file(storage.full_path(old_path))
+        try:
+            footer = read_footer(source)
+            if not spliceable(footer) or schema_elements(footer) != schema_elements(template):
+                source.close()
+                return None
+        except BaseException:
+            source.close()
+            raise
+        return cls(storage, rel_path, options, schema, source, footer, template)
+
+    @property
+    def group_rows(self) -> list[int]:
+        """Rows per row group of the old file."""
+        return row_group_rows(self._footer)
+
+    @property
+    def copied_groups(self) -> int:
+        return self._writer.copied_groups if self._writer is not None else 0
+
+    def put(self, item: int | pa.Table) -> None:
+        if self._writer is None:
+            self._full = _create_parent(self._storage, self._rel_path)
+            self._sink = self._storage.fs.open_output_stream(self._full)
+            self._writer = SplicedParquetWriter(self._sink, self._template)
+        if isinstance(item, int):
+            self._copy(item)
+            return
+        rows = item.replace_schema_metadata(None)
+        if self._dictionary is None:
+            self._dictionary = dictionary_columns(rows)
+        group = _rows_per_group(rows.nbytes, rows.num_rows, self._options.block_size)
+        # A merged old group stays one group (a little larger or smaller than the block size after the merge).
+        size = rows.num_rows if rows.num_rows <= group * 1.25 else group
+        self._writer.append(EncodedFile.of(rows, lambda _: _writer_options(self._options, self._dictionary), size))
+
+    def _copy(self, index: int) -> None:
+        n = self.group_rows[index]
+        # The new name on every row: a one-entry dictionary, so the chunk is encoded without n strings.
+        names = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([self._name]))
+        column = pa.table({FILE_NAME: names})
+        encoded = EncodedFile.of(column, lambda _: _writer_options(self._options, True), n)
+        self._writer.copy(self._source, self._footer, index, {self._file_name: encoded})
+
+    def close(self, footer: dict[bytes, bytes]) -> int:
+        """Write the footer with ``footer`` entries (Hudi's bloom filter and key range); the file size."""
+        if self._writer is None or not self._writer.num_rows:
+            raise ValueError("a base file needs at least one row")
+        self._writer.close(footer)
+        self._sink.close()
+        self._source.close()
+        return self._storage.fs.get_file_info(self._full).size
+
+    def discard(self) -> None:
+        """Drop the unfinished file (a failed task), or close the old file when nothing was written."""
+        self._source.close()
+        if self._sink is not None:
+            self._sink.close()
+            self._storage.fs.delete_file(self._full)
 
 
 _DICTIONARY_SAMPLE_ROWS = 4096

@@ -31,7 +31,9 @@ from hoodpy.file_group.naming import base_file_name, join_partition, write_token
 from hoodpy.index.bloom_filter import BloomFilter
 from hoodpy.meta_fields import FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
-from hoodpy.write.base_file import BaseFileOptions, BaseFileWriter, new_bloom, resumed_bloom, write_base_file
+from hoodpy.write.base_file import (
+    BaseFileOptions, BaseFileWriter, SplicedBaseFile, footer_entries, new_bloom, resumed_bloom, write_base_file,
+)
 from hoodpy.write.cdc import CdcWrite, MergeChanges, change_records, write_cdc_log
 from hoodpy.write.merge_overlap import EncodeThread, SplitRead, task_executor
 from hoodpy.write.task_combine import combined_in_task
@@ -71,6 +73,9 @@ class MergeContext:
     threads: int = 2
     # Stream the old file row group by row group when the merge can (see _streams); False: always whole.
     stream: bool = True
+    # Streamed merges copy the old file's untouched row groups byte for byte (see _write_spliced); False:
+    # every group is decoded and encoded again. Same rows and footer either way.
+    splice: bool = True
 
 
 def _continued_bloom(ctx: MergeContext, footer: dict[bytes, bytes], new_keys: pa.Array, inserted: pa.Array,
@@ -217,6 +222,75 @@ def _write_streamed(ctx: MergeContext, storage: Storage, rel_path: str, name: st
         raise
 
 
+def _untouched_groups(group_rows: list[int], masks: _Masks) -> set[int]:
+    """The old file's row groups without an updated or deleted row."""
+    touched = masks.replaced | masks.deleted
+    bounds = np.cumsum([0] + group_rows)
+    return {i for i in range(len(group_rows)) if not touched[bounds[i]:bounds[i + 1]].any()}
+
+
+def _spliced_footer(options: BaseFileOptions, old_keys: pa.ChunkedArray, keep: pa.Array | None,
+                    insert_keys: pa.ChunkedArray | pa.Array, bloom: Future) -> dict[bytes, bytes]:
+    """Hudi's footer entries of a merged file: its keys are the old ones kept (``keep``: None for all; updates
+    keep their key and place), then the inserted ones. The old file's filter continues (``bloom``) unless rows
+    were deleted or it had none; then one is built over the keys."""
+    kept = old_keys if keep is None else old_keys.filter(keep)
+    inserted = insert_keys.chunks if isinstance(insert_keys, pa.ChunkedArray) else [insert_keys]
+    keys = pa.chunked_array(list(kept.chunks) + list(inserted), pa.string())
+    footer_bloom = bloom.result() if keep is None else None
+    if footer_bloom is None:
+        footer_bloom = new_bloom(options)
+        footer_bloom.add_all(keys)
+    bounds = pc.min_max(keys) if len(keys) else None
+    return footer_entries(footer_bloom, *((bounds["min"].as_py(), bounds["max"].as_py()) if bounds else (None, None)))
+
+
+def _write_spliced(ctx: MergeContext, target: SplicedBaseFile, rel_path: str, name: str, task_partition: int,
+                   split: SplitRead, schema: pa.Schema, new_rows: pa.Table, masks: _Masks, inserted: pa.Array,
+                   bloom: Future, executor: Executor, untouched: set[int]) -> int:
+    """:func:`_write_streamed` with the ``untouched`` row groups of the old file copied into the new one rather
+    than read, merged and encoded: their rows keep their values and meta fields but for the file name (no
+    fresh row, so no sequence number changes). The touched groups are merged and encoded on the encoder thread
+    as there, the inserts follow; the rows, their order and the footer are those of :func:`_write_streamed`,
+    each group of the old file one group of the new. Returns the file size; a failure leaves no file."""
+    total = int(len(masks.replaced) - masks.deleted.sum()) + len(inserted)
+    first = claim_sequence_numbers(total)  # row i of the file, when fresh, is numbered first + i
+    appended = executor.submit(new_rows.take, inserted)
+    keep = None if not masks.deleted.any() else pa.array(~masks.deleted)
+    footer = executor.submit(_spliced_footer, ctx.options, split.head.column(RECORD_KEY), keep,
+                             new_rows.column(RECORD_KEY).take(inserted), bloom)
+    encoder = EncodeThread(target.put, depth=1, threaded=ctx.threads > 1)
+    written = 0
+    try:
+        group_rows = target.group_rows
+        for index, (offset, group) in enumerate(split.row_groups(skip=untouched)):
+            if group is None:  # copied as it is
+                encoder.put(index)
+                written += group_rows[index]
+                continue
+            batches, fresh = masks.table(align(group, schema), offset, executor)
+            rows = pa.Table.from_batches(batches, schema=schema)
+            if not rows.num_rows:  # every row of the group deleted
+                continue
+            rows = finalize(rows, pa.array(np.concatenate(fresh)), instant_time=ctx.instant_time, file_name=name,
+                            task_partition=task_partition, first=first + written)
+            encoder.put(rows)
+            written += rows.num_rows
+        inserts = appended.result()
+        if inserts.num_rows:
+            rows = finalize(inserts, pa.repeat(pa.scalar(True), inserts.num_rows), instant_time=ctx.instant_time,
+                            file_name=name, task_partition=task_partition, first=first + written)
+            encoder.put(rows)
+        encoder.finish()
+        _log.debug("spliced merge of %s: %d row groups copied; encoder waited %.2f s, merge waited %.2f s",
+                   rel_path, target.copied_groups, encoder.idle_s, encoder.blocked_s)
+        return target.close(footer.result())
+    except BaseException:
+        encoder.abort()
+        target.discard()
+        raise
+
+
 def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
     """Merge one file group's incoming records; returns a one-row write-stats table."""
     with task_executor(ctx.threads) as executor:
@@ -308,8 +382,17 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
     if streamed and num_writes:
         new_rows = new_rows.cast(full_schema)
         masks = _Masks(new_rows, match, replaced, deleted)
-        size = _write_streamed(ctx, storage, rel_path, name, task_partition, split, full_schema, new_rows, masks,
-                               inserted, bloom, executor)
+        spliced = SplicedBaseFile.of(storage, rel_path, ctx.options, full_schema, existing.path) \
+            if ctx.splice else None
+        untouched = _untouched_groups(spliced.group_rows, masks) if spliced is not None else set()
+        if spliced is not None and untouched:
+            size = _write_spliced(ctx, spliced, rel_path, name, task_partition, split, full_schema, new_rows, masks,
+                                  inserted, bloom, executor, untouched)
+        else:  # every group touched (a uniform batch), or a file whose groups cannot be copied
+            if spliced is not None:
+                spliced.discard()
+            size = _write_streamed(ctx, storage, rel_path, name, task_partition, split, full_schema, new_rows, masks,
+                                   inserted, bloom, executor)
     else:
         if split is not None:
             old = align(split.whole(), full_schema)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
 
 import pyarrow as pa
@@ -63,21 +63,28 @@ class SplitRead:
             self._tail = self._read_tail()
         return self._joined(self.head, self._tail.result() if self._tail is not None else None)
 
-    def row_groups(self) -> Iterator[tuple[int, pa.Table]]:
+    def row_groups(self, skip: Collection[int] = ()) -> Iterator[tuple[int, pa.Table | None]]:
         """The file's rows (as :meth:`whole` gives them) one row group at a time, with the number of rows
-        before it; the next group is read in the executor while the caller works on this one."""
+        before it; the next group is read in the executor while the caller works on this one. The groups in
+        ``skip`` are not read (a merge copies them as they are): None in their place."""
         with pq.ParquetFile(self._path, filesystem=self._fs) as file:
             counts = [file.metadata.row_group(i).num_rows for i in range(file.num_row_groups)]
+            wanted = [i for i in range(len(counts)) if i not in skip]
 
             def read(i: int) -> pa.Table | None:
                 return file.read_row_group(i, columns=self._rest) if self._rest else None
 
-            ahead = self._executor.submit(read, 0) if counts else None
+            ahead = self._executor.submit(read, wanted[0]) if wanted else None
             try:
-                offset = 0
+                offset, k = 0, 0
                 for i, n in enumerate(counts):
+                    if i in skip:
+                        yield offset, None
+                        offset += n
+                        continue
                     tail = ahead.result()
-                    ahead = self._executor.submit(read, i + 1) if i + 1 < len(counts) else None
+                    k += 1
+                    ahead = self._executor.submit(read, wanted[k]) if k < len(wanted) else None
                     yield offset, self._joined(self.head.slice(offset, n), tail)
                     offset += n
             finally:  # a caller that stops early (a failed merge): the file closes once no read is under way

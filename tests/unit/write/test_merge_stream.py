@@ -59,10 +59,10 @@ def _incoming(records: list[tuple[str, int, int, int]]) -> pa.Table:
 
 
 def _merge(tmp_path, name: str, records, *, stream: bool, ordering: str | None = None, threads: int = 2,
-           options: BaseFileOptions = OPTIONS) -> tuple[dict, pa.Table, pq.FileMetaData]:
+           options: BaseFileOptions = OPTIONS, splice: bool = False) -> tuple[dict, pa.Table, pq.FileMetaData]:
     ctx = MergeContext(base_uri=str(tmp_path), instant_time=NEW, data_schema=DATA, ordering_field=ordering,
                        existing={(PARTITION, FILE_ID): ExistingFile(f"{PARTITION}/{name}", OLD)}, options=options,
-                       stream=stream, threads=threads)
+                       stream=stream, threads=threads, splice=splice)
     arrow_rows._seq_counter.clear()  # both merges number their rows from 0
     row = merge_file_group(ctx, _incoming(records)).to_pylist()[0]
     path = tmp_path / row["path"]
@@ -81,6 +81,13 @@ def _same_merge(tmp_path, n_old: int, records, ordering: str | None = None, thre
     assert meta.metadata == whole_meta.metadata, "footer: bloom filter, min and max key"
     if streamed.num_rows > 60:  # row groups stay near the block size
         assert meta.num_row_groups > 2 and abs(meta.num_row_groups - whole_meta.num_row_groups) <= 1
+    # The default, untouched row groups copied from the old file (test_merge_splice): the same rows and footer.
+    spliced_stats, spliced, spliced_meta = _merge(tmp_path, name, records, stream=True, ordering=ordering,
+                                                  threads=threads, splice=True)
+    assert spliced_stats == {**whole_stats, "upsert_time_ms": spliced_stats["upsert_time_ms"],
+                             "file_size": spliced_stats["file_size"]}
+    assert spliced.equals(whole), "rows, order, meta columns (spliced)"
+    assert spliced_meta.metadata == whole_meta.metadata, "footer: bloom filter, min and max key (spliced)"
     return streamed
 
 

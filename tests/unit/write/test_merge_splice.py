@@ -1,0 +1,275 @@
+"""The copy-on-write merge copies the old file's untouched row groups byte for byte (MergeContext.splice, the
+default): the file has the rows, order, meta columns and footer of the full rewrite; the untouched groups'
+column chunks are the old bytes (but for the file name column) and are never decoded; row-group offsets and
+ordinals are right for readers that split files by row group. A footer round-trips through thrift_compact
+unchanged, fields it does not know included. Files whose schema differs from the write's are rewritten."""
+
+from __future__ import annotations
+
+import glob
+import struct
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hudi import HudiFileGroupReader
+
+from hoodpy import arrow_rows
+from hoodpy.arrow_rows import add_meta_columns, finalize
+from hoodpy.file_group.naming import base_file_name, write_token
+from hoodpy.meta_fields import FILE_NAME, PARTITION_PATH, RECORD_KEY
+from hoodpy.storage import Storage
+from hoodpy.write import base_file, parquet_splice
+from hoodpy.write import thrift_compact as tc
+from hoodpy.write.base_file import BaseFileOptions, write_base_file
+from hoodpy.write.merge import OP, OP_DELETE, OP_UPSERT, TARGET_FILE_ID, ExistingFile, MergeContext, merge_file_group
+from java_samples import SAMPLES_DIR, unzip_sample
+
+OLD, NEW = "20250101000000000", "20250202000000000"
+FILE_ID = "0b1c2d3e-0000-4000-8000-000000000000-0"
+PARTITION = "p=1"
+DATA = pa.schema([pa.field("v", pa.int64()), pa.field("ts", pa.int64()), pa.field("s", pa.string()),
+                  pa.field("tags", pa.list_(pa.int64()))])
+OPTIONS = BaseFileOptions(compression="zstd", bloom_num_entries=1000, block_size=1500)  # groups of ~20 rows
+
+
+def _data(values: list[int], schema: pa.Schema = DATA) -> pa.Table:
+    return pa.table({"v": pa.array(values, schema.field("v").type), "ts": pa.array([10] * len(values), pa.int64()),
+                     "s": pa.array([f"s{v}" for v in values]),
+                     "tags": pa.array([[v] if v % 3 else None for v in values], pa.list_(pa.int64()))})
+
+
+def _old_file(tmp_path, n: int = 200, schema: pa.Schema = DATA) -> str:
+    name = base_file_name(FILE_ID, write_token(0, 0, 0), OLD)
+    rows = add_meta_columns(_data(list(range(n)), schema), pa.array([f"k{i:04d}" for i in range(n)]), PARTITION, OLD)
+    rows = finalize(rows, pa.array([True] * n), instant_time=OLD, file_name=name, task_partition=0)
+    write_base_file(Storage(str(tmp_path)), f"{PARTITION}/{name}", rows, OPTIONS)
+    return name
+
+
+def _incoming(records: list[tuple[str, int, int]]) -> pa.Table:
+    """(key, value, op) records as a merge task receives them."""
+    table = _data([v for _, v, _ in records])
+    table = table.add_column(0, RECORD_KEY, pa.array([k for k, _, _ in records], pa.string()))
+    table = table.add_column(1, PARTITION_PATH, pa.array([PARTITION] * len(records), pa.string()))
+    table = table.append_column(OP, pa.array([op for _, _, op in records], pa.int32()))
+    return table.append_column(TARGET_FILE_ID, pa.array([FILE_ID] * len(records), pa.string()))
+
+
+def _merge(tmp_path, name: str, records, *, splice: bool, stream: bool = True, threads: int = 2,
+           keep: bool = False) -> tuple[dict, str]:
+    ctx = MergeContext(base_uri=str(tmp_path), instant_time=NEW, data_schema=DATA, options=OPTIONS,
+                       existing={(PARTITION, FILE_ID): ExistingFile(f"{PARTITION}/{name}", OLD)},
+                       stream=stream, threads=threads, splice=splice)
+    arrow_rows._seq_counter.clear()  # every merge numbers its rows from 0
+    row = merge_file_group(ctx, _incoming(records)).to_pylist()[0]
+    return row, str(tmp_path / row["path"])
+
+
+def _group_bounds(path: str) -> list[tuple[int, int]]:
+    meta = pq.ParquetFile(path).metadata
+    out, first = [], 0
+    for i in range(meta.num_row_groups):
+        out.append((first, first + meta.row_group(i).num_rows))
+        first += meta.row_group(i).num_rows
+    return out
+
+
+def _chunk_bytes(path: str, group: int) -> dict[str, bytes]:
+    """Column -> the bytes of its chunk in row group ``group``."""
+    meta = pq.ParquetFile(path).metadata.row_group(group)
+    data = open(path, "rb").read()
+    out = {}
+    for j in range(meta.num_columns):
+        c = meta.column(j)
+        start = min(o for o in (c.dictionary_page_offset, c.data_page_offset) if o)
+        out[c.path_in_schema] = data[start:start + c.total_compressed_size]
+    return out
+
+
+@pytest.fixture
+def group_reads(monkeypatch):
+    """Indices of the row groups a merge decodes (SplitRead reads every group it merges with this)."""
+    reads = []
+    original = pq.ParquetFile.read_row_group
+
+    def spy(self, i, *args, **kwargs):
+        reads.append(i)
+        return original(self, i, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", spy)
+    return reads
+
+
+def _spliced_equals_rewrite(tmp_path, records, group_reads) -> tuple[str, str, pa.Table]:
+    """Merge ``records`` spliced and as a full rewrite; assert the same rows and footer; returns the old file's
+    path, the spliced file's (kept) and its rows."""
+    name = _old_file(tmp_path)
+    old = str(tmp_path / PARTITION / name)
+    whole_stats, whole_path = _merge(tmp_path, name, records, splice=False, stream=False)
+    whole, whole_meta = pq.read_table(whole_path), pq.ParquetFile(whole_path).metadata
+    (tmp_path / whole_stats["path"]).unlink()
+    group_reads.clear()
+    stats, path = _merge(tmp_path, name, records, splice=True)
+    decoded = list(group_reads)
+    spliced = pq.read_table(path)
+    assert spliced.equals(whole), "rows, order, meta columns"
+    assert pq.ParquetFile(path).metadata.metadata == whole_meta.metadata, "footer: bloom filter, key range"
+    assert pq.read_schema(path).remove_metadata() == whole.schema.remove_metadata()
+    assert stats == {**whole_stats, "upsert_time_ms": stats["upsert_time_ms"], "file_size": stats["file_size"]}
+    assert set(spliced.column(FILE_NAME).to_pylist()) == {stats["path"].rsplit("/", 1)[-1]}
+    _assert_offsets_right(path, spliced)
+    group_reads[:] = decoded  # those of the merge only
+    return old, path, spliced
+
+
+def _assert_offsets_right(path: str, rows: pa.Table) -> None:
+    """Row groups read one by one give the file's rows; each group's file_offset is its first chunk's start and
+    its ordinal its index (parquet-mr assigns a group to the split holding its midpoint from these)."""
+    file = pq.ParquetFile(path)
+    by_group = pa.concat_tables([file.read_row_group(i) for i in range(file.num_row_groups)])
+    assert by_group.equals(rows)
+    with pa.OSFile(path) as f:
+        footer = parquet_splice.read_footer(f)
+    end = 4
+    for i, group in enumerate(footer.items(4)):
+        starts = [parquet_splice._chunk_range(c)[0] for c in group.items(1)]
+        assert group.get(5) == min(starts) == end and group.get(7) == i
+        end = min(starts) + group.get(6)
+
+
+@pytest.mark.parametrize("updated", [[3], [97, 99], [199]], ids=["first", "middle", "last"])
+def test_one_updated_group_the_others_copied(tmp_path, group_reads, updated):
+    records = [(f"k{i:04d}", 1000 + i, OP_UPSERT) for i in updated] + [("new", 7, OP_UPSERT)]
+    old, path, rows = _spliced_equals_rewrite(tmp_path, records, group_reads)
+    bounds = _group_bounds(old)
+    touched = {g for g, (lo, hi) in enumerate(bounds) if any(lo <= i < hi for i in updated)}
+    assert len(bounds) >= 8 and len(touched) == 1
+    assert sorted(group_reads) == sorted(touched), "only the touched group is decoded"
+    new_bounds = _group_bounds(path)
+    assert new_bounds[:len(bounds)] == bounds and new_bounds[-1] == (200, 201)  # the insert: a group of its own
+    for g in range(len(bounds)):
+        if g in touched:
+            continue
+        old_chunks, new_chunks = _chunk_bytes(old, g), _chunk_bytes(path, g)
+        assert old_chunks.pop(FILE_NAME) != new_chunks.pop(FILE_NAME)
+        assert old_chunks == new_chunks, f"group {g} copied byte for byte"
+    values = dict(zip(rows.column(RECORD_KEY).to_pylist(), rows.column("v").to_pylist(), strict=True))
+    assert all(values[f"k{i:04d}"] == 1000 + i for i in updated)
+
+
+def test_inserts_only_copy_every_group(tmp_path, group_reads):
+    records = [(f"n{i:03d}", 5000 + i, OP_UPSERT) for i in range(30)]
+    old, path, rows = _spliced_equals_rewrite(tmp_path, records, group_reads)
+    assert group_reads == [], "no old row group decoded"
+    assert rows.num_rows == 230 and rows.column(RECORD_KEY).to_pylist()[-30:] == [r[0] for r in records]
+    for g in range(len(_group_bounds(old))):
+        old_chunks, new_chunks = _chunk_bytes(old, g), _chunk_bytes(path, g)
+        del old_chunks[FILE_NAME], new_chunks[FILE_NAME]
+        assert old_chunks == new_chunks
+
+
+def test_deletes_emptying_a_group(tmp_path, group_reads):
+    name = _old_file(tmp_path / "probe")
+    lo, hi = _group_bounds(str(tmp_path / "probe" / PARTITION / name))[2]
+    records = [(f"k{i:04d}", 0, OP_DELETE) for i in range(lo, hi)] + [("k0150", 7, OP_UPSERT)]
+    old, path, rows = _spliced_equals_rewrite(tmp_path, records, group_reads)
+    assert rows.num_rows == 200 - (hi - lo)
+    assert len(_group_bounds(path)) == len(_group_bounds(old)) - 1  # the emptied group is gone
+    assert f"k{lo:04d}" not in rows.column(RECORD_KEY).to_pylist()
+
+
+def test_hudi_rs_reads_the_spliced_file(tmp_path):
+    name = _old_file(tmp_path)
+    (tmp_path / ".hoodie").mkdir()
+    (tmp_path / ".hoodie" / "hoodie.properties").write_text(
+        "hoodie.table.name=t\nhoodie.table.type=COPY_ON_WRITE\nhoodie.table.version=6\nhoodie.timeline.layout.version=1\n"
+        "hoodie.table.recordkey.fields=v\nhoodie.table.partition.fields=p\nhoodie.populate.meta.fields=true\n"
+        "hoodie.table.base.file.format=PARQUET\nhoodie.datasource.write.hive_style_partitioning=true\n")
+    stats, path = _merge(tmp_path, name, [("k0030", 1030, OP_UPSERT), ("z", 9, OP_UPSERT)], splice=True)
+    batch = HudiFileGroupReader(str(tmp_path)).read_file_slice_from_paths(stats["path"], [])
+    assert pa.Table.from_batches([batch]).select(pq.read_schema(path).names).equals(
+        pq.read_table(path).combine_chunks())
+
+
+def test_a_file_of_another_schema_is_rewritten(tmp_path, group_reads, monkeypatch):
+    # The old file's v is int32 (the table's column was widened since): its chunks cannot be copied.
+    name = _old_file(tmp_path, schema=pa.schema([pa.field("v", pa.int32())]))
+    copies = []
+    monkeypatch.setattr(parquet_splice.SplicedParquetWriter, "copy", lambda *a, **k: copies.append(a))
+    stats, path = _merge(tmp_path, name, [("k0030", 1030, OP_UPSERT), ("z", 9, OP_UPSERT)], splice=True)
+    rows = pq.read_table(path)
+    assert copies == [] and rows.schema.field("v").type == pa.int64() and rows.num_rows == 201
+    assert len(group_reads) == len(_group_bounds(str(tmp_path / PARTITION / name)))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_failed_copy_fails_the_task_and_leaves_no_file(tmp_path, monkeypatch, threads):
+    name = _old_file(tmp_path)
+    calls = []
+    original = base_file.SplicedBaseFile.put
+
+    def failing(self, item):
+        calls.append(item)
+        if len(calls) == 3:
+            raise OSError("disk full")
+        original(self, item)
+
+    monkeypatch.setattr(base_file.SplicedBaseFile, "put", failing)
+    with pytest.raises(OSError, match="disk full"):
+        _merge(tmp_path, name, [("k0030", 1030, OP_UPSERT), ("z", 9, OP_UPSERT)], splice=True, threads=threads)
+    assert sorted(p.name for p in (tmp_path / PARTITION).iterdir()) == [name]
+
+
+def test_copied_chunks_lose_page_indexes_and_bloom_offsets(tmp_path):
+    # A source written with page indexes (as parquet-mr writes by default): the copied chunks' index offsets
+    # would point into the old file.
+    table = pa.table({"a": pa.array(range(300), pa.int64()), "b": pa.array([f"x{i % 7}" for i in range(300)])})
+    src = str(tmp_path / "src.parquet")
+    pq.write_table(table, src, row_group_size=100, write_page_index=True, store_schema=False)
+    with pa.OSFile(src) as f:
+        footer = parquet_splice.read_footer(f)
+    assert footer.items(4)[0].items(1)[0].get(6) is not None, "the source has column indexes"
+    template = parquet_splice.template_footer(table.schema, dict(store_schema=False))
+    out = str(tmp_path / "out.parquet")
+    extra = parquet_splice.EncodedFile.of(table.slice(0, 10), lambda _: dict(store_schema=False), 10)
+    with pa.OSFile(src) as source, pa.OSFile(out, "wb") as sink:
+        writer = parquet_splice.SplicedParquetWriter(sink, template)
+        writer.copy(source, footer, 2)
+        writer.append(extra)
+        writer.copy(source, footer, 0)
+        writer.close({b"k": b"v"})
+    expected = pa.concat_tables([table.slice(200, 100), table.slice(0, 10), table.slice(0, 100)])
+    assert pq.read_table(out).equals(expected)
+    assert pq.ParquetFile(out).metadata.metadata == {b"k": b"v"}
+    with pa.OSFile(out) as f:
+        written = parquet_splice.read_footer(f)
+    for group in written.items(4):
+        for chunk in group.items(1):
+            assert all(chunk.get(f) is None for f in (4, 5, 6, 7)) and chunk.get(3).get(14) is None
+    _assert_offsets_right(out, expected)
+
+
+def _footer_bytes(path: str) -> bytes:
+    data = open(path, "rb").read()
+    n = struct.unpack("<i", data[-8:-4])[0]
+    return data[-8 - n:-8]
+
+
+def test_a_footer_round_trips_byte_for_byte(tmp_path):
+    path = str(tmp_path / "f.parquet")
+    pq.write_table(pa.table({"a": [1, 2], "m": [{"x": 1.5}, None], "l": [[True], []]}), path, write_page_index=True)
+    paths = [path]
+    if (SAMPLES_DIR / "v6_nonpartitioned.zip").exists():  # a parquet-mr footer too
+        base = unzip_sample("v6_nonpartitioned", tmp_path / "java")
+        paths += sorted(glob.glob(str(base / "*.parquet")))[:1]
+    for p in paths:
+        footer = _footer_bytes(p)
+        assert tc.encode(tc.decode(footer)) == footer, p
+
+
+def test_fields_the_codec_does_not_know_are_kept():
+    inner = tc.Struct({1: (tc.I32, -5), 40: (tc.BINARY, b"future")})
+    value = tc.Struct({1: (tc.BOOL_TRUE, True), 2: (tc.DOUBLE, 0.25), 16: (tc.STRUCT, inner),
+                       17: (tc.LIST, (tc.I64, [1, -(2 ** 40)])), 300: (tc.MAP, (tc.BINARY, tc.I8, [(b"a", -1)]))})
+    assert tc.decode(tc.encode(value)) == value
