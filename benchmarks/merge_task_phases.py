@@ -79,7 +79,7 @@ PHASES = {
 
 
 def incoming_table(batch_path: str, file_keys: pa.Array, key_fields: list[str], file_id: str,
-                   partition_path: str, arrow_batch: int) -> pa.Table:
+                   partition_path: str, arrow_batch: int, inserts_only: bool = False) -> pa.Table:
     data = pq.read_table(batch_path)
     parts = []
     for i, f in enumerate(key_fields):
@@ -91,6 +91,9 @@ def incoming_table(batch_path: str, file_keys: pa.Array, key_fields: list[str], 
     for name in data.column_names:
         table = table.append_column(name, data[name])
     table = table.append_column(merge.TARGET_FILE_ID, pa.repeat(pa.scalar(file_id), n))
+    if inserts_only:  # the shape of a batch whose keys the file does not hold: every row group untouched
+        table = table.filter(pc.invert(pc.is_in(keys, value_set=file_keys)))
+        keys, n = table[RECORD_KEY], table.num_rows
     updates = pc.sum(pc.is_in(keys, value_set=file_keys)).as_py()
     print(f"incoming: {n} rows, {updates} updates, {n - updates} inserts, batches of {arrow_batch}", flush=True)
     return pa.Table.from_batches(table.to_batches(max_chunksize=arrow_batch))
@@ -117,6 +120,7 @@ def main() -> None:
     ap.add_argument("--codec", default="zstd")
     ap.add_argument("--zstd-level", type=int, help="zstd level instead of hoodpy's (both sides of an A/B)")
     ap.add_argument("--arrow-batch", type=int, default=10000)
+    ap.add_argument("--inserts-only", action="store_true", help="only the batch rows whose key the file lacks")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=merge.MergeContext.threads)
     ap.add_argument("--ab", action="store_true", help="alternate threads=1 and --threads, rep by rep")
@@ -145,7 +149,8 @@ def main() -> None:
         schema = pq.read_schema(src)
         data_schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])
         file_keys = pq.read_table(src, columns=[RECORD_KEY])[RECORD_KEY]
-        incoming = incoming_table(args.batch, file_keys, args.key_fields.split(","), file_id, "", args.arrow_batch)
+        incoming = incoming_table(args.batch, file_keys, args.key_fields.split(","), file_id, "", args.arrow_batch,
+                                  args.inserts_only)
         ctx = merge.MergeContext(base_uri=str(work), instant_time="20991231235959999", data_schema=data_schema,
                                  existing={("", file_id): merge.ExistingFile(src.name, commit)},
                                  options=BaseFileOptions(compression=args.codec))
@@ -214,7 +219,8 @@ def child(args) -> None:
         data_schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])
         file_keys = pq.read_table(src, columns=[RECORD_KEY])[RECORD_KEY]
         incoming = incoming_table(args.batch, file_keys, args.key_fields.split(","), parsed.file_id, "",
-                                  args.arrow_batch)
+                                  args.arrow_batch,
+                                  args.inserts_only)
         del file_keys
         ctx = merge.MergeContext(base_uri=str(work), instant_time="20991231235959999", data_schema=data_schema,
                                  existing={("", parsed.file_id): merge.ExistingFile(src.name, parsed.instant_time)},
@@ -234,9 +240,26 @@ def child(args) -> None:
         digest = hashlib.sha256((work / row["path"]).read_bytes()).hexdigest()
         print("RESULT " + json.dumps({"cpu_s": cpu1 - cpu0, "minflt": flt1 - flt0, "maxrss_mb": rss / 1024,
                                       "wall_s": wall, "sha256": digest, "file_size": row["file_size"],
+                                      "rows_sha256": _rows_digest(work / row["path"]),
+                                      "row_groups": pq.ParquetFile(work / row["path"]).metadata.num_row_groups,
                                       "log": logged}), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _rows_digest(path: Path) -> str:
+    """A digest of a file's rows and footer key-value metadata, whatever its row groups and encodings: files
+    with copied row groups are not the bytes of a full rewrite but must hold the same rows."""
+    table = pq.read_table(path).combine_chunks()
+    h = hashlib.sha256()
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table, max_chunksize=1 << 20)
+    h.update(sink.getvalue())
+    del table, sink
+    h.update(json.dumps(sorted((k.hex(), v.hex()) for k, v in (pq.read_metadata(path).metadata or {}).items()))
+             .encode())
+    return h.hexdigest()
 
 
 def ab_sides(args) -> None:
@@ -258,7 +281,7 @@ def ab_sides(args) -> None:
         sides["this tree" + (f" with {' '.join(args.ab_env)}" if extra else "")] = (str(repo), {**base_env, **extra})
         common = [sys.executable, str(here), "--child", "--file", args.file, "--batch", args.batch,
                   "--key-fields", args.key_fields, "--codec", args.codec, "--arrow-batch", str(args.arrow_batch),
-                  "--threads", str(args.threads)] + \
+                  "--threads", str(args.threads)] + (["--inserts-only"] if args.inserts_only else []) + \
             (["--zstd-level", str(args.zstd_level)] if args.zstd_level is not None else [])
         results: dict[str, list[dict]] = {s: [] for s in sides}
         for rep in range(args.reps):
@@ -272,9 +295,10 @@ def ab_sides(args) -> None:
                       f"{res['maxrss_mb']:.0f} MB peak RSS, {res['wall_s']:.2f} wall s {' '.join(res['log'])}",
                       flush=True)
         summary = {name: {k: round(statistics.median(r[k] for r in rs), 3)
-                          for k in ("cpu_s", "minflt", "maxrss_mb", "wall_s", "file_size")}
+                          for k in ("cpu_s", "minflt", "maxrss_mb", "wall_s", "file_size", "row_groups")}
                    for name, rs in results.items()}
         summary["same_bytes"] = len({r["sha256"] for rs in results.values() for r in rs}) == 1
+        summary["same_rows_and_footer"] = len({r["rows_sha256"] for rs in results.values() for r in rs}) == 1
         summary["load"] = os.getloadavg()
         print(json.dumps(summary, indent=2))
         if args.out:

@@ -31,9 +31,9 @@ _RG_COLUMNS, _RG_TOTAL_BYTES, _RG_NUM_ROWS, _RG_FILE_OFFSET, _RG_COMPRESSED, _RG
 _CC_FILE_PATH, _CC_FILE_OFFSET, _CC_META = 1, 2, 3
 _CC_PAGE_INDEX = (4, 5, 6, 7)  # offset_index offset/length, column_index offset/length
 _CC_CRYPTO = (8, 9)
-_CMD_UNCOMPRESSED, _CMD_COMPRESSED, _CMD_DATA_PAGE, _CMD_INDEX_PAGE, _CMD_DICT_PAGE = 6, 7, 9, 10, 11
+_CMD_PATH, _CMD_UNCOMPRESSED, _CMD_COMPRESSED, _CMD_DATA_PAGE, _CMD_INDEX_PAGE, _CMD_DICT_PAGE = 3, 6, 7, 9, 10, 11
 _CMD_BLOOM = (14, 15)  # bloom_filter_offset, bloom_filter_length
-_SE_REPETITION, _SE_NAME = 3, 4
+_SE_REPETITION, _SE_NAME, _SE_CHILDREN = 3, 4, 5
 
 
 def read_footer(file) -> Struct:
@@ -116,6 +116,7 @@ class SplicedParquetWriter:
     def __init__(self, sink, template: Struct):
         self._sink = sink
         self._template = template
+        self._schema = schema_elements(template)
         self._groups: list[Struct] = []
         self._pos = 0
         self._write(MAGIC)
@@ -156,6 +157,8 @@ class SplicedParquetWriter:
             if j in replaced:
                 flush()
                 encoded = replaced[j]
+                if schema_elements(encoded.footer)[1:] != [self._leaf(chunk)]:
+                    raise ValueError("a replacement chunk of another parquet type than the column's")
                 fresh = encoded.row_groups()[0].items(_RG_COLUMNS)[0]
                 start, length = _chunk_range(fresh)
                 at = self._pos
@@ -170,8 +173,18 @@ class SplicedParquetWriter:
         self._group(source, columns)
         self.copied_groups += 1
 
+    def _leaf(self, chunk: Struct) -> bytes:
+        """The schema element of a top-level column's chunk (replaced columns are top-level)."""
+        path = chunk.get(_CC_META).items(_CMD_PATH)
+        for element in self._template.items(_FMD_SCHEMA)[1:]:
+            if len(path) == 1 and element.get(_SE_NAME) == path[0] and element.get(_SE_CHILDREN) is None:
+                return tc.encode(element)
+        raise ValueError(f"no top-level column {path} in the file's schema")
+
     def append(self, encoded: EncodedFile) -> None:
         """Every row group of ``encoded``, its bytes as pyarrow wrote them."""
+        if schema_elements(encoded.footer) != self._schema:  # its pages would not decode under the file's schema
+            raise ValueError("encoded row groups of another parquet schema than the file's")
         for group in encoded.row_groups():
             chunks = group.items(_RG_COLUMNS)
             ranges = [_chunk_range(c) for c in chunks]

@@ -1,0 +1,108 @@
+"""A copy-on-write upsert touching a few row groups of a base file copies the others into the new file (see
+hoodpy/write/parquet_splice.py): pyarrow, hudi-rs and Spark read the same rows from it, Spark with the file cut
+into several splits (parquet-mr assigns row groups to splits by their offsets: wrong ones drop or duplicate
+rows). A Java-written base file (a parquet-mr schema) is rewritten instead, and reads alike."""
+
+from __future__ import annotations
+
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hoodpy_spark_helpers import latest_files
+from pyspark.sql import functions as F
+
+from hoodpy.storage import Storage
+from hoodpy.table import HoodieTable
+from hoodpy.write.base_file import BaseFileOptions, SplicedBaseFile
+from java_samples import unzip_sample
+
+pytestmark = pytest.mark.spark
+
+DDL = "id int, ts long, v string"
+SMALL = {"hoodie.parquet.block.size": "20000", "hoodie.index.bloom.num_entries": "1000"}  # groups of ~100 rows
+
+
+def _chunks(path: str, group: int) -> dict[str, bytes]:
+    meta = pq.ParquetFile(path).metadata.row_group(group)
+    data = open(path, "rb").read()
+    out = {}
+    for j in range(meta.num_columns):
+        c = meta.column(j)
+        start = min(o for o in (c.dictionary_page_offset, c.data_page_offset) if o)
+        out[c.path_in_schema] = data[start:start + c.total_compressed_size]
+    return out
+
+
+def _spark_rows_in_splits(spark, path: str, split_bytes: int) -> tuple[list[tuple], int]:
+    """The rows Spark's parquet reader gives for one file cut into ``split_bytes`` splits, and how many splits
+    returned rows."""
+    old = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(split_bytes))
+    spark.conf.set("spark.sql.files.openCostInBytes", "0")
+    try:
+        df = spark.read.parquet(path).withColumn("split", F.spark_partition_id())
+        got = [tuple(r) for r in df.collect()]
+    finally:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", old)
+        spark.conf.unset("spark.sql.files.openCostInBytes")
+    return sorted(r[:-1] for r in got), len({r[-1] for r in got})
+
+
+def _assert_readers_agree(spark, table: HoodieTable, rel_path: str) -> pa.Table:
+    full = table.storage.full_path(rel_path)
+    ours = pq.read_table(full)
+    size = pq.ParquetFile(full).metadata.serialized_size  # the footer, to size the splits by the data
+    split = max(4096, (len(open(full, "rb").read()) - size) // 4)
+    spark_rows, splits = _spark_rows_in_splits(spark, full, split)
+    groups = pq.ParquetFile(full).metadata.num_row_groups
+    assert splits >= min(3, groups), "the file's row groups were read in several splits"
+    assert spark_rows == sorted(tuple(r.values()) for r in ours.to_pylist()), "Spark reads each row once"
+    from tests.compat import hudi_rs
+    theirs = pa.Table.from_batches(hudi_rs.table(table.base_path).read())
+    assert sorted(theirs.column("_hoodie_record_key").to_pylist()) == \
+        sorted(ours.column("_hoodie_record_key").to_pylist())
+    return ours
+
+
+def test_spliced_file_reads_alike_in_pyarrow_hudi_rs_and_spark_splits(spark, tmp_path):
+    path = str(tmp_path / "t")
+    t = HoodieTable.create(spark, path, table_name="splice_t", record_key_fields=["id"], precombine_field="ts")
+    t.insert(spark.createDataFrame([(i, 1, f"v{i:05d}" + "x" * 40) for i in range(3000)], DDL), options=SMALL)
+    (old_rel,) = latest_files(t).values()
+    old = t.storage.full_path(old_rel)
+    groups = pq.ParquetFile(old).metadata.num_row_groups
+    assert groups >= 10
+    # Updates in the file's last row group only (keys are in id order), and inserts.
+    last_first_row = pq.ParquetFile(old).metadata.num_rows - pq.ParquetFile(old).metadata.row_group(groups - 1).num_rows
+    old_ids = pq.read_table(old, columns=["id"]).column("id").to_pylist()
+    updated = old_ids[last_first_row:last_first_row + 5]
+    t.upsert(spark.createDataFrame([(i, 2, f"new{i}") for i in updated] +
+                                   [(i, 2, f"ins{i}") for i in range(5000, 5050)], DDL), options=SMALL)
+    (new_rel,) = latest_files(t).values()
+    assert new_rel != old_rel
+    new = t.storage.full_path(new_rel)
+    for g in range(groups - 1):  # every group but the last copied byte for byte, but for the file names
+        before, after = _chunks(old, g), _chunks(new, g)
+        del before["_hoodie_file_name"], after["_hoodie_file_name"]
+        assert before == after, f"row group {g} copied"
+    rows = _assert_readers_agree(spark, t, new_rel)
+    values = dict(zip(rows.column("id").to_pylist(), rows.column("v").to_pylist(), strict=True))
+    assert len(values) == 3050 and all(values[i] == f"new{i}" for i in updated) and values[5001] == "ins5001"
+    read = {r["id"]: r["v"] for r in t.read().select("id", "v").collect()}
+    assert read == values
+
+
+def test_java_written_file_is_rewritten_and_reads_alike(spark, tmp_path):
+    base = unzip_sample("v6_nonpartitioned", tmp_path / "java")
+    t = HoodieTable.for_path(spark, str(base))
+    (old_rel,) = latest_files(t).values()
+    schema = pq.read_schema(t.storage.full_path(old_rel))
+    # parquet-mr's schema (2-level lists, no root repetition) is not pyarrow's: the groups cannot be copied.
+    assert SplicedBaseFile.of(Storage(str(base)), "p/x.parquet", BaseFileOptions(), schema, old_rel) is None
+    df = t.read().filter("id = 2").drop(*[c for c in t.read().columns if c.startswith("_hoodie")])
+    t.upsert(df.withColumn("longField", F.col("longField") + 1).withColumn("name", F.lit("spliced?")))
+    (new_rel,) = latest_files(t).values()
+    assert new_rel != old_rel
+    rows = _assert_readers_agree(spark, t, new_rel)
+    assert [r["name"] for r in rows.to_pylist() if r["id"] == 2] == ["spliced?"]
