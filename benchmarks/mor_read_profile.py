@@ -9,6 +9,7 @@ and stages, wall seconds. Reads alternate between tables (A/B/C, ...), medians r
 upserted with the workload's batch, the MOR tables with small-file handling off so updates go to logs: one
 batch, or five seeded update batches), without running the workload's timed upserts and compaction.
 ``--baseline FILE`` reads each table also with another slice_scan.py (alternating, same process: A/B);
+``--columns`` also reads each table with ``read(columns=...)`` of the aggregate's columns (alternating);
 ``--phases`` gives the CPU seconds of each phase of the Python tasks' work (one part per slice), in this
 process without Spark.
 """
@@ -26,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from measure import measure  # noqa: E402
-from run import q1_aggregate  # noqa: E402
+from run import Q1_COLUMNS, q1_aggregate  # noqa: E402
 from spark_local import spark_session  # noqa: E402
 
 
@@ -148,6 +149,8 @@ def main() -> None:
     p.add_argument("--driver-memory", default="3g")
     p.add_argument("--phases", action="store_true", help="CPU by phase of the Python tasks' work, no Spark")
     p.add_argument("--baseline", default=None, help="a slice_scan.py to read with too, alternating (A/B)")
+    p.add_argument("--columns", action="store_true",
+                   help="also read with read(columns=...) of the columns the Q1 aggregate uses, alternating")
     args = p.parse_args()
     if args.phases:
         print(json.dumps(phases(Path(args.work), args.tables.split(","), args.reps), indent=1))
@@ -159,21 +162,24 @@ def main() -> None:
 
     import hoodpy.read.query as query
 
-    variants = {"": query.read_file_slices}
+    variants = {"": (query.read_file_slices, None)}  # label -> (read_file_slices, read's columns)
     if args.baseline:
-        variants["baseline "] = baseline_reader(args.baseline)
+        variants["baseline "] = (baseline_reader(args.baseline), None)
+    if args.columns:
+        variants["columns "] = (query.read_file_slices, Q1_COLUMNS)
     names = args.tables.split(",")
     runs: dict[str, list[dict]] = {v + n: [] for n in names for v in variants}
     for n in names:  # warm-up: JIT, Python workers
-        for reader in variants.values():
+        for reader, columns in variants.values():
             query.read_file_slices = reader
-            q1_aggregate(HoodieTable.for_path(spark, str(Path(args.work) / "scratch" / n)).read())
+            q1_aggregate(HoodieTable.for_path(spark, str(Path(args.work) / "scratch" / n)).read(columns=columns))
     for _ in range(args.reps):
         for n in names:
-            for v, reader in variants.items():
+            for v, (reader, columns) in variants.items():
                 query.read_file_slices = reader
                 with measure(spark) as m:
-                    q1_aggregate(HoodieTable.for_path(spark, str(Path(args.work) / "scratch" / n)).read())
+                    q1_aggregate(HoodieTable.for_path(spark, str(Path(args.work) / "scratch" / n))
+                                 .read(columns=columns))
                 runs[v + n].append(m.as_dict())
     names = list(runs)
     summary = {n: {k: statistics.median(r[k] for r in rs) for k in rs[0] if isinstance(rs[0][k], (int, float))}

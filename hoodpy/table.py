@@ -347,14 +347,17 @@ class HoodieTable:
 
     # -- reads -------------------------------------------------------------------------------
     def read(self, *, as_of: str | None = None, filters: Sequence[Filter] = (), query_type: str | None = None,
-             ) -> DataFrame:
+             columns: Sequence[str] | None = None) -> DataFrame:
         """Snapshot (or time travel ``as_of`` an instant) with partition and key-range pruning.
 
         ``query_type``: ``snapshot`` (merge-on-read slices merged with their log files) or ``read_optimized``
         (base files only); default: the ``hoodie.datasource.query.type`` option, else snapshot.
+        ``columns``: only these columns, in this order (default: all). Worth giving for a merge-on-read
+        table with log files: Spark cannot prune the columns of the rows merged with log records, so without
+        it those are decoded and handed to Spark whole, whatever the query selects.
         """
         query = query_type or self.config.raw(ReadConfig.QUERY_TYPE)
-        return snapshot(self, as_of=as_of, filters=filters, query=query)
+        return snapshot(self, as_of=as_of, filters=filters, query=query, columns=columns)
 
     def read_incremental(self, start: str, end: str | None = None) -> DataFrame:
         """Records committed after ``start`` up to and including ``end`` (their latest version as of ``end``).

@@ -22,7 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from hoodpy.config import HoodieConfig
+from hoodpy.config import HoodieConfig, ordering_fields
 from hoodpy.config.read import INCREMENTAL, READ_OPTIMIZED, ReadConfig
 from hoodpy.config.write import event_time_ordering_field
 from hoodpy.errors import ChangesNotReadableError, InvalidConfigError, InvalidInstantError
@@ -30,7 +30,7 @@ from hoodpy.file_group.file_group import BaseFile, FileSlice
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.bloom import key_ranges
 from hoodpy.keygen import KeyGenerator, virtual_keys
-from hoodpy.meta_fields import COMMIT_TIME
+from hoodpy.meta_fields import COMMIT_TIME, RECORD_KEY
 from hoodpy.read.data_skipping import prune_by_column_stats, prune_slices_by_column_stats
 from hoodpy.read.file_scan import read_parquet_files
 from hoodpy.read.filters import Filter, bind_filters, check_filters, filter_column
@@ -218,18 +218,26 @@ def _read_slices(table: ReadableTable, timeline: Timeline, slices: list[FileSlic
 
 
 def snapshot(table: ReadableTable, *, as_of: str | None = None, filters: Sequence[Filter] = (),
-             apply_filters: bool = True, query: str | None = None) -> DataFrame:
+             apply_filters: bool = True, query: str | None = None,
+             columns: Sequence[str] | None = None) -> DataFrame:
     """The files ``filters`` may match, read; with ``apply_filters`` False the rows are not filtered (the
     SQL layer's caller applies its whole WHERE anyway). Filter values are bound to their columns' types
     (:mod:`hoodpy.read.filters`), so pruning and Spark's filter agree under either ANSI setting.
     ``query``: ``snapshot`` (base files merged with their log files) or ``read_optimized`` (base files
-    only)."""
+    only). ``columns``: only these columns, in this order (None: all). Spark prunes the base-file scans'
+    columns itself, but not through the Python tasks that merge log records: told the columns, those decode
+    and return only them (and the record key and ordering fields the merge compares)."""
     read_optimized = query_type(query) == READ_OPTIMIZED
     if as_of is not None:
         validate_instant_time(as_of)
     view = table.file_system_view(as_of=as_of)
-    schema = table.spark_schema(as_of=as_of, timeline=view.timeline)
-    bound = bind_filters(filters, schema)  # before any listing of footers: bad values fail first
+    full_schema = table.spark_schema(as_of=as_of, timeline=view.timeline)
+    wanted = selected_columns(full_schema, columns)
+    bound = bind_filters(filters, full_schema)  # before any listing of footers: bad values fail first
+    schema = full_schema if wanted is None else read_schema(
+        full_schema, [*wanted, *(f[0] for f in bound if apply_filters)],
+        merge_fields=None if virtual_keys(table.config) is not None
+        else (RECORD_KEY, *ordering_fields(event_time_ordering_field(table.config))))
     slices = view.latest_file_slices()
     plain = [s.base_file for s in slices if s.base_file is not None and (read_optimized or not s.log_files)]
     arrow_schema = table.arrow_schema(view.timeline, as_of)
@@ -247,7 +255,37 @@ def snapshot(table: ReadableTable, *, as_of: str | None = None, filters: Sequenc
                                 written=written_schemas(view.timeline, files, schema))
     for f in bound if apply_filters else ():
         df = df.filter(filter_column(f))
-    return df
+    return df if wanted is None else df.select(*wanted)
+
+
+def selected_columns(schema: StructType, columns: Sequence[str] | None) -> list[str] | None:
+    """``columns`` in the schema's spelling (Spark resolves names ignoring case), each once; None for None.
+    InvalidConfigError naming a column the table does not have, or for no column at all."""
+    if columns is None:
+        return None
+    if isinstance(columns, str) or not columns:
+        raise InvalidConfigError("columns", columns, "expected a non-empty list of column names")
+    out: list[str] = []
+    for name in columns:
+        match = next((f.name for f in schema.fields if f.name == name), None) or \
+            next((f.name for f in schema.fields if isinstance(name, str) and f.name.lower() == name.lower()), None)
+        if match is None:
+            raise InvalidConfigError("columns", name, f"the table has no such column (it has "
+                                     f"{', '.join(schema.fieldNames())})")
+        if match not in out:
+            out.append(match)
+    return out
+
+
+def read_schema(schema: StructType, names: Sequence[str], merge_fields: Sequence[str] | None) -> StructType:
+    """The columns of ``schema`` a read of ``names`` (top-level names or dotted paths) needs, in the
+    schema's order: also ``merge_fields`` (the record key and ordering fields merging log records compares)
+    where the schema has them; ``merge_fields`` None (virtual keys: the merge computes keys from any
+    fields) keeps every column."""
+    if merge_fields is None:
+        return schema
+    tops = {n.split(".")[0].lower() for n in [*names, *merge_fields]}
+    return StructType([f for f in schema.fields if f.name.lower() in tops])
 
 
 @dataclass(frozen=True)

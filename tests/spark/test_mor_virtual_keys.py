@@ -119,6 +119,10 @@ def _java_state(table: HoodieTable, path: str) -> list[tuple]:
     assert not set(META_COLUMNS) & set(df.columns)
     mine = rows(df, *JAVA_COLUMNS)
     assert mine == hudi_rs.snapshot_tuples(path, JAVA_COLUMNS)
+    # Some columns, not the key fields: the merge still computes the keys from them (nothing pruned before it).
+    some = table.read(columns=["name", "longField"])
+    assert some.columns == ["name", "longField"]
+    assert rows(some, "name", "longField") == rows(df, "name", "longField")
     ro = rows(table.read(query_type="read_optimized"), *JAVA_COLUMNS)
     assert ro == sorted(tuple(r[c] for c in JAVA_COLUMNS) for r in hudi_rs.read_optimized(path))
     return mine
@@ -171,6 +175,7 @@ def _state(table: HoodieTable, path: str, expected: dict[int, tuple]) -> None:
     want = sorted(expected.values())
     assert table.read().columns == list(DATA)
     assert rows(table.read(), *DATA) == want
+    assert rows(table.read(columns=["name", "ts"]), "name", "ts") == rows(table.read(), "name", "ts")
     assert hudi_rs.snapshot_tuples(path, DATA) == want
     assert hudi_rs.df_rows(table.read(query_type="read_optimized")) == hudi_rs.read_optimized(path)
 
