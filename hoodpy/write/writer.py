@@ -71,12 +71,48 @@ from hoodpy.write.merge import (
 from hoodpy.write.operation import WriteOperation
 from hoodpy.write.projection import conformed
 from hoodpy.write.bucket_assignment import BucketAssigner, InsertBucket, hash_ranges
-from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, attach_targets, merge_bin, target_table
+from hoodpy.write.targets import (MERGE_BIN, assign_by_ranges, attach_targets, merge_bin, target_table,
+                                  targeted_task, write_targets)
 from hoodpy.write.task_placement import place_file_groups, row_labels
 
 
 _BUCKET_ID = "_hoodie_bucket_id"
+# A deltacommit whose file groups but its largest take at most this share of the batch's records writes them all
+# in one task (the others' logs or files after the largest's) rather than pay a broadcast and a shuffle of the
+# whole batch to write them in parallel (SF 1: 300k updates into one log, 60k inserts into a new file group).
+ONE_TASK_MINOR_SHARE = 0.2
 _BUCKET_TARGETS_DDL = "g_partition string, g_bucket int, g_file_id string, g_exists boolean, g_bin int"
+# Up to this many partitions in a BUCKET write, each record's slot comes from literal arrays, not a join.
+_LITERAL_SLOT_PARTITIONS = 16
+
+
+def _with_bucket_targets(records: DataFrame, slots: list[tuple[str, int, str, bool, int]], num_buckets: int,
+                         ) -> DataFrame | None:
+    """``records`` with the g_file_id, g_exists and g_bin of their (partition, bucket) slot among ``slots``
+    (partition, bucket, file id, exists, bin label), looked up in literal arrays indexed by the slot's position
+    (partition ordinal * buckets + bucket id), when the slots span at most _LITERAL_SLOT_PARTITIONS partitions:
+    no table of slots for Spark to broadcast (a Spark job) and join. None when they span more (or name a null
+    partition): the caller joins. The records' slots are those the validation counted, so every one is there."""
+    partitions = sorted({p for p, *_ in slots if p is not None})
+    if len(partitions) > _LITERAL_SLOT_PARTITIONS or any(p is None for p, *_ in slots):
+        return None
+    ordinal = {p: i for i, p in enumerate(partitions)}
+    size = len(partitions) * num_buckets
+    file_ids, exists, bins = [None] * size, [None] * size, [None] * size
+    for p, b, f, e, label in slots:
+        at = ordinal[p] * num_buckets + b
+        file_ids[at], exists[at], bins[at] = f, e, label
+    if len(partitions) == 1:
+        position = F.col(_BUCKET_ID)
+    else:  # a partition's ordinal from a literal map (few keys), then its bucket's slot
+        position = F.create_map(*[F.lit(x) for p in partitions for x in (p, ordinal[p])])[F.col(PARTITION_PATH)] \
+            * num_buckets + F.col(_BUCKET_ID)
+
+    def looked_up(values: list, kind: str):
+        return F.array(*[F.lit(v).cast(kind) for v in values])[position]
+
+    return records.select("*", looked_up(file_ids, "string").alias("g_file_id"),
+                          looked_up(exists, "boolean").alias("g_exists"), looked_up(bins, "int").alias("g_bin"))
 
 
 def _not_located(keys: pa.Table, located: pa.Table) -> pa.Table:
@@ -196,6 +232,9 @@ class Writer:
         self._assigner: BucketAssigner | None = None  # one per write attempt, made once the instant is open
         # Merge-on-read: new file groups that start as log files (a new bucket of the BUCKET index).
         self._new_log_groups: set[tuple[str, str]] = set()
+        # A deltacommit written in one task that attaches the targets itself: the targets file (see
+        # _tag_and_assign_on_driver).
+        self._targets_in_task: str | None = None
 
     # -- entry point -------------------------------------------------------------------------
     def write(self, df: DataFrame, operation: WriteOperation) -> CommitResult:
@@ -210,6 +249,7 @@ class Writer:
             self._bucket_counts = {}
             self._assigner = None
             self._new_log_groups = set()
+            self._targets_in_task = None
             try:
                 return self._write_once(df, operation)
             except WriteConflictError:
@@ -478,9 +518,12 @@ class Writer:
                                         schema_json, self._pending_compaction(timeline))
             # Each task takes whole file groups and splits them itself (log_append.write_partition): targets placed
             # on the driver come partitioned by their bin already; others take one shuffle by file group.
-            if MERGE_BIN not in merge_input.columns:
+            write = partial(write_partition, append_ctx)
+            if self._targets_in_task is not None:  # one task: it joins the records with their targets itself
+                write = partial(targeted_task, write, self.storage.base_uri, self._targets_in_task)
+            elif MERGE_BIN not in merge_input.columns:
                 merge_input = merge_input.repartition(PARTITION_PATH, TARGET_FILE_ID)
-            stats_rows = merge_input.mapInArrow(partial(write_partition, append_ctx), WRITE_STATS_DDL).collect()
+            stats_rows = merge_input.mapInArrow(write, WRITE_STATS_DDL).collect()
         else:
             if MERGE_BIN in merge_input.columns:
                 # Targets placed on the driver come partitioned by their bin, whole file groups to a bin: each task
@@ -537,13 +580,15 @@ class Writer:
             self._new_log_groups = {(p, f) for (p, _), (f, exists) in targets.items() if not exists}
         num_bins, label_of = self._place_file_groups(
             {(p, targets[(p, b)][0]): n for (p, b), n in self._bucket_counts.items()}, latest)
-        groups = self.spark.createDataFrame(
-            [(p, b, f, exists, label_of[(p, f)]) for (p, b), (f, exists) in targets.items()], _BUCKET_TARGETS_DDL)
         bucketed = records
         if operation.is_overwrite or operation == WriteOperation.BULK_INSERT:
             bucketed = bucketed.filter(F.col(OP) == OP_UPSERT)
-        targeted = bucketed.join(F.broadcast(groups), (F.col(PARTITION_PATH) == F.col("g_partition"))
-                                 & (F.col(_BUCKET_ID) == F.col("g_bucket")))
+        slots = [(p, b, f, exists, label_of[(p, f)]) for (p, b), (f, exists) in targets.items()]
+        targeted = _with_bucket_targets(bucketed, slots, self._bucket_layout.num_buckets)
+        if targeted is None:
+            groups = self.spark.createDataFrame(slots, _BUCKET_TARGETS_DDL)
+            targeted = bucketed.join(F.broadcast(groups), (F.col(PARTITION_PATH) == F.col("g_partition"))
+                                     & (F.col(_BUCKET_ID) == F.col("g_bucket")))
         if not self._combines_in_merge_tasks(operation):
             # A delete whose bucket has no file group has nothing to delete (records combined in the merge tasks
             # all go there: a later upsert of the key may supersede the delete).
@@ -646,8 +691,27 @@ class Writer:
             # (a broadcast job and a hash join the JVM plans and compiles: one Spark job fewer). Copy-on-write only.
             return records.select("*", F.lit(file_ids[0].as_py()).alias(TARGET_FILE_ID),
                                   F.lit(0).alias(MERGE_BIN)).coalesce(1)
+        if tasks_group_rows and self._one_deltacommit_task(partitions, file_ids):
+            self._targets_in_task = write_targets(self.storage, instant_temp_dir(inflight.timestamp), targets)
+            return records.coalesce(1)
         return attach_targets(self.spark, records, targets, self.storage, instant_temp_dir(inflight.timestamp),
                               num_bins)
+
+    def _one_deltacommit_task(self, partitions: pa.Array, file_ids: pa.Array) -> bool:
+        """Whether a deltacommit's records, whose target groups are (``partitions``, ``file_ids``) per record, are
+        written in one task: when the groups but the largest take at most ONE_TASK_MINOR_SHARE of them and
+        none of those is a small file merged into a new base file. A log append (or a new group's file) costs
+        what its incoming records cost, so that task is at most a quarter longer than the largest group's, and
+        Spark neither broadcasts the targets nor shuffles the batch."""
+        if not len(file_ids):
+            return False
+        counts = pa.table({"p": partitions, "f": file_ids}).group_by(["p", "f"]).aggregate([([], "count_all")])
+        groups = list(zip(counts.column("p").to_pylist(), counts.column("f").to_pylist(),
+                          counts.column("count_all").to_pylist()))
+        largest = max(groups, key=lambda g: g[2])
+        if any((p, f) in self._assigner.small_file_groups for p, f, _ in groups if (p, f, _) != largest):
+            return False
+        return len(file_ids) - largest[2] <= ONE_TASK_MINOR_SHARE * len(file_ids)
 
     def _tag_and_assign_global_on_driver(self, records: DataFrame, operation: WriteOperation, view: FileSystemView,
                                          timeline: Timeline, inflight: Instant) -> DataFrame | None:

@@ -217,3 +217,34 @@ def test_clustering_a_bucket_table_is_refused_before_anything_is_written(spark, 
         t.upsert(spark.createDataFrame([("2", "a", 1, "v2", False)], DDL),
                  options={"hoodie.clustering.inline": "true", "hoodie.clustering.plan.strategy.sort.columns": "v"})
     assert tree(t.base_path) == before
+
+
+@pytest.mark.parametrize("partitions", [2, 17])
+def test_bucket_targets_literal_or_joined(spark, tmp_path, partitions):
+    """A record's file group and merge bin come from literal arrays of the slots when the batch names at most 16
+    partitions (no table of slots broadcast: one Spark job fewer), from a join beyond: the same layout either way,
+    and a merge-on-read upsert's updates and new buckets land where they belong."""
+    t = _create(spark, str(tmp_path / "t"), table_type="MERGE_ON_READ")
+    first = [(str(i), f"p{i % partitions}", 1, f"v{i}", False) for i in range(4 * partitions)]
+    t.upsert(spark.createDataFrame(first, DDL))
+    batch = [(str(i), f"p{i % partitions}", 2, f"u{i}", False) for i in range(0, 4 * partitions, 3)]
+    batch += [(str(100 + i), f"p{i % partitions}", 2, f"n{i}", False) for i in range(partitions)]
+    sc = spark.sparkContext
+    sc.setJobGroup("bucket-targets", "bucket-targets")
+    try:
+        t.upsert(spark.createDataFrame(batch, DDL))
+    finally:
+        sc.setJobGroup("", "")
+    tracker = sc.statusTracker()
+    jobs = [[info.name for stage in tracker.getJobInfo(job).stageIds if (info := tracker.getStageInfo(stage))]
+            for job in sorted(tracker.getJobIdsForGroup("bucket-targets"))]
+    if partitions <= 16:  # validation (its aggregate's two stages run as two jobs), the shuffle by bin, the write
+        assert len(jobs) == 4, jobs
+    else:  # the slots table broadcast and joined, with more stages
+        assert len(jobs) > 4, jobs
+    expected = {k: (p, 1, v) for k, p, _, v, _ in first} | {k: (p, 2, v) for k, p, _, v, _ in batch}
+    assert {r[0]: tuple(r[1:]) for r in _data(t)} == expected
+    # Every record (in a base file or a log: MOR's updates and new buckets start as logs) is in its bucket's group.
+    placed = t.read().select("_hoodie_record_key", "_hoodie_file_name").collect()
+    assert len(placed) == len(expected)
+    assert all(int(name[:8]) == bucket_id(key, SPEC) for key, name in placed), placed

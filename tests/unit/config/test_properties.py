@@ -55,3 +55,25 @@ def test_a_java_update_interrupted_after_deleting_hoodie_properties_reads_the_ba
     assert load_table_properties(storage) == {"hoodie.table.name": "t", "hoodie.table.version": "6"}
     storage.delete(".hoodie/hoodie.properties.backup")
     assert load_table_properties(storage) is None
+
+
+def test_load_parses_each_content_once_and_sees_changes(tmp_path, monkeypatch):
+    """load_table_properties parses a given hoodie.properties content once (a write reads it a dozen times), yet
+    every call reads the file: a rewrite is seen at once, and each caller gets a dict of its own."""
+    from hoodpy.config import properties as props_module
+    from hoodpy.storage import Storage
+
+    storage = Storage(str(tmp_path))
+    storage.write_bytes(props_module.PROPERTIES_FILE, b"hoodie.table.name=t1\nhoodie.table.version=6\n")
+    calls = []
+    parse = props_module.parse_properties
+    monkeypatch.setattr(props_module, "parse_properties", lambda text: calls.append(text) or parse(text))
+    props_module._parsed.cache_clear()
+    first = props_module.load_table_properties(storage)
+    first["mutated"] = "x"
+    assert props_module.load_table_properties(storage) == {"hoodie.table.name": "t1", "hoodie.table.version": "6"}
+    assert len(calls) == 1
+    storage.write_bytes(props_module.PROPERTIES_FILE, b"hoodie.table.name=t2\n")
+    assert props_module.load_table_properties(storage) == {"hoodie.table.name": "t2"}
+    assert props_module.load_table_properties(storage) == {"hoodie.table.name": "t2"}
+    assert calls == ["hoodie.table.name=t1\nhoodie.table.version=6\n", "hoodie.table.name=t2\n"]

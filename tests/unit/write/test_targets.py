@@ -11,7 +11,9 @@ from hoodpy.index.murmur_hash import hash32
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.write.merge import TARGET_FILE_ID
 from hoodpy.write.bucket_assignment import HASH_SPACE, InsertBucket, hash_ranges
-from hoodpy.write.targets import MERGE_BIN, assign_by_ranges, key_hashes, target_table
+from hoodpy.storage import Storage
+from hoodpy.write.targets import (MERGE_BIN, TARGETS_FILE, assign_by_ranges, key_hashes, target_table,
+                                  targeted_task, with_targets, write_targets)
 
 keys_st = st.lists(st.text(min_size=1, max_size=20), min_size=1, max_size=60, unique=True)
 
@@ -86,3 +88,43 @@ def test_target_table_types() -> None:
                                   (TARGET_FILE_ID, pa.string()), (MERGE_BIN, pa.int32())])
     assert t.column(MERGE_BIN).to_pylist() == [3, 7]
 
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.sampled_from(["", "p=a", "p=b"])), min_size=1, max_size=80),
+       st.sets(st.tuples(st.integers(0, 30), st.sampled_from(["", "p=a", "p=b"])), max_size=40))
+def test_with_targets_joins_in_row_order_and_drops_untargeted_rows(rows, targeted) -> None:
+    """A deltacommit task's own join (targets.with_targets): each row gets its key's target, the rows keep their
+    order (repeated keys included), rows without a target are dropped as Spark's inner join drops them."""
+    table = pa.table({RECORD_KEY: pa.array([str(k) for k, _ in rows], pa.large_string()),
+                      PARTITION_PATH: pa.array([p for _, p in rows], pa.large_string()),
+                      "seq": pa.array(range(len(rows)), pa.int64())})
+    targets = target_table(pa.array([str(k) for k, _ in sorted(targeted)]),
+                           pa.array([p for _, p in sorted(targeted)]),
+                           pa.array([f"f-{k % 3}-{p}" for k, p in sorted(targeted)]),
+                           pa.array([0] * len(targeted), pa.int32()))
+    got = with_targets(table, targets)
+    expected = [(i, f"f-{k % 3}-{p}") for i, (k, p) in enumerate(rows) if (k, p) in targeted]
+    assert list(zip(got.column("seq").to_pylist(), got.column(TARGET_FILE_ID).to_pylist())) == expected
+    assert got.column_names == [RECORD_KEY, PARTITION_PATH, "seq", TARGET_FILE_ID]
+    assert got.schema.field(RECORD_KEY).type == pa.large_string()
+
+
+def test_targeted_task_reads_the_targets_file_and_writes_the_joined_rows(tmp_path) -> None:
+    storage = Storage(str(tmp_path))
+    targets = target_table(pa.array(["a", "b"]), pa.array(["", ""]), pa.array(["f1", "f2"]),
+                           pa.array([0, 0], pa.int32()))
+    rel = write_targets(storage, ".hoodie/.temp/001", targets)
+    assert rel == f".hoodie/.temp/001/{TARGETS_FILE}"
+    batch = pa.record_batch({RECORD_KEY: ["b", "c", "a"], PARTITION_PATH: ["", "", ""], "v": [1, 2, 3]})
+    seen = []
+
+    def write(batches):
+        seen.append(pa.Table.from_batches(list(batches)))
+        return iter([pa.record_batch({"n": [seen[-1].num_rows]})])
+
+    out = list(targeted_task(write, str(tmp_path), rel, iter([batch])))
+    assert out[0].column(0).to_pylist() == [2]
+    assert seen[0].column("v").to_pylist() == [1, 3]
+    assert seen[0].column(TARGET_FILE_ID).to_pylist() == ["f2", "f1"]
+    assert list(targeted_task(write, str(tmp_path), rel, iter([]))) == [] and len(seen) == 1  # an empty task
