@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping
-from functools import lru_cache
 from datetime import datetime, timezone
+from functools import lru_cache
 
 from hoodpy.config.table import TableConfig
 
