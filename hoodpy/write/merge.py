@@ -9,7 +9,8 @@ row group by row group, each merged group encoded on a thread of its own while t
 (:func:`_write_streamed`). A row group without an updated or deleted row is not read at all: its column chunks
 are copied into the new file byte for byte, the file name column encoded anew (:func:`_write_spliced`, see
 :mod:`~hoodpy.write.parquet_splice`), when the old file's parquet schema is the one this write has. Where the
-whole old table is needed (CDC change records, virtual keys) the merge builds the whole new table and writes it at once (:func:`merged_rows`); both write the same rows and footer.
+whole old table is needed (CDC change records, virtual keys) the merge builds the whole new table and writes
+it at once (:func:`merged_rows`); all write the same rows and footer.
 """
 
 from __future__ import annotations
