@@ -24,6 +24,7 @@ from hoodpy.errors import InvalidRecordError
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileWriter
+from hoodpy.write.decimal_transfer import Shipped, restored_batches
 from hoodpy.write.merge import INVALID_KEY, TARGET_FILE_ID, MergeContext
 from hoodpy.write.task_placement import partition_labels
 
@@ -77,6 +78,8 @@ def file_task_labels(num_files: int, num_tasks: int) -> list[int]:
 @dataclass
 class BulkInsertContext:
     merge: MergeContext
+    # Decimal columns the rows bring as doubles (:mod:`decimal_transfer`), made decimal again first.
+    decimals: Shipped = ()
 
 
 def bulk_insert_partition(ctx: BulkInsertContext, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -85,7 +88,8 @@ def bulk_insert_partition(ctx: BulkInsertContext, batches: Iterator[pa.RecordBat
     # Rows come sorted by (planned file, partition path, record key). (A record no planned range holds,
     # possible only if the batch changed between the driver's look at it and this evaluation, has no planned
     # file and is written with the rest of its partition's such rows.)
-    yield from stream_base_files(ctx.merge, batches, BULK_FILE, lambda _: new_file_id())
+    yield from stream_base_files(ctx.merge, restored_batches(batches, ctx.decimals), BULK_FILE,
+                                 lambda _: new_file_id())
 
 
 def new_file_groups_partition(ctx: MergeContext, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -33,6 +33,7 @@ from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileWriter
 from hoodpy.write.bucket_assignment import SizingConfig, with_measured_record_size
 from hoodpy.write.bulk_insert import OpenFile, checked_rows
+from hoodpy.write.decimal_transfer import Shipped, restored
 from hoodpy.write.merge import INVALID_KEY, OP, MergeContext
 from hoodpy.write.record_size import encoded_record_size
 from hoodpy.write.task_keys import keys_in_task, record_keys
@@ -80,12 +81,14 @@ class RollingContext:
     keygen: KeyGenerator | None = None
     # Set when rows come without their partition path: every row's (an unpartitioned table's "").
     partition_path: str | None = None
+    # Decimal columns the rows bring as doubles (:mod:`decimal_transfer`), made decimal again first.
+    decimals: Shipped = ()
 
     def checked_rows(self, batch: pa.RecordBatch) -> pa.Table:
         """A batch as a table with its record keys, refused if one is null or empty."""
         if self.keygen is None:
-            return checked_rows(batch)
-        table = pa.Table.from_batches([batch])
+            return restored(checked_rows(batch), self.decimals)
+        table = restored(pa.Table.from_batches([batch]), self.decimals)
         keys, invalid = record_keys(self.keygen, table)
         bad = pc.sum(invalid.cast(pa.int64())).as_py() or 0
         if bad:  # validation saw another evaluation of the batch; a key that is null here must not be written

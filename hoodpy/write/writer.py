@@ -55,6 +55,7 @@ from hoodpy.write import records as rec
 from hoodpy.write.base_file import BaseFileOptions
 from hoodpy.write.cdc import CdcWrite
 from hoodpy.write import bulk_insert_modes as bulk_modes
+from hoodpy.write import decimal_transfer
 from hoodpy.write.bulk_insert_modes import warn_unhonoured_sort_columns
 from hoodpy.write.bulk_insert import (BULK_FILE, BulkInsertContext, bulk_insert_partition, file_task_labels,
                                      new_file_groups_partition, plan_files)
@@ -866,13 +867,15 @@ class Writer:
         if mode != bulk_modes.GLOBAL_SORT:
             rows, task_keygen, task_partition = bulk_modes.task_columns(rows, mode, self.keygen,
                                                                         merge_ctx.data_schema)
+            rows, decimals = decimal_transfer.ship(rows)
             known = self._assigner.known_sizing()
             if known is not None:
                 ctx = bulk_modes.RollingContext(merge_ctx, known.records_per_new_file, keygen=task_keygen,
-                                                partition_path=task_partition)
+                                                partition_path=task_partition, decimals=decimals)
             else:  # a first load: its tasks measure their own rows' size (no Spark job to sample the batch)
                 ctx = bulk_modes.RollingContext(merge_ctx, None, self._assigner.unmeasured_sizing(),
-                                                self._assigner.bloom_overhead(), task_keygen, task_partition)
+                                                self._assigner.bloom_overhead(), task_keygen, task_partition,
+                                                decimals)
             stats_rows = bulk_modes.write_in_place(rows, mode, self.config.get(WriteConfig.WRITE_PARALLELISM), ctx)
             return commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
         # One sample serves both the record size (when the table has not measured one) and the key bounds.
@@ -893,6 +896,7 @@ class Writer:
         # Each planned file goes to the task its label names (one file a task unless parallelism is set lower).
         ordered = tagged.repartition(tasks, "b_task").drop("b_task") \
             .sortWithinPartitions(BULK_FILE, PARTITION_PATH, RECORD_KEY)
-        ctx = BulkInsertContext(merge_ctx)
+        ordered, decimals = decimal_transfer.ship(ordered)
+        ctx = BulkInsertContext(merge_ctx, decimals)
         stats_rows = ordered.mapInArrow(lambda it: bulk_insert_partition(ctx, it), WRITE_STATS_DDL).collect()
         return commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
