@@ -14,6 +14,7 @@ import bisect
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
+from types import SimpleNamespace
 
 import numpy as np
 import pyarrow as pa
@@ -99,7 +100,16 @@ def metadata_filters(storage: Storage, base_files: list[BaseFile], use_metadata:
             if (bf.partition_path, bf.file_name) in found}
 
 
-def _check_file(base_uri: str, virtual: KeyGenerator | None, shipped: Broadcast | None):
+def _shipped(spark, filters: dict[str, bytes]):
+    """``filters`` as a broadcast variable where the session has a SparkContext; over Spark Connect (none) in
+    an object with the same ``value``, carried in the task's closure."""
+    try:
+        return spark.sparkContext.broadcast(filters)
+    except Exception:  # noqa: BLE001 - Spark Connect sessions have no SparkContext
+        return SimpleNamespace(value=filters)
+
+
+def _check_file(base_uri: str, virtual: KeyGenerator | None, shipped: Broadcast | SimpleNamespace | None):
     def check(candidates: pa.Table) -> pa.Table:
         storage = Storage(base_uri)
         filters: dict[str, bytes] = shipped.value if shipped is not None else {}
@@ -154,7 +164,7 @@ class BloomIndex:
             RECORD_KEY, "f_partition", "f_file_id", "f_path")
         # A broadcast variable: the filters reach each executor once, not with every task's function.
         filters = metadata_filters(storage, base_files, self.use_metadata)
-        shipped = spark.sparkContext.broadcast(filters) if filters else None
+        shipped = _shipped(spark, filters) if filters else None
         return candidates.groupBy("f_path").applyInArrow(
             _check_file(storage.base_uri, self.virtual_keys, shipped), LOCATED_DDL)
 
