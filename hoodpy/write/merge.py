@@ -173,6 +173,26 @@ def _streams(ctx: MergeContext, existing: ExistingFile | None) -> bool:
     return ctx.stream and existing is not None and ctx.cdc is None and ctx.options.virtual_keys is None
 
 
+def _stamped_group(ctx: MergeContext, masks: _Masks, group: pa.Table, offset: int, schema: pa.Schema,
+                   executor: Executor, name: str, task_partition: int, first: int) -> pa.Table | None:
+    """Row group ``group`` (at row ``offset``) of the old file merged as :func:`merged_rows` merges it and its
+    meta columns stamped as :func:`finalize` stamps the whole file's, its fresh rows numbered from ``first``;
+    None when every row of it was deleted."""
+    batches, fresh = masks.table(align(group, schema), offset, executor)
+    rows = pa.Table.from_batches(batches, schema=schema)
+    if not rows.num_rows:
+        return None
+    return finalize(rows, pa.array(np.concatenate(fresh)), instant_time=ctx.instant_time, file_name=name,
+                    task_partition=task_partition, first=first)
+
+
+def _stamped_inserts(ctx: MergeContext, inserts: pa.Table, name: str, task_partition: int,
+                     first: int) -> pa.Table:
+    """The inserted rows, the file's last, stamped (all fresh) and numbered from ``first``."""
+    return finalize(inserts, pa.repeat(pa.scalar(True), inserts.num_rows), instant_time=ctx.instant_time,
+                    file_name=name, task_partition=task_partition, first=first)
+
+
 def _write_streamed(ctx: MergeContext, storage: Storage, rel_path: str, name: str, task_partition: int,
                     split: SplitRead, schema: pa.Schema, new_rows: pa.Table, masks: _Masks, inserted: pa.Array,
                     bloom: Future, executor: Executor) -> int:
@@ -194,19 +214,16 @@ def _write_streamed(ctx: MergeContext, storage: Storage, rel_path: str, name: st
     written, keys = 0, []
     try:
         for offset, group in split.row_groups():
-            batches, fresh = masks.table(align(group, schema), offset, executor)
-            rows = pa.Table.from_batches(batches, schema=schema)
-            if not rows.num_rows:  # every row of the group deleted
+            rows = _stamped_group(ctx, masks, group, offset, schema, executor, name, task_partition,
+                                  first + written)
+            if rows is None:  # every row of the group deleted
                 continue
-            rows = finalize(rows, pa.array(np.concatenate(fresh)), instant_time=ctx.instant_time, file_name=name,
-                            task_partition=task_partition, first=first + written)
             keys.append(rows.column(RECORD_KEY))
             encoder.put(rows)
             written += rows.num_rows
         inserts = appended.result()
         if inserts.num_rows:
-            rows = finalize(inserts, pa.repeat(pa.scalar(True), inserts.num_rows), instant_time=ctx.instant_time,
-                            file_name=name, task_partition=task_partition, first=first + written)
+            rows = _stamped_inserts(ctx, inserts, name, task_partition, first + written)
             keys.append(rows.column(RECORD_KEY))
             encoder.put(rows)
         encoder.finish()
@@ -271,18 +288,15 @@ def _write_spliced(ctx: MergeContext, target: SplicedBaseFile, rel_path: str, na
                 encoder.put(index)
                 written += group_rows[index]
                 continue
-            batches, fresh = masks.table(align(group, schema), offset, executor)
-            rows = pa.Table.from_batches(batches, schema=schema)
-            if not rows.num_rows:  # every row of the group deleted
+            rows = _stamped_group(ctx, masks, group, offset, schema, executor, name, task_partition,
+                                  first + written)
+            if rows is None:  # every row of the group deleted
                 continue
-            rows = finalize(rows, pa.array(np.concatenate(fresh)), instant_time=ctx.instant_time, file_name=name,
-                            task_partition=task_partition, first=first + written)
             encoder.put(rows)
             written += rows.num_rows
         inserts = appended.result()
         if inserts.num_rows:
-            rows = finalize(inserts, pa.repeat(pa.scalar(True), inserts.num_rows), instant_time=ctx.instant_time,
-                            file_name=name, task_partition=task_partition, first=first + written)
+            rows = _stamped_inserts(ctx, inserts, name, task_partition, first + written)
             encoder.put(rows)
         encoder.finish()
         _log.debug("spliced merge of %s: %d row groups copied; encoder waited %.2f s, merge waited %.2f s",

@@ -16,22 +16,12 @@ from hoodpy.storage import Storage
 from hoodpy.table import HoodieTable
 from hoodpy.write.base_file import BaseFileOptions, SplicedBaseFile
 from java_samples import unzip_sample
+from parquet_chunks import chunk_bytes
 
 pytestmark = pytest.mark.spark
 
 DDL = "id int, ts long, v string"
 SMALL = {"hoodie.parquet.block.size": "20000", "hoodie.index.bloom.num_entries": "1000"}  # groups of ~100 rows
-
-
-def _chunks(path: str, group: int) -> dict[str, bytes]:
-    meta = pq.ParquetFile(path).metadata.row_group(group)
-    data = open(path, "rb").read()
-    out = {}
-    for j in range(meta.num_columns):
-        c = meta.column(j)
-        start = min(o for o in (c.dictionary_page_offset, c.data_page_offset) if o)
-        out[c.path_in_schema] = data[start:start + c.total_compressed_size]
-    return out
 
 
 def _spark_rows_in_splits(spark, path: str, split_bytes: int, columns: list[str]) -> tuple[list[tuple], int]:
@@ -85,7 +75,7 @@ def test_spliced_file_reads_alike_in_pyarrow_hudi_rs_and_spark_splits(spark, tmp
     assert new_rel != old_rel
     new = t.storage.full_path(new_rel)
     for g in range(groups - 1):  # every group but the last copied byte for byte, but for the file names
-        before, after = _chunks(old, g), _chunks(new, g)
+        before, after = chunk_bytes(old, g), chunk_bytes(new, g)
         del before["_hoodie_file_name"], after["_hoodie_file_name"]
         assert before == after, f"row group {g} copied"
     rows = _assert_readers_agree(spark, t, new_rel)

@@ -24,6 +24,7 @@ from hoodpy.write import thrift_compact as tc
 from hoodpy.write.base_file import BaseFileOptions, write_base_file
 from hoodpy.write.merge import OP, OP_DELETE, OP_UPSERT, TARGET_FILE_ID, ExistingFile, MergeContext, merge_file_group
 from java_samples import SAMPLES_DIR, unzip_sample
+from parquet_chunks import chunk_bytes
 
 OLD, NEW = "20250101000000000", "20250202000000000"
 FILE_ID = "0b1c2d3e-0000-4000-8000-000000000000-0"
@@ -72,18 +73,6 @@ def _group_bounds(path: str) -> list[tuple[int, int]]:
     for i in range(meta.num_row_groups):
         out.append((first, first + meta.row_group(i).num_rows))
         first += meta.row_group(i).num_rows
-    return out
-
-
-def _chunk_bytes(path: str, group: int) -> dict[str, bytes]:
-    """Column -> the bytes of its chunk in row group ``group``."""
-    meta = pq.ParquetFile(path).metadata.row_group(group)
-    data = open(path, "rb").read()
-    out = {}
-    for j in range(meta.num_columns):
-        c = meta.column(j)
-        start = min(o for o in (c.dictionary_page_offset, c.data_page_offset) if o)
-        out[c.path_in_schema] = data[start:start + c.total_compressed_size]
     return out
 
 
@@ -151,7 +140,7 @@ def test_one_updated_group_the_others_copied(tmp_path, group_reads, updated):
     for g in range(len(bounds)):
         if g in touched:
             continue
-        old_chunks, new_chunks = _chunk_bytes(old, g), _chunk_bytes(path, g)
+        old_chunks, new_chunks = chunk_bytes(old, g), chunk_bytes(path, g)
         assert old_chunks.pop(FILE_NAME) != new_chunks.pop(FILE_NAME)
         assert old_chunks == new_chunks, f"group {g} copied byte for byte"
     values = dict(zip(rows.column(RECORD_KEY).to_pylist(), rows.column("v").to_pylist(), strict=True))
@@ -164,7 +153,7 @@ def test_inserts_only_copy_every_group(tmp_path, group_reads):
     assert group_reads == [], "no old row group decoded"
     assert rows.num_rows == 230 and rows.column(RECORD_KEY).to_pylist()[-30:] == [r[0] for r in records]
     for g in range(len(_group_bounds(old))):
-        old_chunks, new_chunks = _chunk_bytes(old, g), _chunk_bytes(path, g)
+        old_chunks, new_chunks = chunk_bytes(old, g), chunk_bytes(path, g)
         del old_chunks[FILE_NAME], new_chunks[FILE_NAME]
         assert old_chunks == new_chunks
 
