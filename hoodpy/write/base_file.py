@@ -28,8 +28,8 @@ from hoodpy.index.bloom_filter import (
 from hoodpy.keygen import KeyGenerator, virtual_keys
 from hoodpy.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
-from hoodpy.write.parquet_splice import EncodedFile, SplicedParquetWriter, read_footer, row_group_rows, \
-    schema_elements, spliceable, template_footer
+from hoodpy.write.parquet_splice import EncodedFile, SplicedParquetWriter, read_footer, row_group_bytes, \
+    row_group_rows, schema_elements, spliceable, template_footer
 
 
 # pyarrow's (codec, level) per Hudi codec name. Levels are Java's: Hadoop's gzip runs zlib at its default level
@@ -292,6 +292,11 @@ class SplicedBaseFile:
         return row_group_rows(self._footer)
 
     @property
+    def group_bytes(self) -> list[int]:
+        """Uncompressed bytes per row group of the old file."""
+        return row_group_bytes(self._footer)
+
+    @property
     def copied_groups(self) -> int:
         return self._writer.copied_groups if self._writer is not None else 0
 
@@ -313,6 +318,8 @@ class SplicedBaseFile:
 
     def _copy(self, index: int) -> None:
         n = self.group_rows[index]
+        if not n:  # an empty group of the old file (pyarrow cannot encode a 0-row chunk): no rows to keep
+            return
         # The new name on every row: a one-entry dictionary, so the chunk is encoded without n strings.
         names = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([self._name]))
         column = pa.table({FILE_NAME: names})

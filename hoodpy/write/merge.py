@@ -242,11 +242,17 @@ def _write_streamed(ctx: MergeContext, storage: Storage, rel_path: str, name: st
         raise
 
 
-def _untouched_groups(group_rows: list[int], masks: _Masks) -> set[int]:
-    """The old file's row groups without an updated or deleted row."""
+def _untouched_groups(target: SplicedBaseFile, masks: _Masks, inserts: int, block_size: int) -> set[int]:
+    """The old file's row groups to copy: those without an updated or deleted row, but for a last group
+    smaller than a row group is meant to be when rows are inserted: that one is encoded again together with
+    the inserts (a small file taking inserts commit after commit would otherwise grow a small group each)."""
+    group_rows = target.group_rows
     touched = masks.replaced | masks.deleted
     bounds = np.cumsum([0] + group_rows)
-    return {i for i in range(len(group_rows)) if not touched[bounds[i]:bounds[i + 1]].any()}
+    untouched = {i for i in range(len(group_rows)) if not touched[bounds[i]:bounds[i + 1]].any()}
+    if inserts and group_rows and target.group_bytes[-1] < _MIN_FILL * block_size:
+        untouched.discard(len(group_rows) - 1)
+    return untouched
 
 
 def _spliced_footer(options: BaseFileOptions, old_keys: pa.ChunkedArray, keep: pa.Array | None,
@@ -280,7 +286,7 @@ def _write_spliced(ctx: MergeContext, target: SplicedBaseFile, rel_path: str, na
     footer = executor.submit(_spliced_footer, ctx.options, split.head.column(RECORD_KEY), keep,
                              new_rows.column(RECORD_KEY).take(inserted), bloom)
     encoder = EncodeThread(target.put, depth=1, threaded=ctx.threads > 1)
-    written = 0
+    written, last = 0, None
     try:
         group_rows = target.group_rows
         for index, (offset, group) in enumerate(split.row_groups(skip=untouched)):
@@ -292,12 +298,17 @@ def _write_spliced(ctx: MergeContext, target: SplicedBaseFile, rel_path: str, na
                                   first + written)
             if rows is None:  # every row of the group deleted
                 continue
-            encoder.put(rows)
+            if index == len(group_rows) - 1 and len(inserted):  # the last group: encoded with the inserts
+                last = rows
+            else:
+                encoder.put(rows)
             written += rows.num_rows
         inserts = appended.result()
         if inserts.num_rows:
             rows = _stamped_inserts(ctx, inserts, name, task_partition, first + written)
-            encoder.put(rows)
+            encoder.put(rows if last is None else pa.concat_tables([last, rows]))
+        elif last is not None:
+            encoder.put(last)
         encoder.finish()
         _log.debug("spliced merge of %s: %d row groups copied; encoder waited %.2f s, merge waited %.2f s",
                    rel_path, target.copied_groups, encoder.idle_s, encoder.blocked_s)
@@ -401,7 +412,8 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
         masks = _Masks(new_rows, match, replaced, deleted)
         spliced = SplicedBaseFile.of(storage, rel_path, ctx.options, full_schema, existing.path) \
             if ctx.splice else None
-        untouched = _untouched_groups(spliced.group_rows, masks) if spliced is not None else set()
+        untouched = set() if spliced is None else \
+            _untouched_groups(spliced, masks, len(inserted), ctx.options.block_size)
         if spliced is not None and untouched:
             size = _write_spliced(ctx, spliced, rel_path, name, task_partition, split, full_schema, new_rows, masks,
                                   inserted, bloom, executor, untouched)

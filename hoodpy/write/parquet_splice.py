@@ -51,6 +51,11 @@ def row_group_rows(footer: Struct) -> list[int]:
     return [g.get(_RG_NUM_ROWS) for g in footer.items(_FMD_ROW_GROUPS)]
 
 
+def row_group_bytes(footer: Struct) -> list[int]:
+    """Uncompressed bytes per row group of a file."""
+    return [g.get(_RG_TOTAL_BYTES) for g in footer.items(_FMD_ROW_GROUPS)]
+
+
 def _chunk_range(chunk: Struct) -> tuple[int, int]:
     """(start, length) of a column chunk's pages in its file."""
     meta = chunk.get(_CC_META)

@@ -59,7 +59,10 @@ def recomputed(path: str) -> dict[tuple[str, str], tuple]:
             columns = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
             for column in INDEXED:
                 chunks = [meta.row_group(g).column(columns[column]) for g in range(meta.num_row_groups)]
-                out[(name, column)] = (min(c.statistics.min for c in chunks), max(c.statistics.max for c in chunks),
+                # A group whose values are all null has no min/max (files may hold several groups).
+                lows = [c.statistics.min for c in chunks if c.statistics.has_min_max]
+                highs = [c.statistics.max for c in chunks if c.statistics.has_min_max]
+                out[(name, column)] = (min(lows, default=None), max(highs, default=None),
                                        sum(c.statistics.null_count for c in chunks),
                                        sum(c.num_values for c in chunks))
     return out

@@ -136,7 +136,10 @@ def test_one_updated_group_the_others_copied(tmp_path, group_reads, updated):
     assert len(bounds) >= 8 and len(touched) == 1
     assert sorted(group_reads) == sorted(touched), "only the touched group is decoded"
     new_bounds = _group_bounds(path)
-    assert new_bounds[:len(bounds)] == bounds and new_bounds[-1] == (200, 201)  # the insert: a group of its own
+    if touched == {len(bounds) - 1}:  # the last group merged is encoded together with the insert
+        assert new_bounds == bounds[:-1] + [(bounds[-1][0], 201)]
+    else:
+        assert new_bounds[:len(bounds)] == bounds and new_bounds[-1] == (200, 201)  # the insert: a group of its own
     for g in range(len(bounds)):
         if g in touched:
             continue
@@ -156,6 +159,40 @@ def test_inserts_only_copy_every_group(tmp_path, group_reads):
         old_chunks, new_chunks = chunk_bytes(old, g), chunk_bytes(path, g)
         del old_chunks[FILE_NAME], new_chunks[FILE_NAME]
         assert old_chunks == new_chunks
+
+
+def test_a_small_last_group_is_encoded_again_with_the_inserts(tmp_path, group_reads):
+    """Inserts join a small last group rather than add one more small group: a small file taking inserts
+    commit after commit keeps one last group."""
+    name = _old_file(tmp_path, n=203)  # groups of ~20 rows and a last one of a few
+    old = str(tmp_path / PARTITION / name)
+    bounds = _group_bounds(old)
+    assert bounds[-1][1] - bounds[-1][0] < bounds[0][1] - bounds[0][0]
+    records = [(f"n{i:02d}", 5000 + i, OP_UPSERT) for i in range(2)]
+    _, path = _merge(tmp_path, name, records, splice=True)
+    new_bounds = _group_bounds(path)
+    assert new_bounds[:-1] == bounds[:-1], "the full groups are copied"
+    assert new_bounds[-1] == (bounds[-1][0], bounds[-1][1] + 2), "the last group takes the inserts"
+    assert group_reads == [len(bounds) - 1], "only the small last group is decoded"
+    rows = pq.read_table(path)
+    assert rows.num_rows == 205 and rows.column(RECORD_KEY).to_pylist()[-2:] == [r[0] for r in records]
+
+
+def test_an_empty_group_of_the_old_file_is_dropped(tmp_path, group_reads):
+    """A 0-row group in the old file (a writer may leave one) holds nothing to copy: the merge skips it."""
+    name = _old_file(tmp_path)
+    old = tmp_path / PARTITION / name
+    rows = pq.read_table(old)
+    with pq.ParquetWriter(old, rows.schema, compression="zstd") as writer:
+        writer.write_table(rows.slice(0, 100), row_group_size=20)
+        writer.write_table(rows.slice(0, 0))
+        writer.write_table(rows.slice(100), row_group_size=20)
+    assert 0 in [n for _, n in [(lo, hi - lo) for lo, hi in _group_bounds(str(old))]]
+    _, path = _merge(tmp_path, name, [("k0150", 7, OP_UPSERT), ("new", 8, OP_UPSERT)], splice=True)
+    merged = pq.read_table(path)
+    assert merged.num_rows == 201
+    assert dict(zip(merged.column(RECORD_KEY).to_pylist(), merged.column("v").to_pylist()))["k0150"] == 7
+    assert 0 not in [hi - lo for lo, hi in _group_bounds(path)]
 
 
 def test_deletes_emptying_a_group(tmp_path, group_reads):
