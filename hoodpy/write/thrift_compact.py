@@ -12,6 +12,9 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+# Thrift's compact protocol writes lengths and zigzagged integers as protobuf's base-128 varints.
+from hoodpy.hfile.encoding import protobuf_varint, read_protobuf_varint
+
 # Wire types.
 BOOL_TRUE, BOOL_FALSE, I8, I16, I32, I64, DOUBLE, BINARY, LIST, SET, MAP, STRUCT = range(1, 13)
 
@@ -64,17 +67,6 @@ def encode(value: Struct) -> bytes:
     return bytes(out)
 
 
-def _varint(data: memoryview, pos: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-
-
 def _zigzag(n: int) -> int:
     return (n >> 1) ^ -(n & 1)
 
@@ -90,7 +82,7 @@ def _read_struct(data: memoryview, pos: int) -> tuple[Struct, int]:
         if delta:
             fid = last + delta
         else:
-            raw, pos = _varint(data, pos)
+            raw, pos = read_protobuf_varint(data, pos)
             fid = _zigzag(raw)
         if wire in (BOOL_TRUE, BOOL_FALSE):
             value = wire == BOOL_TRUE
@@ -102,14 +94,14 @@ def _read_struct(data: memoryview, pos: int) -> tuple[Struct, int]:
 
 def _read_value(data: memoryview, pos: int, wire: int):
     if wire in (I16, I32, I64):
-        raw, pos = _varint(data, pos)
+        raw, pos = read_protobuf_varint(data, pos)
         return _zigzag(raw), pos
     if wire == I8:
         return struct.unpack_from("<b", data, pos)[0], pos + 1
     if wire == DOUBLE:
         return struct.unpack_from("<d", data, pos)[0], pos + 8
     if wire == BINARY:
-        size, pos = _varint(data, pos)
+        size, pos = read_protobuf_varint(data, pos)
         return bytes(data[pos:pos + size]), pos + size
     if wire == STRUCT:
         return _read_struct(data, pos)
@@ -118,7 +110,7 @@ def _read_value(data: memoryview, pos: int, wire: int):
         pos += 1
         size, elem = header >> 4, header & 0x0F
         if size == 15:
-            size, pos = _varint(data, pos)
+            size, pos = read_protobuf_varint(data, pos)
         items = []
         for _ in range(size):
             if elem in (BOOL_TRUE, BOOL_FALSE):  # a byte per element; kept as read
@@ -129,7 +121,7 @@ def _read_value(data: memoryview, pos: int, wire: int):
                 items.append(item)
         return (elem, items), pos
     if wire == MAP:
-        size, pos = _varint(data, pos)
+        size, pos = read_protobuf_varint(data, pos)
         if not size:
             return (0, 0, []), pos
         types = data[pos]
@@ -143,15 +135,8 @@ def _read_value(data: memoryview, pos: int, wire: int):
     raise ValueError(f"thrift compact: unknown wire type {wire} at byte {pos}")
 
 
-def _put_varint(out: bytearray, n: int) -> None:
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-
-
 def _put_zigzag(out: bytearray, n: int) -> None:
-    _put_varint(out, (n << 1) ^ (n >> 63))
+    out += protobuf_varint((n << 1) ^ (n >> 63))
 
 
 def _write_struct(out: bytearray, value: Struct) -> None:
@@ -179,7 +164,7 @@ def _write_value(out: bytearray, wire: int, value) -> None:
     elif wire == DOUBLE:
         out += struct.pack("<d", value)
     elif wire == BINARY:
-        _put_varint(out, len(value))
+        out += protobuf_varint(len(value))
         out += value
     elif wire == STRUCT:
         _write_struct(out, value)
@@ -189,7 +174,7 @@ def _write_value(out: bytearray, wire: int, value) -> None:
             out.append((len(items) << 4) | elem)
         else:
             out.append(0xF0 | elem)
-            _put_varint(out, len(items))
+            out += protobuf_varint(len(items))
         for item in items:
             if elem in (BOOL_TRUE, BOOL_FALSE):
                 out.append(item)
@@ -197,7 +182,7 @@ def _write_value(out: bytearray, wire: int, value) -> None:
                 _write_value(out, elem, item)
     elif wire == MAP:
         key_type, value_type, pairs = value
-        _put_varint(out, len(pairs))
+        out += protobuf_varint(len(pairs))
         if pairs:
             out.append((key_type << 4) | value_type)
             for key, val in pairs:
