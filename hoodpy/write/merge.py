@@ -7,7 +7,7 @@ are appended. Every row gets the new file name. Pure pyarrow; the context ships 
 The old file's keys (and ordering values) are read and matched first; its other columns are then streamed
 row group by row group, each merged group encoded on a thread of its own while the next is read and merged
 (:func:`_write_streamed`). A row group without an updated or deleted row is not read at all: its column chunks
-are copied into the new file byte for byte, the file name column encoded anew (:func:`_write_spliced`, see
+are copied into the new file byte for byte, the file name column encoded anew (:func:`write_spliced`, see
 :mod:`~hoodpy.write.parquet_splice`), when the old file's parquet schema is the one this write has. Where the
 whole old table is needed (CDC change records, virtual keys) the merge builds the whole new table and writes
 it at once (:func:`merged_rows`); all write the same rows and footer.
@@ -76,7 +76,7 @@ class MergeContext:
     threads: int = 2
     # Stream the old file row group by row group when the merge can (see _streams); False: always whole.
     stream: bool = True
-    # Streamed merges copy the old file's untouched row groups byte for byte (see _write_spliced); False:
+    # Streamed merges copy the old file's untouched row groups byte for byte (see write_spliced); False:
     # every group is decoded and encoded again. Same rows and footer either way.
     splice: bool = True
 
@@ -111,7 +111,7 @@ def _replaced(column: pa.Array, is_new: np.ndarray, mask: pa.Array, values: pa.A
         return pa.concat_arrays([column, values]).take(pa.array(index))
 
 
-class _Masks:
+class Masks:
     """Per old row of a file, what a merge does with it, as numpy (``replaced``: by its update, ``deleted``), with
     the updates in old-row order; :meth:`batch` applies them to a record batch of the old file's rows."""
 
@@ -155,7 +155,7 @@ def merged_rows(old: pa.Table, new_rows: pa.Table, match: pa.Array, replaced: pa
     passed on as it is, one with some gets them by mask; no gather over the whole file (that take was a third
     of a merge's CPU). The batches are built in ``executor``, side by side."""
     appended = executor.submit(new_rows.take, inserts)
-    masks = _Masks(new_rows, match, replaced, deleted)
+    masks = Masks(new_rows, match, replaced, deleted)
     batches, fresh = masks.table(old, 0, executor)
     batches += appended.result().to_batches()
     fresh.append(np.ones(len(inserts), dtype=bool))
@@ -173,8 +173,28 @@ def _streams(ctx: MergeContext, existing: ExistingFile | None) -> bool:
     return ctx.stream and existing is not None and ctx.cdc is None and ctx.options.virtual_keys is None
 
 
-def _stamped_group(ctx: MergeContext, masks: _Masks, group: pa.Table, offset: int, schema: pa.Schema,
-                   executor: Executor, name: str, task_partition: int, first: int) -> pa.Table | None:
+@dataclass(frozen=True)
+class RowStamp:
+    """How a merge stamps the meta columns of the rows it writes, as :func:`finalize` stamps them: the new file's
+    name (``file_name``) on every row, and on the fresh rows (updated and inserted by this write) sequence numbers
+    of ``instant_time``. ``fresh=False``: no row is fresh (a compaction: every row keeps the commit time and
+    sequence number it has, a merged row the log record's)."""
+
+    instant_time: str
+    file_name: str
+    task_partition: int
+    fresh: bool = True
+
+    def stamped(self, rows: pa.Table, fresh: np.ndarray, first: int | None) -> pa.Table:
+        """``rows`` stamped, the fresh ones numbered from ``first`` (row i of them gets ``first + i``; None: the
+        task's next numbers, claimed)."""
+        return finalize(rows, pa.array(fresh if self.fresh else np.zeros(rows.num_rows, dtype=bool)),
+                        instant_time=self.instant_time, file_name=self.file_name,
+                        task_partition=self.task_partition, first=first)
+
+
+def _stamped_group(stamp: RowStamp, masks: Masks, group: pa.Table, offset: int, schema: pa.Schema,
+                   executor: Executor, first: int) -> pa.Table | None:
     """Row group ``group`` (at row ``offset``) of the old file merged as :func:`merged_rows` merges it and its
     meta columns stamped as :func:`finalize` stamps the whole file's, its fresh rows numbered from ``first``;
     None when every row of it was deleted."""
@@ -182,19 +202,16 @@ def _stamped_group(ctx: MergeContext, masks: _Masks, group: pa.Table, offset: in
     rows = pa.Table.from_batches(batches, schema=schema)
     if not rows.num_rows:
         return None
-    return finalize(rows, pa.array(np.concatenate(fresh)), instant_time=ctx.instant_time, file_name=name,
-                    task_partition=task_partition, first=first)
+    return stamp.stamped(rows, np.concatenate(fresh), first)
 
 
-def _stamped_inserts(ctx: MergeContext, inserts: pa.Table, name: str, task_partition: int,
-                     first: int) -> pa.Table:
+def _stamped_inserts(stamp: RowStamp, inserts: pa.Table, first: int) -> pa.Table:
     """The inserted rows, the file's last, stamped (all fresh) and numbered from ``first``."""
-    return finalize(inserts, pa.repeat(pa.scalar(True), inserts.num_rows), instant_time=ctx.instant_time,
-                    file_name=name, task_partition=task_partition, first=first)
+    return stamp.stamped(inserts, np.ones(inserts.num_rows, dtype=bool), first)
 
 
 def _write_streamed(ctx: MergeContext, storage: Storage, rel_path: str, name: str, task_partition: int,
-                    split: SplitRead, schema: pa.Schema, new_rows: pa.Table, masks: _Masks, inserted: pa.Array,
+                    split: SplitRead, schema: pa.Schema, new_rows: pa.Table, masks: Masks, inserted: pa.Array,
                     bloom: Future, executor: Executor) -> int:
     """Write the merged file as a pipeline over the old file's row groups: each group's merged rows (as
     :func:`merged_rows` builds them, meta columns stamped as :func:`finalize` stamps the whole file's) go to
@@ -209,13 +226,13 @@ def _write_streamed(ctx: MergeContext, storage: Storage, rel_path: str, name: st
     # With deletes the old filter cannot be continued (_continued_bloom): the writer hashes the keys as it
     # writes them, on the encoder thread.
     hashed = bool(masks.deleted.any())
+    stamp = RowStamp(ctx.instant_time, name, task_partition)
     writer = BaseFileWriter(storage, rel_path, ctx.options, hash_keys=hashed, min_fill=_MIN_FILL)
     encoder = EncodeThread(writer.write, depth=1, threaded=ctx.threads > 1)
     written, keys = 0, []
     try:
         for offset, group in split.row_groups():
-            rows = _stamped_group(ctx, masks, group, offset, schema, executor, name, task_partition,
-                                  first + written)
+            rows = _stamped_group(stamp, masks, group, offset, schema, executor, first + written)
             if rows is None:  # every row of the group deleted
                 continue
             keys.append(rows.column(RECORD_KEY))
@@ -223,7 +240,7 @@ def _write_streamed(ctx: MergeContext, storage: Storage, rel_path: str, name: st
             written += rows.num_rows
         inserts = appended.result()
         if inserts.num_rows:
-            rows = _stamped_inserts(ctx, inserts, name, task_partition, first + written)
+            rows = _stamped_inserts(stamp, inserts, first + written)
             keys.append(rows.column(RECORD_KEY))
             encoder.put(rows)
         encoder.finish()
@@ -242,7 +259,7 @@ def _write_streamed(ctx: MergeContext, storage: Storage, rel_path: str, name: st
         raise
 
 
-def _untouched_groups(target: SplicedBaseFile, masks: _Masks, inserts: int, block_size: int) -> set[int]:
+def untouched_groups(target: SplicedBaseFile, masks: Masks, inserts: int, block_size: int) -> set[int]:
     """The old file's row groups to copy: those without an updated or deleted row, but for a last group
     smaller than a row group is meant to be when rows are inserted: that one is encoded again together with
     the inserts (a small file taking inserts commit after commit would otherwise grow a small group each)."""
@@ -258,12 +275,12 @@ def _untouched_groups(target: SplicedBaseFile, masks: _Masks, inserts: int, bloc
 def _spliced_footer(options: BaseFileOptions, old_keys: pa.ChunkedArray, keep: pa.Array | None,
                     insert_keys: pa.ChunkedArray | pa.Array, bloom: Future) -> dict[bytes, bytes]:
     """Hudi's footer entries of a merged file: its keys are the old ones kept (``keep``: None for all; updates
-    keep their key and place), then the inserted ones. The old file's filter continues (``bloom``) unless rows
-    were deleted or it had none; then one is built over the keys."""
+    keep their key and place), then the inserted ones. The filter is ``bloom``'s (the old file's continued)
+    or, when that gives None, one built over the keys."""
     kept = old_keys if keep is None else old_keys.filter(keep)
     inserted = insert_keys.chunks if isinstance(insert_keys, pa.ChunkedArray) else [insert_keys]
     keys = pa.chunked_array(list(kept.chunks) + list(inserted), pa.string())
-    footer_bloom = bloom.result() if keep is None else None
+    footer_bloom = bloom.result()
     if footer_bloom is None:
         footer_bloom = new_bloom(options)
         footer_bloom.add_all(keys)
@@ -271,21 +288,25 @@ def _spliced_footer(options: BaseFileOptions, old_keys: pa.ChunkedArray, keep: p
     return footer_entries(footer_bloom, *((bounds["min"].as_py(), bounds["max"].as_py()) if bounds else (None, None)))
 
 
-def _write_spliced(ctx: MergeContext, target: SplicedBaseFile, rel_path: str, name: str, task_partition: int,
-                   split: SplitRead, schema: pa.Schema, new_rows: pa.Table, masks: _Masks, inserted: pa.Array,
-                   bloom: Future, executor: Executor, untouched: set[int]) -> int:
-    """:func:`_write_streamed` with the ``untouched`` row groups of the old file copied into the new one rather
-    than read, merged and encoded: their rows keep their values and meta fields but for the file name (no
-    fresh row, so no sequence number changes). The touched groups are merged and encoded on the encoder thread
-    as there, the inserts follow; the rows, their order and the footer are those of :func:`_write_streamed`,
-    each group of the old file one group of the new. Returns the file size; a failure leaves no file."""
+def write_spliced(stamp: RowStamp, options: BaseFileOptions, threads: int, target: SplicedBaseFile,
+                  split: SplitRead, schema: pa.Schema, new_rows: pa.Table, masks: Masks, inserted: pa.Array,
+                  bloom: Future, executor: Executor, untouched: set[int]) -> int:
+    """The merged file written as :func:`_write_streamed` writes it, the ``untouched`` row groups of the old file
+    (``split``, opened with ``whole=False``) copied into ``target`` rather than read, merged and encoded: their
+    rows keep their values and meta fields but for the file name (no fresh row, so no sequence number changes).
+    The touched groups are merged (``masks``: the old rows' fate, ``new_rows``: their updates and, at
+    ``inserted``, the rows appended) and encoded on an encoder thread (``threads`` > 1) as there, the inserts
+    follow; the rows, their order and the footer (``bloom``: a future of the filter to continue, or None) are
+    those of the whole-file merge, each group of the old file one group of the new. The copy-on-write merge
+    and compaction (:mod:`hoodpy.services.compaction.slice_compact`) write through this. Returns the file size;
+    a failure leaves no file."""
     total = int(len(masks.replaced) - masks.deleted.sum()) + len(inserted)
     first = claim_sequence_numbers(total)  # row i of the file, when fresh, is numbered first + i
     appended = executor.submit(new_rows.take, inserted)
     keep = None if not masks.deleted.any() else pa.array(~masks.deleted)
-    footer = executor.submit(_spliced_footer, ctx.options, split.head.column(RECORD_KEY), keep,
+    footer = executor.submit(_spliced_footer, options, split.head.column(RECORD_KEY), keep,
                              new_rows.column(RECORD_KEY).take(inserted), bloom)
-    encoder = EncodeThread(target.put, depth=1, threaded=ctx.threads > 1)
+    encoder = EncodeThread(target.put, depth=1, threaded=threads > 1)
     written, last = 0, None
     try:
         group_rows = target.group_rows
@@ -294,8 +315,7 @@ def _write_spliced(ctx: MergeContext, target: SplicedBaseFile, rel_path: str, na
                 encoder.put(index)
                 written += group_rows[index]
                 continue
-            rows = _stamped_group(ctx, masks, group, offset, schema, executor, name, task_partition,
-                                  first + written)
+            rows = _stamped_group(stamp, masks, group, offset, schema, executor, first + written)
             if rows is None:  # every row of the group deleted
                 continue
             if index == len(group_rows) - 1 and len(inserted):  # the last group: encoded with the inserts
@@ -305,13 +325,13 @@ def _write_spliced(ctx: MergeContext, target: SplicedBaseFile, rel_path: str, na
             written += rows.num_rows
         inserts = appended.result()
         if inserts.num_rows:
-            rows = _stamped_inserts(ctx, inserts, name, task_partition, first + written)
+            rows = _stamped_inserts(stamp, inserts, first + written)
             encoder.put(rows if last is None else pa.concat_tables([last, rows]))
         elif last is not None:
             encoder.put(last)
         encoder.finish()
-        _log.debug("spliced merge of %s: %d row groups copied; encoder waited %.2f s, merge waited %.2f s",
-                   rel_path, target.copied_groups, encoder.idle_s, encoder.blocked_s)
+        _log.debug("spliced merge into %s: %d row groups copied; encoder waited %.2f s, merge waited %.2f s",
+                   stamp.file_name, target.copied_groups, encoder.idle_s, encoder.blocked_s)
         return target.close(footer.result())
     except BaseException:
         encoder.abort()
@@ -409,14 +429,14 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
     rel_path = join_partition(partition_path, name)
     if streamed and num_writes:
         new_rows = new_rows.cast(full_schema)
-        masks = _Masks(new_rows, match, replaced, deleted)
+        masks = Masks(new_rows, match, replaced, deleted)
         spliced = SplicedBaseFile.of(storage, rel_path, ctx.options, full_schema, existing.path) \
             if ctx.splice else None
         untouched = set() if spliced is None else \
-            _untouched_groups(spliced, masks, len(inserted), ctx.options.block_size)
+            untouched_groups(spliced, masks, len(inserted), ctx.options.block_size)
         if spliced is not None and untouched:
-            size = _write_spliced(ctx, spliced, rel_path, name, task_partition, split, full_schema, new_rows, masks,
-                                  inserted, bloom, executor, untouched)
+            size = write_spliced(RowStamp(ctx.instant_time, name, task_partition), ctx.options, ctx.threads,
+                                 spliced, split, full_schema, new_rows, masks, inserted, bloom, executor, untouched)
         else:  # every group touched (a uniform batch), or a file whose groups cannot be copied
             if spliced is not None:
                 spliced.discard()

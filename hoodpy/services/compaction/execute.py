@@ -56,6 +56,7 @@ from hoodpy.transaction.heartbeat import is_expired
 from hoodpy.transaction.transaction import WriteTransaction
 from hoodpy.write import commit as commit_step
 from hoodpy.write.base_file import BaseFileOptions, write_base_file
+from hoodpy.write.merge import RowStamp
 from hoodpy.write.merge_overlap import task_executor
 
 if TYPE_CHECKING:
@@ -121,6 +122,9 @@ class _JobContext:
     # True: base rows keep their place, the bloom filter is continued (slice_compact, the COW merge task's
     # route); False: the whole slice merged as snapshot reads merge it, updated rows moved after the others.
     in_place: bool = True
+    # In place: the base file's row groups no log record changes are copied byte for byte (slice_compact);
+    # False: every group decoded and encoded again. Same rows and footer entries either way.
+    splice: bool = True
 
 
 def _compact(ctx: _JobContext, op: CompactionOperation) -> dict | None:
@@ -130,30 +134,35 @@ def _compact(ctx: _JobContext, op: CompactionOperation) -> dict | None:
     has_base = bool(op.data_file_name)
     logs = effective_blocks(((storage.full_path(rel), storage.read_bytes(rel)) for rel in op.delta_file_paths),
                             ctx.committed)
-    bloom = None
+    task_partition, stage_id, attempt_id = task_ids()
+    name = base_file_name(op.file_id, write_token(task_partition, stage_id, attempt_id), ctx.instant_time)
+    rel_path = join_partition(op.partition_path, name)
     if ctx.in_place:
+        # No row is fresh: records keep their commit time and sequence number (Hudi preserves them).
+        stamp = RowStamp(ctx.instant_time, name, task_partition, fresh=False)
         with task_executor(MERGE_THREADS) as executor:
-            rows, merged, bloom = compact_in_place(storage, op.data_file_path if has_base else None, logs.blocks,
-                                                   ctx.schema, ctx.ordering_field, ctx.options, executor)
+            written = compact_in_place(storage, op.data_file_path if has_base else None, logs.blocks, ctx.schema,
+                                       ctx.ordering_field, ctx.options, executor, stamp, rel_path,
+                                       threads=MERGE_THREADS, splice=ctx.splice)
+        merged, scanned, num_rows, size = written.stats, written.folded, written.num_rows, written.size
+        if size is None:
+            return None
     else:
         base = read_base_file(storage, op.data_file_path, ctx.schema) if has_base else None
         rows, merged = merge_slice_with_stats(base, logs.blocks, ctx.schema, ctx.ordering_field,
                                               ctx.options.virtual_keys)
-    scanned = time.monotonic()
-    if not has_base and merged.log_records == 0:
-        return None
-    task_partition, stage_id, attempt_id = task_ids()
-    name = base_file_name(op.file_id, write_token(task_partition, stage_id, attempt_id), ctx.instant_time)
-    rel_path = join_partition(op.partition_path, name)
-    rows = finalize(rows, pa.array(np.zeros(rows.num_rows, dtype=bool)), instant_time=ctx.instant_time,
-                    file_name=name, task_partition=task_partition)
-    size = write_base_file(storage, rel_path, rows, ctx.options, bloom)
+        scanned = time.monotonic()
+        if not has_base and merged.log_records == 0:
+            return None
+        rows = finalize(rows, pa.array(np.zeros(rows.num_rows, dtype=bool)), instant_time=ctx.instant_time,
+                        file_name=name, task_partition=task_partition)
+        num_rows, size = rows.num_rows, write_base_file(storage, rel_path, rows, ctx.options)
     elapsed = int((time.monotonic() - started) * 1000)
     return {
         "partition_path": op.partition_path, "file_id": op.file_id, "path": rel_path,
         "prev_commit": op.base_instant_time if has_base else NULL_COMMIT,
         "prev_base_file": op.data_file_name if has_base else None,
-        "num_writes": rows.num_rows, "num_deletes": merged.deleted, "num_update_writes": merged.updated,
+        "num_writes": num_rows, "num_deletes": merged.deleted, "num_update_writes": merged.updated,
         "num_inserts": merged.inserted, "total_write_bytes": size,
         "total_create_time": 0 if has_base else elapsed, "total_upsert_time": elapsed if has_base else 0,
         "total_log_records": merged.log_records, "total_log_files_compacted": len(op.delta_file_names),

@@ -1,5 +1,7 @@
 """Compaction in place (slice_compact) against the whole-slice merge it replaces: same rows and values on the
-same slice, base rows in their place, inserts appended, the footer's bloom filter continued."""
+same slice, base rows in their place, inserts appended, the footer's bloom filter continued. Spliced (the base
+file's unchanged row groups copied byte for byte) against the full rewrite: the same rows, order, meta columns,
+footer and stats; only the changed groups decoded; files of another parquet schema rewritten."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import io
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hudi import HudiFileGroupReader
 
 from hoodpy.config import HoodieConfig
 from hoodpy.file_group.log_writer import (
@@ -22,7 +25,10 @@ from hoodpy.schema import avro_schema_from_arrow, avro_schema_to_json
 from hoodpy.services.compaction import execute
 from hoodpy.storage import Storage
 from hoodpy.timeline.compaction_plan import CompactionOperation
-from hoodpy.write.base_file import BaseFileOptions, write_base_file
+from hoodpy.write import parquet_splice
+from hoodpy.write.base_file import BaseFileOptions, SplicedBaseFile, write_base_file
+from java_samples import unzip_sample
+from parquet_chunks import chunk_bytes
 
 T0, T1, T2, T3, T9 = "20250101000000000", "20250101000000001", "20250101000000002", "20250101000000003", \
     "20250102000000000"
@@ -186,3 +192,185 @@ def test_virtual_keys(tmp_path):
     new = _check_same_rows(out, base)
     assert new.num_rows == 500 and new.column(RECORD_KEY).null_count == 500
     assert {r["id"]: r["v"] for r in new.to_pylist()}["k00499"] == "u499"
+
+
+# --- Row groups no log record changes are copied byte for byte (execute._JobContext.splice) ----------------
+
+SMALL_GROUPS = BaseFileOptions(block_size=3000)  # the 200-row base file in groups of ~10-20 rows
+
+
+@pytest.fixture
+def group_reads(monkeypatch):
+    """Indices of the base file's row groups compaction decodes (SplitRead reads each group it merges so)."""
+    reads = []
+    original = pq.ParquetFile.read_row_group
+
+    def spy(self, i, *args, **kwargs):
+        reads.append(i)
+        return original(self, i, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", spy)
+    return reads
+
+
+def _group_bounds(path) -> list[tuple[int, int]]:
+    meta = pq.ParquetFile(path).metadata
+    out, first = [], 0
+    for i in range(meta.num_row_groups):
+        out.append((first, first + meta.row_group(i).num_rows))
+        first += meta.row_group(i).num_rows
+    return out
+
+
+def _spliced_and_rewritten(tmp_path, blocks, group_reads, ordering: str | None = "ts", n: int = 200):
+    """Compact the slice (a base file of ``n`` rows in small groups, ``blocks``) spliced and as a full rewrite;
+    assert the same rows in the same order, meta columns, footer entries and write stats. Returns the base
+    file's path, the spliced file's, its rows and the groups the spliced compaction decoded."""
+    base = _base_rows(n)
+    storage, op = _slice(tmp_path, blocks, base=base, options=SMALL_GROUPS)
+    ctx = execute._JobContext(storage.base_uri, T9, SCHEMA, SMALL_GROUPS, [op], frozenset({T0, T1, T2, T3}),
+                              ordering)
+    whole_stat = execute._compact(dataclasses.replace(ctx, splice=False), op)
+    whole_path = storage.full_path(whole_stat["path"])
+    whole, whole_footer = pq.read_table(whole_path), pq.read_metadata(whole_path).metadata
+    storage.fs.delete_file(whole_path)
+    group_reads.clear()
+    stat = execute._compact(ctx, op)
+    decoded = list(group_reads)
+    path = storage.full_path(stat["path"])
+    spliced = pq.read_table(path)
+    assert spliced.to_pylist() == whole.to_pylist(), "rows, order, meta columns"
+    assert pq.read_metadata(path).metadata == whole_footer, "footer: bloom filter, key range"
+    assert pq.read_schema(path).remove_metadata() == whole.schema.remove_metadata()
+    ignore = ("total_create_time", "total_upsert_time", "total_scan_time", "total_log_read_time_ms",
+              "total_write_bytes")
+    assert {k: v for k, v in stat.items() if k not in ignore} == \
+        {k: v for k, v in whole_stat.items() if k not in ignore}
+    assert stat["total_write_bytes"] == storage.fs.get_file_info(path).size
+    assert set(spliced.column(FILE_NAME).to_pylist()) == {stat["path"]}
+    # Base rows keep their place and meta fields (the log's winner its own commit time and sequence number).
+    base_keys = base.column("id").to_pylist()
+    keys = spliced.column("id").to_pylist()
+    assert keys[:len([k for k in keys if k in set(base_keys)])] == [k for k in base_keys if k in set(keys)]
+    return storage.full_path(BASE_NAME), path, spliced, decoded
+
+
+def _groups_holding(bounds, rows: list[int]) -> set[int]:
+    return {g for g, (lo, hi) in enumerate(bounds) if any(lo <= i < hi for i in rows)}
+
+
+def _assert_copied(old: str, new: str, pairs: list[tuple[int, int]]) -> None:
+    """Group ``o`` of the old file is group ``n`` of the new one, byte for byte but for the file name column."""
+    for o, n in pairs:
+        old_chunks, new_chunks = chunk_bytes(old, o), chunk_bytes(new, n)
+        assert old_chunks.pop(FILE_NAME) != new_chunks.pop(FILE_NAME)
+        assert old_chunks == new_chunks, (o, n)
+
+
+@pytest.mark.parametrize("updated", [[3], [97, 99], [199]], ids=["first", "middle", "last"])
+@pytest.mark.parametrize("inserts", [False, True], ids=["updates", "with-inserts"])
+def test_untouched_groups_are_copied(tmp_path, group_reads, updated, inserts):
+    keys = [f"k{i:05d}" for i in updated] + (["new1", "new0"] if inserts else [])
+    blocks = [avro_data_block(_rows(keys, [11] * len(keys), [f"u{k}" for k in keys], T1), T1, SCHEMA_JSON)]
+    old, path, rows, decoded = _spliced_and_rewritten(tmp_path, blocks, group_reads)
+    bounds = _group_bounds(old)
+    touched = _groups_holding(bounds, updated)
+    if inserts and bounds[-1][1] - bounds[-1][0] < bounds[0][1] - bounds[0][0]:
+        touched.add(len(bounds) - 1)  # a small last group is encoded again with the inserts
+    assert len(bounds) >= 8 and sorted(decoded) == sorted(touched), "only the changed groups are decoded"
+    _assert_copied(old, path, [(g, g) for g in range(len(bounds)) if g not in touched])
+    got = {r["id"]: r for r in rows.to_pylist()}
+    assert all(got[f"k{i:05d}"]["v"] == f"uk{i:05d}" and got[f"k{i:05d}"][COMMIT_TIME] == T1 for i in updated)
+    assert got["k00050"][COMMIT_TIME] == T0 and got["k00050"][COMMIT_SEQNO] == f"{T0}_0_50"
+    if inserts:
+        assert rows.column("id").to_pylist()[-2:] == ["new1", "new0"]
+
+
+def test_log_only_inserts_copy_the_base_groups(tmp_path, group_reads):
+    keys = [f"n{i:03d}" for i in range(30)]
+    blocks = [avro_data_block(_rows(keys, [1] * 30, keys, T1), T1, SCHEMA_JSON)]
+    old, path, rows, decoded = _spliced_and_rewritten(tmp_path, blocks, group_reads, n=176)
+    bounds = _group_bounds(old)
+    assert all(hi - lo == bounds[0][1] for lo, hi in bounds), "only full groups in this base file"
+    # The last group is encoded again with the inserts when its encoded bytes are under 80% of the block size
+    # (merge.untouched_groups: a small file taking inserts keeps one last group); no other group is decoded.
+    last = len(bounds) - 1
+    assert decoded in ([], [last])
+    _assert_copied(old, path, [(g, g) for g in range(len(bounds)) if g not in decoded])
+    assert _group_bounds(path)[:last] == bounds[:last]
+    assert rows.num_rows == 206 and rows.column("id").to_pylist()[-30:] == keys
+
+
+def test_deletes_emptying_a_group_and_a_base_row_winning(tmp_path, group_reads):
+    old = str(_slice(tmp_path / "probe", [], base=_base_rows(200), options=SMALL_GROUPS)[0].full_path(BASE_NAME))
+    bounds = _group_bounds(old)
+    lo, hi = bounds[2]
+    blocks = [
+        _deletes([f"k{i:05d}" for i in range(lo, hi)], [None] * (hi - lo), T1),
+        # Older than the base row (ts 10): the base row wins by event time, its group is still copied.
+        avro_data_block(_rows(["k00150", "x"], [3, 1], ["stale", "x"], T2), T2, SCHEMA_JSON),
+    ]
+    old, path, rows, decoded = _spliced_and_rewritten(tmp_path, blocks, group_reads)
+    assert decoded == [2] + ([len(bounds) - 1] if bounds[-1][1] - bounds[-1][0] < bounds[0][1] else [])
+    new_bounds = _group_bounds(path)
+    assert len(new_bounds) == len(bounds) - 1, "the emptied group is gone"
+    _assert_copied(old, path, [(g, g - (g > 2)) for g in range(len(bounds) - 1) if g != 2])
+    got = {r["id"]: r for r in rows.to_pylist()}
+    assert rows.num_rows == 200 - (hi - lo) + 1 and f"k{lo:05d}" not in got
+    assert got["k00150"]["v"] == "base150" and got["x"][COMMIT_TIME] == T2
+    # The filter is continued from the old footer: it still answers "maybe" for the deleted keys.
+    bloom = BloomFilter.deserialize(pq.read_metadata(path).metadata[FOOTER_BLOOM_FILTER_KEY.encode()].decode())
+    assert all(bloom.might_contain(k) for k in [f"k{i:05d}" for i in range(200)] + ["x"])
+
+
+def test_every_row_of_a_spliced_base_deleted(tmp_path, group_reads):
+    keys = [f"k{i:05d}" for i in range(40)]
+    storage, op = _slice(tmp_path, [_deletes(keys, [None] * 40, T1)], base=_base_rows(40), options=SMALL_GROUPS)
+    ctx = execute._JobContext(storage.base_uri, T9, SCHEMA, SMALL_GROUPS, [op], frozenset({T0, T1}), "ts")
+    stat = execute._compact(ctx, op)
+    assert pq.read_table(storage.full_path(stat["path"])).num_rows == 0 and stat["num_deletes"] == 40
+
+
+def test_a_base_file_of_another_schema_is_rewritten(tmp_path, group_reads, monkeypatch):
+    # The base file's ts is int32 (the table's column was widened since): its chunks cannot be copied.
+    base = _base_rows(200)
+    base = base.set_column(base.schema.get_field_index("ts"), "ts", base.column("ts").cast(pa.int32()))
+    storage = Storage(str(tmp_path))
+    write_base_file(storage, BASE_NAME, base, SMALL_GROUPS)
+    log = f".{FID}_{T0}.log.1_0-1-0"
+    storage.write_bytes(log, avro_data_block(_rows(["k00003", "z"], [11, 1], ["u3", "z"], T1), T1, SCHEMA_JSON))
+    op = CompactionOperation("", FID, T0, BASE_NAME, (log,))
+    copies = []
+    monkeypatch.setattr(parquet_splice.SplicedParquetWriter, "copy", lambda *a, **k: copies.append(a))
+    ctx = execute._JobContext(storage.base_uri, T9, SCHEMA, SMALL_GROUPS, [op], frozenset({T0, T1}), "ts")
+    stat = execute._compact(ctx, op)
+    rows = pq.read_table(storage.full_path(stat["path"]))
+    assert copies == [] and rows.schema.field("ts").type == pa.int64() and rows.num_rows == 201
+    assert {r["id"]: r["v"] for r in rows.to_pylist()}["k00003"] == "u3"
+
+
+def test_a_java_written_base_file_is_not_spliced(tmp_path):
+    """parquet-mr's schema annotations differ from pyarrow's: SplicedBaseFile.of declines the file (compaction
+    of the Java samples: tests/spark/compaction/test_compaction_java_samples.py)."""
+    table = unzip_sample("v6_nonpartitioned", tmp_path)
+    base = next(p for p in table.glob("*.parquet"))
+    stored = pq.read_schema(base)
+    schema = pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS]
+                       + [f for f in stored if f.name not in META_COLUMNS])
+    storage = Storage(str(table))
+    assert SplicedBaseFile.of(storage, "out.parquet", BaseFileOptions(), schema, base.name) is None
+    assert not (table / "out.parquet").exists()
+
+
+def test_hudi_rs_reads_the_spliced_compaction(tmp_path, group_reads):
+    blocks = [avro_data_block(_rows(["k00030", "z"], [11, 1], ["u30", "z"], T1), T1, SCHEMA_JSON),
+              _deletes(["k00100"], [None], T2)]
+    _, path, rows, decoded = _spliced_and_rewritten(tmp_path, blocks, group_reads)
+    assert 0 < len(decoded) < len(_group_bounds(path))
+    (tmp_path / ".hoodie").mkdir()
+    (tmp_path / ".hoodie" / "hoodie.properties").write_text(
+        "hoodie.table.name=t\nhoodie.table.type=MERGE_ON_READ\nhoodie.table.version=6\n"
+        "hoodie.timeline.layout.version=1\nhoodie.table.recordkey.fields=id\nhoodie.populate.meta.fields=true\n"
+        "hoodie.table.base.file.format=PARQUET\n")
+    batch = HudiFileGroupReader(str(tmp_path)).read_file_slice_from_paths(path.rsplit("/", 1)[-1], [])
+    assert pa.Table.from_batches([batch]).select(rows.schema.names).to_pylist() == rows.to_pylist()
