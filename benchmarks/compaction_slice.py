@@ -1,16 +1,18 @@
-"""CPU seconds of compacting one merge-on-read file slice, in process (no Spark): the whole-slice merge
-(``in_place`` False: read the whole base, merge as snapshot reads do, bloom over every key) against compaction
-in place (:mod:`hoodpy.services.compaction.slice_compact`, the copy-on-write merge task's route), alternating
-rep by rep, medians of time.process_time (the whole process, every thread), wall and calling-thread CPU too.
+"""CPU seconds of compacting one merge-on-read file slice, in process (no Spark), by route (``--modes``):
+``whole_slice`` (``in_place`` False: read the whole base, merge as snapshot reads do, bloom over every key),
+``rewrite`` (compaction in place, :mod:`hoodpy.services.compaction.slice_compact`, every row group decoded and
+encoded again: ``splice`` False) and ``spliced`` (in place, the row groups no log record changes copied byte for
+byte, the default), alternating rep by rep, medians of time.process_time (the whole process, every thread),
+wall and calling-thread CPU too.
 
 The slice is built without Spark: an existing hoodpy base file, and one log file holding one Avro data block
 (the default log block format) of the batch rows whose key the file holds (``--inserts`` adds the others), as
 a merge-on-read upsert with the small-file limit off writes them (benchmarks/run.py's ``compaction_of_1_log``).
-Both routes' outputs are checked: same rows (by key), and the in-place one in base-file order.
+The routes' outputs are checked: same rows (by key), and the in-place ones in base-file order.
 
     .venv/bin/python benchmarks/compaction_slice.py \\
         --file /tmp/hoodpy-bench/work-sf1/golden-sf1/hoodpy-unpartitioned/b346bb0a-...parquet \\
-        --batch /tmp/hoodpy-bench/data/sf1/batch-w2-conc-300060-60012.parquet --reps 3
+        --batch /tmp/hoodpy-bench/data/sf1/batch-w2-conc-300060-60012.parquet --reps 3 --modes rewrite,spliced
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ def main() -> None:
     ap.add_argument("--ordering-field", default=None, help="event-time ordering by this field (default: commit time)")
     ap.add_argument("--inserts", action="store_true", help="the log holds the batch's new keys too")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--modes", default="whole_slice,rewrite,spliced",
+                    help="comma-separated routes, run in turn each rep: whole_slice, rewrite, spliced")
     ap.add_argument("--out", help="write the results as JSON here")
     args = ap.parse_args()
 
@@ -91,35 +95,41 @@ def main() -> None:
         op = CompactionOperation("", parsed.file_id, parsed.instant_time, src.name, (log_name,))
         ctx = execute._JobContext(str(work), COMPACTION_INSTANT, schema, BaseFileOptions(), [op],
                                   frozenset({LOG_INSTANT}), args.ordering_field)
-        cpu: dict[str, list[float]] = {"whole_slice": [], "in_place": []}
-        wall: dict[str, list[float]] = {"whole_slice": [], "in_place": []}
-        main_thread: dict[str, list[float]] = {"whole_slice": [], "in_place": []}
+        routes = {"whole_slice": dict(in_place=False), "rewrite": dict(in_place=True, splice=False),
+                  "spliced": dict(in_place=True, splice=True)}
+        modes = args.modes.split(",")
+        cpu: dict[str, list[float]] = {m: [] for m in modes}
+        wall: dict[str, list[float]] = {m: [] for m in modes}
+        main_thread: dict[str, list[float]] = {m: [] for m in modes}
         outputs: dict[str, pa.Table] = {}
-        for rep in range(args.reps * 2):
-            in_place = rep % 2 == 1
-            name = "in_place" if in_place else "whole_slice"
+        for rep in range(args.reps * len(modes)):
+            name = modes[rep % len(modes)]
             arrow_rows._seq_counter.clear()
             t0, w0, m0 = time.process_time(), time.perf_counter(), time.thread_time()
-            stat = execute._compact(dataclasses.replace(ctx, in_place=in_place), op)
+            stat = execute._compact(dataclasses.replace(ctx, **routes[name]), op)
             cpu[name].append(time.process_time() - t0)
             wall[name].append(time.perf_counter() - w0)
             main_thread[name].append(time.thread_time() - m0)
             written = work / stat["path"]
             if name not in outputs:
                 outputs[name] = pq.read_table(written, columns=[RECORD_KEY, COMMIT_TIME, COMMIT_SEQNO, "l_comment"])
+                outputs[name + " groups"] = pq.ParquetFile(written).metadata.num_row_groups
             written.unlink()
             print(f"rep {rep}: {name} {cpu[name][-1]:.2f} CPU s, {wall[name][-1]:.2f} wall s "
                   f"(writes {stat['num_writes']}, updates {stat['num_update_writes']}, inserts {stat['num_inserts']}, "
                   f"{stat['total_write_bytes']} B)", flush=True)
-        old, new = outputs["whole_slice"], outputs["in_place"]
-        same_rows = old.sort_by(RECORD_KEY).equals(new.sort_by(RECORD_KEY))
+        first = outputs[modes[0]].sort_by(RECORD_KEY)
+        same_rows = all(outputs[m].sort_by(RECORD_KEY).equals(first) for m in modes[1:])
         base_keys = pq.read_table(src, columns=[RECORD_KEY])[RECORD_KEY]
-        in_base_order = new[RECORD_KEY].slice(0, len(base_keys)).equals(base_keys)
+        in_base_order = {m: outputs[m][RECORD_KEY].slice(0, len(base_keys)).equals(base_keys)
+                         for m in modes if m != "whole_slice"}
         med = {k: statistics.median(v) for k, v in cpu.items()}
         result = {"cpu_s": {k: round(v, 3) for k, v in med.items()},
                   "wall_s": {k: round(statistics.median(v), 3) for k, v in wall.items()},
                   "main_thread_cpu_s": {k: round(statistics.median(v), 3) for k, v in main_thread.items()},
-                  "cpu in_place / whole_slice": round(med["in_place"] / med["whole_slice"], 3),
+                  **{f"cpu {m} / {modes[0]}": round(med[m] / med[modes[0]], 3) for m in modes[1:]},
+                  "row_groups": {m: outputs[m + " groups"] for m in modes},
+                  "base_row_groups": pq.ParquetFile(src).metadata.num_row_groups,
                   "same_rows": same_rows, "in_place_keeps_base_order": in_base_order}
         print(json.dumps(result, indent=2))
         if args.out:

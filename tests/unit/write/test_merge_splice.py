@@ -24,7 +24,7 @@ from hoodpy.write import thrift_compact as tc
 from hoodpy.write.base_file import BaseFileOptions, write_base_file
 from hoodpy.write.merge import OP, OP_DELETE, OP_UPSERT, TARGET_FILE_ID, ExistingFile, MergeContext, merge_file_group
 from java_samples import SAMPLES_DIR, unzip_sample
-from parquet_chunks import chunk_bytes
+from parquet_chunks import chunk_bytes, group_bounds, spy_group_reads
 
 OLD, NEW = "20250101000000000", "20250202000000000"
 FILE_ID = "0b1c2d3e-0000-4000-8000-000000000000-0"
@@ -67,27 +67,10 @@ def _merge(tmp_path, name: str, records, *, splice: bool, stream: bool = True, t
     return row, str(tmp_path / row["path"])
 
 
-def _group_bounds(path: str) -> list[tuple[int, int]]:
-    meta = pq.ParquetFile(path).metadata
-    out, first = [], 0
-    for i in range(meta.num_row_groups):
-        out.append((first, first + meta.row_group(i).num_rows))
-        first += meta.row_group(i).num_rows
-    return out
-
-
 @pytest.fixture
 def group_reads(monkeypatch):
     """Indices of the row groups a merge decodes (SplitRead reads every group it merges with this)."""
-    reads = []
-    original = pq.ParquetFile.read_row_group
-
-    def spy(self, i, *args, **kwargs):
-        reads.append(i)
-        return original(self, i, *args, **kwargs)
-
-    monkeypatch.setattr(pq.ParquetFile, "read_row_group", spy)
-    return reads
+    return spy_group_reads(monkeypatch)
 
 
 def _spliced_equals_rewrite(tmp_path, records, group_reads) -> tuple[str, str, pa.Table]:
@@ -131,11 +114,11 @@ def _assert_offsets_right(path: str, rows: pa.Table) -> None:
 def test_one_updated_group_the_others_copied(tmp_path, group_reads, updated):
     records = [(f"k{i:04d}", 1000 + i, OP_UPSERT) for i in updated] + [("new", 7, OP_UPSERT)]
     old, path, rows = _spliced_equals_rewrite(tmp_path, records, group_reads)
-    bounds = _group_bounds(old)
+    bounds = group_bounds(old)
     touched = {g for g, (lo, hi) in enumerate(bounds) if any(lo <= i < hi for i in updated)}
     assert len(bounds) >= 8 and len(touched) == 1
     assert sorted(group_reads) == sorted(touched), "only the touched group is decoded"
-    new_bounds = _group_bounds(path)
+    new_bounds = group_bounds(path)
     if touched == {len(bounds) - 1}:  # the last group merged is encoded together with the insert
         assert new_bounds == bounds[:-1] + [(bounds[-1][0], 201)]
     else:
@@ -155,7 +138,7 @@ def test_inserts_only_copy_every_group(tmp_path, group_reads):
     old, path, rows = _spliced_equals_rewrite(tmp_path, records, group_reads)
     assert group_reads == [], "no old row group decoded"
     assert rows.num_rows == 230 and rows.column(RECORD_KEY).to_pylist()[-30:] == [r[0] for r in records]
-    for g in range(len(_group_bounds(old))):
+    for g in range(len(group_bounds(old))):
         old_chunks, new_chunks = chunk_bytes(old, g), chunk_bytes(path, g)
         del old_chunks[FILE_NAME], new_chunks[FILE_NAME]
         assert old_chunks == new_chunks
@@ -166,11 +149,11 @@ def test_a_small_last_group_is_encoded_again_with_the_inserts(tmp_path, group_re
     commit after commit keeps one last group."""
     name = _old_file(tmp_path, n=203)  # groups of ~20 rows and a last one of a few
     old = str(tmp_path / PARTITION / name)
-    bounds = _group_bounds(old)
+    bounds = group_bounds(old)
     assert bounds[-1][1] - bounds[-1][0] < bounds[0][1] - bounds[0][0]
     records = [(f"n{i:02d}", 5000 + i, OP_UPSERT) for i in range(2)]
     _, path = _merge(tmp_path, name, records, splice=True)
-    new_bounds = _group_bounds(path)
+    new_bounds = group_bounds(path)
     assert new_bounds[:-1] == bounds[:-1], "the full groups are copied"
     assert new_bounds[-1] == (bounds[-1][0], bounds[-1][1] + 2), "the last group takes the inserts"
     assert group_reads == [len(bounds) - 1], "only the small last group is decoded"
@@ -187,21 +170,21 @@ def test_an_empty_group_of_the_old_file_is_dropped(tmp_path, group_reads):
         writer.write_table(rows.slice(0, 100), row_group_size=20)
         writer.write_table(rows.slice(0, 0))
         writer.write_table(rows.slice(100), row_group_size=20)
-    assert 0 in [n for _, n in [(lo, hi - lo) for lo, hi in _group_bounds(str(old))]]
+    assert 0 in [n for _, n in [(lo, hi - lo) for lo, hi in group_bounds(str(old))]]
     _, path = _merge(tmp_path, name, [("k0150", 7, OP_UPSERT), ("new", 8, OP_UPSERT)], splice=True)
     merged = pq.read_table(path)
     assert merged.num_rows == 201
     assert dict(zip(merged.column(RECORD_KEY).to_pylist(), merged.column("v").to_pylist()))["k0150"] == 7
-    assert 0 not in [hi - lo for lo, hi in _group_bounds(path)]
+    assert 0 not in [hi - lo for lo, hi in group_bounds(path)]
 
 
 def test_deletes_emptying_a_group(tmp_path, group_reads):
     name = _old_file(tmp_path / "probe")
-    lo, hi = _group_bounds(str(tmp_path / "probe" / PARTITION / name))[2]
+    lo, hi = group_bounds(str(tmp_path / "probe" / PARTITION / name))[2]
     records = [(f"k{i:04d}", 0, OP_DELETE) for i in range(lo, hi)] + [("k0150", 7, OP_UPSERT)]
     old, path, rows = _spliced_equals_rewrite(tmp_path, records, group_reads)
     assert rows.num_rows == 200 - (hi - lo)
-    assert len(_group_bounds(path)) == len(_group_bounds(old)) - 1  # the emptied group is gone
+    assert len(group_bounds(path)) == len(group_bounds(old)) - 1  # the emptied group is gone
     assert f"k{lo:04d}" not in rows.column(RECORD_KEY).to_pylist()
 
 
@@ -226,7 +209,7 @@ def test_a_file_of_another_schema_is_rewritten(tmp_path, group_reads, monkeypatc
     stats, path = _merge(tmp_path, name, [("k0030", 1030, OP_UPSERT), ("z", 9, OP_UPSERT)], splice=True)
     rows = pq.read_table(path)
     assert copies == [] and rows.schema.field("v").type == pa.int64() and rows.num_rows == 201
-    assert len(group_reads) == len(_group_bounds(str(tmp_path / PARTITION / name)))
+    assert len(group_reads) == len(group_bounds(str(tmp_path / PARTITION / name)))
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -28,7 +28,7 @@ from hoodpy.timeline.compaction_plan import CompactionOperation
 from hoodpy.write import parquet_splice
 from hoodpy.write.base_file import BaseFileOptions, SplicedBaseFile, write_base_file
 from java_samples import unzip_sample
-from parquet_chunks import chunk_bytes
+from parquet_chunks import chunk_bytes, group_bounds, spy_group_reads
 
 T0, T1, T2, T3, T9 = "20250101000000000", "20250101000000001", "20250101000000002", "20250101000000003", \
     "20250102000000000"
@@ -196,30 +196,13 @@ def test_virtual_keys(tmp_path):
 
 # --- Row groups no log record changes are copied byte for byte (execute._JobContext.splice) ----------------
 
-SMALL_GROUPS = BaseFileOptions(block_size=3000)  # the 200-row base file in groups of ~10-20 rows
+SMALL_GROUPS = BaseFileOptions(block_size=3000)  # the 200-row base file in groups of 22 rows
 
 
 @pytest.fixture
 def group_reads(monkeypatch):
     """Indices of the base file's row groups compaction decodes (SplitRead reads each group it merges so)."""
-    reads = []
-    original = pq.ParquetFile.read_row_group
-
-    def spy(self, i, *args, **kwargs):
-        reads.append(i)
-        return original(self, i, *args, **kwargs)
-
-    monkeypatch.setattr(pq.ParquetFile, "read_row_group", spy)
-    return reads
-
-
-def _group_bounds(path) -> list[tuple[int, int]]:
-    meta = pq.ParquetFile(path).metadata
-    out, first = [], 0
-    for i in range(meta.num_row_groups):
-        out.append((first, first + meta.row_group(i).num_rows))
-        first += meta.row_group(i).num_rows
-    return out
+    return spy_group_reads(monkeypatch)
 
 
 def _spliced_and_rewritten(tmp_path, blocks, group_reads, ordering: str | None = "ts", n: int = 200):
@@ -273,7 +256,7 @@ def test_untouched_groups_are_copied(tmp_path, group_reads, updated, inserts):
     keys = [f"k{i:05d}" for i in updated] + (["new1", "new0"] if inserts else [])
     blocks = [avro_data_block(_rows(keys, [11] * len(keys), [f"u{k}" for k in keys], T1), T1, SCHEMA_JSON)]
     old, path, rows, decoded = _spliced_and_rewritten(tmp_path, blocks, group_reads)
-    bounds = _group_bounds(old)
+    bounds = group_bounds(old)
     touched = _groups_holding(bounds, updated)
     if inserts and bounds[-1][1] - bounds[-1][0] < bounds[0][1] - bounds[0][0]:
         touched.add(len(bounds) - 1)  # a small last group is encoded again with the inserts
@@ -290,20 +273,20 @@ def test_log_only_inserts_copy_the_base_groups(tmp_path, group_reads):
     keys = [f"n{i:03d}" for i in range(30)]
     blocks = [avro_data_block(_rows(keys, [1] * 30, keys, T1), T1, SCHEMA_JSON)]
     old, path, rows, decoded = _spliced_and_rewritten(tmp_path, blocks, group_reads, n=176)
-    bounds = _group_bounds(old)
+    bounds = group_bounds(old)
     assert all(hi - lo == bounds[0][1] for lo, hi in bounds), "only full groups in this base file"
     # The last group is encoded again with the inserts when its encoded bytes are under 80% of the block size
     # (merge.untouched_groups: a small file taking inserts keeps one last group); no other group is decoded.
     last = len(bounds) - 1
     assert decoded in ([], [last])
     _assert_copied(old, path, [(g, g) for g in range(len(bounds)) if g not in decoded])
-    assert _group_bounds(path)[:last] == bounds[:last]
+    assert group_bounds(path)[:last] == bounds[:last]
     assert rows.num_rows == 206 and rows.column("id").to_pylist()[-30:] == keys
 
 
 def test_deletes_emptying_a_group_and_a_base_row_winning(tmp_path, group_reads):
     old = str(_slice(tmp_path / "probe", [], base=_base_rows(200), options=SMALL_GROUPS)[0].full_path(BASE_NAME))
-    bounds = _group_bounds(old)
+    bounds = group_bounds(old)
     lo, hi = bounds[2]
     blocks = [
         _deletes([f"k{i:05d}" for i in range(lo, hi)], [None] * (hi - lo), T1),
@@ -312,7 +295,7 @@ def test_deletes_emptying_a_group_and_a_base_row_winning(tmp_path, group_reads):
     ]
     old, path, rows, decoded = _spliced_and_rewritten(tmp_path, blocks, group_reads)
     assert decoded == [2] + ([len(bounds) - 1] if bounds[-1][1] - bounds[-1][0] < bounds[0][1] else [])
-    new_bounds = _group_bounds(path)
+    new_bounds = group_bounds(path)
     assert len(new_bounds) == len(bounds) - 1, "the emptied group is gone"
     _assert_copied(old, path, [(g, g - (g > 2)) for g in range(len(bounds) - 1) if g != 2])
     got = {r["id"]: r for r in rows.to_pylist()}
@@ -366,7 +349,7 @@ def test_hudi_rs_reads_the_spliced_compaction(tmp_path, group_reads):
     blocks = [avro_data_block(_rows(["k00030", "z"], [11, 1], ["u30", "z"], T1), T1, SCHEMA_JSON),
               _deletes(["k00100"], [None], T2)]
     _, path, rows, decoded = _spliced_and_rewritten(tmp_path, blocks, group_reads)
-    assert 0 < len(decoded) < len(_group_bounds(path))
+    assert 0 < len(decoded) < len(group_bounds(path))
     (tmp_path / ".hoodie").mkdir()
     (tmp_path / ".hoodie" / "hoodie.properties").write_text(
         "hoodie.table.name=t\nhoodie.table.type=MERGE_ON_READ\nhoodie.table.version=6\n"
