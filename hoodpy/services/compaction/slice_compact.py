@@ -93,7 +93,8 @@ def compact_in_place(storage: Storage, base_path: str | None, blocks: Sequence[L
         else:
             keyed = old = schema.empty_table()
         n_old = keyed.num_rows
-        old_keys = keyed.column(RECORD_KEY).combine_chunks()
+        # Chunked as read: one array would copy every key of the file (~100 MB at SF 1) for kernels that take chunks.
+        old_keys = keyed.column(RECORD_KEY)
 
         decoded = decoding.result()
         log_keys = pc.unique(pa.chunked_array(
