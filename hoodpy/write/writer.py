@@ -524,6 +524,8 @@ class Writer:
                 write = partial(targeted_task, write, self.storage.base_uri, self._targets_in_task)
             elif MERGE_BIN not in merge_input.columns:
                 merge_input = merge_input.repartition(PARTITION_PATH, TARGET_FILE_ID)
+            # Decimals cross to the tasks as doubles (no BigDecimal per value in Spark's Arrow writer).
+            merge_input, append_ctx.decimals = decimal_transfer.ship(merge_input)
             stats_rows = merge_input.mapInArrow(write, WRITE_STATS_DDL).collect()
         else:
             if MERGE_BIN in merge_input.columns:
@@ -672,13 +674,21 @@ class Writer:
         # tells its updates from inserts, as it reads the file's keys anyway. Merge-on-read too: a small file
         # taking inserts is merged into a new base file (Hudi's small-file handling), not appended to.
         deferred = self._insert_files(view)
-        small_before = set(self._assigner.small_file_groups)
         located = lookup([bf for bf in latest if deferred.get(bf.partition_path) is not bf])
         rest = _not_located(keys, located)
         new = rest.filter(pc.equal(rest.column(OP), OP_UPSERT))
+        if tasks_group_rows:
+            # Merge-on-read: the file merges as a small file only where the partition has inserts; where no key
+            # proves one, it is looked up before the plan (a plan counting its updates may sample the batch).
+            unsure = {p for p, bf in deferred.items() if not self._inserts_certain(new, p, bf)}
+            if unsure:
+                located = pa.concat_tables([located, lookup([deferred[p] for p in sorted(unsure)])])
+                rest = _not_located(keys, located)
+                new = rest.filter(pc.equal(rest.column(OP), OP_UPSERT))
+                deferred = {p: bf for p, bf in deferred.items() if p not in unsure}
+        small_before = set(self._assigner.small_file_groups)
         buckets = self._insert_buckets(records, new, view) if deferred else None
-        confirm = [bf for p, bf in deferred.items() if not _takes_all_inserts(buckets, p, bf, rest)
-                   or (tasks_group_rows and not self._inserts_certain(new, p, bf))]
+        confirm = [bf for p, bf in deferred.items() if not _takes_all_inserts(buckets, p, bf, rest)]
         if confirm:  # the plan spreads those partitions' inserts further, or deletes may be there: look them up
             located = pa.concat_tables([located, lookup(confirm)])
             rest = _not_located(keys, located)

@@ -131,3 +131,46 @@ def test_inserts_inside_the_small_files_range_are_confirmed(spark, table_path, m
     assert (stats[0].num_inserts, stats[0].num_update_writes) == (1, 1)
     assert _values(table) == _expected(changes)
     assert hudi_rs.df_rows(table.read()) == hudi_rs.snapshot(table_path)
+
+
+DECIMALS = [(15, 2), (15, 0), (1, 1), (9, 9), (18, 4), (38, 10)]  # <= 15: shipped as doubles; wider: Spark's path
+
+
+def _decimal_rows(spark, ids: range, ts: int, seed: int):
+    import random
+    from decimal import Context, Decimal
+
+    from pyspark.sql.types import DecimalType, IntegerType, LongType, StructField, StructType
+
+    rng, exact = random.Random(seed), Context(prec=60)
+    rows = []
+    for n, i in enumerate(ids):
+        values = []
+        for p, s in DECIMALS:
+            top = 10 ** p - 1
+            u = [top, -top, None, 0, -1][n] if n < 5 else rng.randint(-top, top)
+            values.append(None if u is None else Decimal(u).scaleb(-s, exact))
+        rows.append((i, ts, *values))
+    schema = StructType([StructField("id", IntegerType(), False), StructField("ts", LongType(), False)]
+                        + [StructField(f"d_{p}_{s}", DecimalType(p, s)) for p, s in DECIMALS])
+    return rows, spark.createDataFrame(rows, schema).coalesce(1)
+
+
+def test_decimals_cross_to_the_deltacommit_tasks_exactly(spark, table_path):
+    """The deltacommit's tasks get decimals of precision <= 15 as doubles and rebuild them: a small file merged
+    with updates and inserts, then updates appended to a log, hold every value exactly (extremes, negatives,
+    nulls), as Spark's snapshot and hudi-rs read them."""
+    table = HoodieTable.create(spark, table_path, table_name="mor_dec", record_key_fields=["id"],
+                               precombine_field="ts", table_type="MERGE_ON_READ", options=SMALL_BLOOM)
+    first, df = _decimal_rows(spark, range(10), 1, 1)
+    table.insert(df, options={"hoodie.parquet.small.file.limit": "0"})
+    merged, df = _decimal_rows(spark, range(5, 15), 2, 2)  # 5 updates, 5 inserts: the small file is merged
+    stats = table.upsert(df).metadata.write_stats
+    assert len(stats) == 1 and not stats[0].is_log_write and stats[0].num_inserts == 5
+    logged, df = _decimal_rows(spark, range(0, 8), 3, 3)  # updates only, small files off: a log
+    stats = table.upsert(df, options={"hoodie.parquet.small.file.limit": "0"}).metadata.write_stats
+    assert len(stats) == 1 and stats[0].is_log_write and stats[0].num_update_writes == 8
+    expected = {r[0]: r for r in first} | {r[0]: r for r in merged} | {r[0]: r for r in logged}
+    columns = ["id", "ts", *(f"d_{p}_{s}" for p, s in DECIMALS)]
+    assert {r["id"]: tuple(r[c] for c in columns) for r in table.read().collect()} == expected
+    assert hudi_rs.snapshot_tuples(table_path, columns) == sorted(expected.values())
