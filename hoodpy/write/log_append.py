@@ -47,7 +47,6 @@ from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import avro_schema_to_json
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import encode_parquet
-from hoodpy.write.decimal_transfer import Shipped, restored
 from hoodpy.write.merge import OP, OP_DELETE, TARGET_FILE_ID, MergeContext, merge_file_group
 from hoodpy.write.task_combine import combined_in_task
 
@@ -77,8 +76,6 @@ class AppendContext:
     max_file_size: int = 1073741824
     max_block_size: int = 268435456
     hudi_1x: bool = False  # table version 8 or 9: delete blocks in Hudi 1.x's schema (wrapped ordering values)
-    # Decimal columns the rows bring as doubles (:mod:`~hoodpy.write.decimal_transfer`), made decimal again first.
-    decimals: Shipped = ()
 
 
 def log_slices(view: FileSystemView, *, instant_time: str, base_file_groups: set[tuple[str, str]],
@@ -144,7 +141,6 @@ def append_context(config: HoodieConfig, merge: MergeContext, view: FileSystemVi
 def write_file_group(ctx: AppendContext, incoming: pa.Table) -> pa.Table:
     """One file group's incoming records of a deltacommit: appended as log blocks when the group takes logs,
     else merged into a base file. Returns the write-stats rows."""
-    incoming = restored(incoming, ctx.decimals)
     key = (incoming.column(PARTITION_PATH)[0].as_py(), incoming.column(TARGET_FILE_ID)[0].as_py())
     target = ctx.slices.get(key)
     if target is None:

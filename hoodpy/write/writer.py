@@ -524,8 +524,6 @@ class Writer:
                 write = partial(targeted_task, write, self.storage.base_uri, self._targets_in_task)
             elif MERGE_BIN not in merge_input.columns:
                 merge_input = merge_input.repartition(PARTITION_PATH, TARGET_FILE_ID)
-            # Decimals cross to the tasks as doubles (no BigDecimal per value in Spark's Arrow writer).
-            merge_input, append_ctx.decimals = decimal_transfer.ship(merge_input)
             stats_rows = merge_input.mapInArrow(write, WRITE_STATS_DDL).collect()
         else:
             if MERGE_BIN in merge_input.columns:

@@ -133,7 +133,7 @@ def test_inserts_inside_the_small_files_range_are_confirmed(spark, table_path, m
     assert hudi_rs.df_rows(table.read()) == hudi_rs.snapshot(table_path)
 
 
-DECIMALS = [(15, 2), (15, 0), (1, 1), (9, 9), (18, 4), (38, 10)]  # <= 15: shipped as doubles; wider: Spark's path
+DECIMALS = [(15, 2), (15, 0), (1, 1), (9, 9), (18, 4), (38, 10)]
 
 
 def _decimal_rows(spark, ids: range, ts: int, seed: int):
@@ -156,10 +156,9 @@ def _decimal_rows(spark, ids: range, ts: int, seed: int):
     return rows, spark.createDataFrame(rows, schema).coalesce(1)
 
 
-def test_decimals_cross_to_the_deltacommit_tasks_exactly(spark, table_path):
-    """The deltacommit's tasks get decimals of precision <= 15 as doubles and rebuild them: a small file merged
-    with updates and inserts, then updates appended to a log, hold every value exactly (extremes, negatives,
-    nulls), as Spark's snapshot and hudi-rs read them."""
+def test_decimals_of_a_merged_small_file_and_a_log_are_exact(spark, table_path):
+    """A small file merged with updates and inserts, then updates appended to a log: every decimal value
+    (extremes, negatives, nulls) reads back exactly through Spark's snapshot and hudi-rs."""
     table = HoodieTable.create(spark, table_path, table_name="mor_dec", record_key_fields=["id"],
                                precombine_field="ts", table_type="MERGE_ON_READ", options=SMALL_BLOOM)
     first, df = _decimal_rows(spark, range(10), 1, 1)
