@@ -32,7 +32,7 @@ from hoodpy.file_group.cdc_log import cdc_schema_json
 from hoodpy.file_group.file_group import BaseFile
 from hoodpy.file_group.fs_view import FileSystemView
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, tag
-from hoodpy.index.bloom import locate_on_driver
+from hoodpy.index.bloom import key_ranges, locate_on_driver
 from hoodpy.index.bucket import BucketSpec, bucket_file_groups, bucket_id_column, new_bucket_file_id
 from hoodpy.index.configured import index_for, require_metadata_table, require_stored_keys
 from hoodpy.index.record_index import RecordLevelIndex
@@ -658,7 +658,7 @@ class Writer:
     def _tag_and_assign_on_driver(self, records: DataFrame, view: FileSystemView, timeline: Timeline,
                                   inflight: Instant, *, tasks_group_rows: bool = False) -> DataFrame:
         """:meth:`_tag_and_assign` with the batch keys located on the driver (see :meth:`_driver_lookup`);
-        ``tasks_group_rows``: the tasks append logs (a deltacommit), so no insert file is left to a merge task."""
+        ``tasks_group_rows``: the tasks append logs (a deltacommit) and split their rows by file group."""
         keys = self._batch_keys
         latest = view.latest_base_files(self._partitions)
 
@@ -668,28 +668,43 @@ class Writer:
                                     virtual=virtual_keys(self.config),
                                     use_metadata=self.config.get(IndexConfig.BLOOM_USE_METADATA))
 
-        # Copy-on-write: the file taking a partition's inserts is not looked up on the driver (see
-        # _insert_files); its merge task tells its updates from inserts, as it reads the file's keys anyway.
-        deferred = {} if tasks_group_rows else self._insert_files(view)
+        # The file taking a partition's inserts is not looked up on the driver (see _insert_files); its merge task
+        # tells its updates from inserts, as it reads the file's keys anyway. Merge-on-read too: a small file
+        # taking inserts is merged into a new base file (Hudi's small-file handling), not appended to.
+        deferred = self._insert_files(view)
         located = lookup([bf for bf in latest if deferred.get(bf.partition_path) is not bf])
         rest = _not_located(keys, located)
         new = rest.filter(pc.equal(rest.column(OP), OP_UPSERT))
+        if tasks_group_rows:
+            # Merge-on-read: the file merges as a small file only where the partition has inserts; where no key
+            # proves one, it is looked up before the plan (a plan counting its updates may sample the batch).
+            unsure = {p for p, bf in deferred.items() if not self._inserts_certain(new, p, bf)}
+            if unsure:
+                located = pa.concat_tables([located, lookup([deferred[p] for p in sorted(unsure)])])
+                rest = _not_located(keys, located)
+                new = rest.filter(pc.equal(rest.column(OP), OP_UPSERT))
+                deferred = {p: bf for p, bf in deferred.items() if p not in unsure}
+        small_before = set(self._assigner.small_file_groups)
         buckets = self._insert_buckets(records, new, view) if deferred else None
         confirm = [bf for p, bf in deferred.items() if not _takes_all_inserts(buckets, p, bf, rest)]
         if confirm:  # the plan spreads those partitions' inserts further, or deletes may be there: look them up
             located = pa.concat_tables([located, lookup(confirm)])
             rest = _not_located(keys, located)
             new, buckets = rest.filter(pc.equal(rest.column(OP), OP_UPSERT)), None
+            # The small files are those of the plan of the true inserts (merge-on-read: a small file that takes
+            # none appends its updates to logs, as in Java, where only partitions with inserts have small files).
+            self._assigner.small_file_groups = small_before
         new, partitions, file_ids, labels, num_bins = self._targets_on_driver(records, located, new, view, latest,
                                                                               timeline, buckets)
         targets = target_table(
             pa.concat_arrays([t.column(RECORD_KEY).combine_chunks().cast(pa.string()) for t in (located, new)]),
             partitions, file_ids, labels)
-        if not tasks_group_rows and targets.num_rows == keys.num_rows and pc.count_distinct(partitions).as_py() == 1 \
+        if targets.num_rows == keys.num_rows and pc.count_distinct(partitions).as_py() == 1 \
                 and pc.count_distinct(file_ids).as_py() == 1:
             # Every record has a target (no repeated key, no delete of an absent one) and all go to one file group
             # (SF 1's concentrated upsert: 360k records into one file): the target is a constant, not a join
-            # (a broadcast job and a hash join the JVM plans and compiles: one Spark job fewer). Copy-on-write only.
+            # (copy-on-write: a broadcast job and a hash join the JVM plans and compiles, one Spark job fewer;
+            # merge-on-read: no targets file written on the driver and joined in the task).
             return records.select("*", F.lit(file_ids[0].as_py()).alias(TARGET_FILE_ID),
                                   F.lit(0).alias(MERGE_BIN)).coalesce(1)
         if tasks_group_rows and self._one_deltacommit_task(partitions, file_ids):
@@ -760,6 +775,17 @@ class Writer:
             if small:
                 out[partition] = min(small, key=lambda bf: bf.size)
         return out
+
+    def _inserts_certain(self, new: pa.Table, partition: str, insert_file: BaseFile) -> bool:
+        """Whether ``partition`` surely has inserts though ``insert_file`` was not looked up: a record of ``new``
+        (upserts located in no other file) there has a key outside the file's key range. A deltacommit needs it:
+        the file merges as a small file only if the partition has inserts (Java's small files are those of
+        partitions with inserts); else its updates go to its logs."""
+        lo, hi = key_ranges(self.storage, [insert_file])[0]
+        if lo is None or hi is None:
+            return False
+        mine = new.filter(pc.equal(new.column(PARTITION_PATH), partition)).column(RECORD_KEY)
+        return pc.any(pc.or_(pc.less(mine, lo), pc.greater(mine, hi))).as_py() or False
 
     def _insert_buckets(self, records: DataFrame, new: pa.Table, view: FileSystemView) -> list[InsertBucket]:
         """Where the ``new`` records (RECORD_KEY, PARTITION_PATH) go: the insert plan of their counts."""
