@@ -32,7 +32,7 @@ from hoodpy.arrow_rows import (
 from hoodpy.config import ordering_fields
 from hoodpy.file_group.naming import base_file_name, join_partition, write_token
 from hoodpy.index.bloom_filter import BloomFilter
-from hoodpy.meta_fields import FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
+from hoodpy.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import (
     BaseFileOptions, BaseFileWriter, SplicedBaseFile, footer_entries, new_bloom, resumed_bloom, write_base_file,
@@ -138,6 +138,13 @@ class _Masks:
             batch, is_new = batch.filter(pa.array(keep)), is_new[keep]
         return batch, is_new
 
+    def columns(self, names: list[str]) -> _Masks:
+        """These masks for rows of the ``names`` columns only (the updates' other columns left out)."""
+        out = object.__new__(_Masks)
+        out.replaced, out.deleted, out.used_before = self.replaced, self.deleted, self.used_before
+        out.updates = self.updates.select(names)
+        return out
+
     def table(self, old: pa.Table, offset: int, executor: Executor) -> tuple[list[pa.RecordBatch], list[np.ndarray]]:
         """:meth:`batch` over the record batches of ``old`` (the old rows from ``offset`` on), side by side in
         ``executor``."""
@@ -182,6 +189,70 @@ def _stamped_group(ctx: MergeContext, masks: _Masks, group: pa.Table, offset: in
     rows = pa.Table.from_batches(batches, schema=schema)
     if not rows.num_rows:
         return None
+    return finalize(rows, pa.array(np.concatenate(fresh)), instant_time=ctx.instant_time, file_name=name,
+                    task_partition=task_partition, first=first)
+
+
+# Columns a merged row group's updated rows always change: their commit time and sequence number (the file name
+# changes on every row; SplicedBaseFile stamps it on copied groups itself).
+_FRESH_META = (COMMIT_TIME, COMMIT_SEQNO)
+# A touched row group has its unchanged columns copied when at most this share of its columns must be encoded.
+_MAX_ENCODED_SHARE = 0.5
+
+
+def _same_values(old: pa.ChunkedArray, new: pa.ChunkedArray) -> bool:
+    """Whether ``old`` and ``new`` hold the same values, nulls at the same rows; floating point values compared
+    by their bits (-0.0 is not 0.0 to a copied chunk); False for nested values holding floating point ones."""
+    if old.type != new.type or _has_floats(old.type) and pa.types.is_nested(old.type):
+        return False
+    old, new = old.combine_chunks(), new.combine_chunks()
+    if pa.types.is_floating(old.type):
+        bits = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}[old.type.bit_width]
+        old, new = old.view(bits), new.view(bits)
+    return old.equals(new)  # values of the valid rows, and the same rows null
+
+
+def _has_floats(t: pa.DataType) -> bool:
+    if pa.types.is_floating(t):
+        return True
+    return any(_has_floats(t.field(i).type) for i in range(t.num_fields)) if pa.types.is_nested(t) else False
+
+
+def _changed_columns(masks: _Masks, group: pa.Table, offset: int, schema: pa.Schema) -> list[str] | None:
+    """The columns a merge must encode anew in row group ``group`` of the old file (its rows from ``offset``,
+    aligned to ``schema``) when it copies the others' chunks: the fresh rows' meta columns and the data columns
+    some update gives another value. None when the group's chunks cannot be copied: rows deleted (the group
+    shrinks), a changed nested column (a replaced chunk is one top-level leaf), or most columns changed (the
+    group is encoded whole)."""
+    n = group.num_rows
+    if not n or masks.deleted[offset:offset + n].any():
+        return None
+    updated = np.flatnonzero(masks.replaced[offset:offset + n])
+    used = int(masks.used_before[offset])
+    positions = pa.array(updated)
+    changed = set(_FRESH_META)
+    for name in schema.names:
+        if name in META_COLUMNS:
+            continue
+        if not _same_values(group.column(name).take(positions),
+                            masks.updates.column(name).slice(used, len(updated))):
+            if pa.types.is_nested(schema.field(name).type):
+                return None
+            changed.add(name)
+    if len(changed) + 1 > _MAX_ENCODED_SHARE * len(schema):  # + the file name
+        return None
+    return [f for f in schema.names if f in changed or f == FILE_NAME]
+
+
+def _stamped_columns(ctx: MergeContext, masks: _Masks, group: pa.Table, columns: list[str], offset: int,
+                     executor: Executor, name: str, task_partition: int, first: int) -> pa.Table:
+    """:func:`_stamped_group` of the ``columns`` of a row group without deleted rows. The sequence number and file
+    name columns are not merged by mask: :func:`finalize` numbers the fresh rows and names every row itself."""
+    merged = [c for c in columns if c not in (COMMIT_SEQNO, FILE_NAME)]
+    batches, fresh = masks.columns(merged).table(group.select(merged), offset, executor)
+    rows = pa.Table.from_batches(batches, schema=pa.schema([group.schema.field(c) for c in merged]))
+    rows = rows.append_column(group.schema.field(COMMIT_SEQNO), group.column(COMMIT_SEQNO)) \
+        .append_column(group.schema.field(FILE_NAME), group.column(FILE_NAME))
     return finalize(rows, pa.array(np.concatenate(fresh)), instant_time=ctx.instant_time, file_name=name,
                     task_partition=task_partition, first=first)
 
@@ -287,6 +358,9 @@ def _write_spliced(ctx: MergeContext, target: SplicedBaseFile, rel_path: str, na
                              new_rows.column(RECORD_KEY).take(inserted), bloom)
     encoder = EncodeThread(target.put, depth=1, threaded=ctx.threads > 1)
     written, last = 0, None
+    # The last group is encoded with the inserts when it is small (see _untouched_groups), else copied.
+    last_copyable = not len(inserted) or bool(target.group_bytes) and \
+        target.group_bytes[-1] >= _MIN_FILL * ctx.options.block_size
     try:
         group_rows = target.group_rows
         for index, (offset, group) in enumerate(split.row_groups(skip=untouched)):
@@ -294,11 +368,23 @@ def _write_spliced(ctx: MergeContext, target: SplicedBaseFile, rel_path: str, na
                 encoder.put(index)
                 written += group_rows[index]
                 continue
+            is_last = index == len(group_rows) - 1
+            if not is_last or last_copyable:
+                group = align(group, schema)
+                changed = _changed_columns(masks, group, offset, schema)
+                if changed is not None:
+                    # Updates change a few columns of every group (a uniform batch): those are merged and
+                    # encoded, the other chunks copied (decoded above only to compare the updated rows).
+                    rows = _stamped_columns(ctx, masks, group, changed, offset, executor, name, task_partition,
+                                            first + written)
+                    encoder.put((index, rows, group))
+                    written += rows.num_rows
+                    continue
             rows = _stamped_group(ctx, masks, group, offset, schema, executor, name, task_partition,
                                   first + written)
             if rows is None:  # every row of the group deleted
                 continue
-            if index == len(group_rows) - 1 and len(inserted):  # the last group: encoded with the inserts
+            if is_last and len(inserted):  # the last group: encoded with the inserts
                 last = rows
             else:
                 encoder.put(rows)
@@ -414,12 +500,10 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
             if ctx.splice else None
         untouched = set() if spliced is None else \
             _untouched_groups(spliced, masks, len(inserted), ctx.options.block_size)
-        if spliced is not None and untouched:
+        if spliced is not None:  # untouched groups copied; touched ones copied but for their changed columns
             size = _write_spliced(ctx, spliced, rel_path, name, task_partition, split, full_schema, new_rows, masks,
                                   inserted, bloom, executor, untouched)
-        else:  # every group touched (a uniform batch), or a file whose groups cannot be copied
-            if spliced is not None:
-                spliced.discard()
+        else:  # a file whose groups cannot be copied
             size = _write_streamed(ctx, storage, rel_path, name, task_partition, split, full_schema, new_rows, masks,
                                    inserted, bloom, executor)
     else:
