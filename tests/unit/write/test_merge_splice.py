@@ -292,17 +292,29 @@ def _encoded(table: pa.Table) -> pa.Buffer:
     return sink.getvalue()
 
 
-def test_hudi_rs_reads_the_spliced_file(tmp_path):
-    name = _old_file(tmp_path)
-    (tmp_path / ".hoodie").mkdir()
+def _assert_hudi_rs_reads(tmp_path, rel_path: str) -> None:
+    (tmp_path / ".hoodie").mkdir(exist_ok=True)
     (tmp_path / ".hoodie" / "hoodie.properties").write_text(
         "hoodie.table.name=t\nhoodie.table.type=COPY_ON_WRITE\nhoodie.table.version=6\nhoodie.timeline.layout.version=1\n"
         "hoodie.table.recordkey.fields=v\nhoodie.table.partition.fields=p\nhoodie.populate.meta.fields=true\n"
         "hoodie.table.base.file.format=PARQUET\nhoodie.datasource.write.hive_style_partitioning=true\n")
-    stats, path = _merge(tmp_path, name, [("k0030", 1030, OP_UPSERT), ("z", 9, OP_UPSERT)], splice=True)
-    batch = HudiFileGroupReader(str(tmp_path)).read_file_slice_from_paths(stats["path"], [])
+    path = str(tmp_path / rel_path)
+    batch = HudiFileGroupReader(str(tmp_path)).read_file_slice_from_paths(rel_path, [])
     assert pa.Table.from_batches([batch]).select(pq.read_schema(path).names).equals(
         pq.read_table(path).combine_chunks())
+
+
+def test_hudi_rs_reads_the_spliced_file(tmp_path):
+    name = _old_file(tmp_path)
+    stats, _ = _merge(tmp_path, name, [("k0030", 1030, OP_UPSERT), ("z", 9, OP_UPSERT)], splice=True)
+    _assert_hudi_rs_reads(tmp_path, stats["path"])
+
+
+def test_hudi_rs_reads_a_file_of_column_copied_groups(tmp_path):
+    name = _old_file(tmp_path, options=GZIP)
+    stats, path = _merge(tmp_path, name, _ts_updates(list(range(0, 200, 5)), 2), splice=True)
+    assert _copied(path, 0), "chunks copied"
+    _assert_hudi_rs_reads(tmp_path, stats["path"])
 
 
 def test_a_file_of_another_schema_is_rewritten(tmp_path, group_reads, monkeypatch):
