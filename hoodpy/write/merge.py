@@ -8,9 +8,11 @@ The old file's keys (and ordering values) are read and matched first; its other 
 row group by row group, each merged group encoded on a thread of its own while the next is read and merged
 (:func:`_write_streamed`). A row group without an updated or deleted row is not read at all: its column chunks
 are copied into the new file byte for byte, the file name column encoded anew (:func:`_write_spliced`, see
-:mod:`~hoodpy.write.parquet_splice`), when the old file's parquet schema is the one this write has. Where the
-whole old table is needed (CDC change records, virtual keys) the merge builds the whole new table and writes
-it at once (:func:`merged_rows`); all write the same rows and footer.
+:mod:`~hoodpy.write.parquet_splice`), when the old file's parquet schema is the one this write has; a touched
+group whose updates change few columns (a uniform batch touches every group) is copied but for those and the
+fresh rows' commit time and sequence number, which alone are merged and encoded (:func:`_changed_columns`).
+Where the whole old table is needed (CDC change records, virtual keys) the merge builds the whole new table and
+writes it at once (:func:`merged_rows`); all write the same rows and footer.
 """
 
 from __future__ import annotations
@@ -347,9 +349,10 @@ def _write_spliced(ctx: MergeContext, target: SplicedBaseFile, rel_path: str, na
                    bloom: Future, executor: Executor, untouched: set[int]) -> int:
     """:func:`_write_streamed` with the ``untouched`` row groups of the old file copied into the new one rather
     than read, merged and encoded: their rows keep their values and meta fields but for the file name (no
-    fresh row, so no sequence number changes). The touched groups are merged and encoded on the encoder thread
-    as there, the inserts follow; the rows, their order and the footer are those of :func:`_write_streamed`,
-    each group of the old file one group of the new. Returns the file size; a failure leaves no file."""
+    fresh row, so no sequence number changes). A touched group without deletes whose updates change few columns
+    is copied but for those columns (:func:`_changed_columns`); other touched groups are merged and encoded on
+    the encoder thread as there, the inserts follow; the rows, their order and the footer are those of
+    :func:`_write_streamed`, each group of the old file one group of the new. Returns the file size; a failure leaves no file."""
     total = int(len(masks.replaced) - masks.deleted.sum()) + len(inserted)
     first = claim_sequence_numbers(total)  # row i of the file, when fresh, is numbered first + i
     appended = executor.submit(new_rows.take, inserted)
