@@ -352,7 +352,8 @@ def _write_spliced(ctx: MergeContext, target: SplicedBaseFile, rel_path: str, na
     fresh row, so no sequence number changes). A touched group without deletes whose updates change few columns
     is copied but for those columns (:func:`_changed_columns`); other touched groups are merged and encoded on
     the encoder thread as there, the inserts follow; the rows, their order and the footer are those of
-    :func:`_write_streamed`, each group of the old file one group of the new. Returns the file size; a failure leaves no file."""
+    :func:`_write_streamed`, each group of the old file one group of the new. Returns the file size; a failure
+    leaves no file."""
     total = int(len(masks.replaced) - masks.deleted.sum()) + len(inserted)
     first = claim_sequence_numbers(total)  # row i of the file, when fresh, is numbered first + i
     appended = executor.submit(new_rows.take, inserted)
