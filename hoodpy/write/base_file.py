@@ -250,8 +250,10 @@ class SplicedBaseFile:
     """A merged base file whose untouched row groups are copied from the old one, chunk bytes as they are but for
     the file name column (every row gets the new file's name), and whose other rows are encoded as
     :class:`BaseFileWriter` encodes them (see :mod:`~hoodpy.write.parquet_splice`). :meth:`put` takes, in file
-    order, either the index of an old row group to copy or rows to encode (a merged group becomes one row group;
-    inserts are cut into ``block_size`` groups). Keys are not read here: the caller hands :meth:`close` the
+    order, either the index of an old row group to copy, rows to encode (a merged group becomes one row group;
+    inserts are cut into ``block_size`` groups), or (index, columns, sample): old group ``index`` copied but for
+    the ``columns`` given (its merged rows of them), which are encoded (``sample``: rows of the group, to choose
+    dictionary columns by when none were chosen yet). Keys are not read here: the caller hands :meth:`close` the
     footer entries. Open with :meth:`of`, which says whether the old file can be copied from.
     """
 
@@ -300,13 +302,19 @@ class SplicedBaseFile:
     def copied_groups(self) -> int:
         return self._writer.copied_groups if self._writer is not None else 0
 
-    def put(self, item: int | pa.Table) -> None:
+    def put(self, item: int | pa.Table | tuple[int, pa.Table, pa.Table]) -> None:
         if self._writer is None:
             self._full = _create_parent(self._storage, self._rel_path)
             self._sink = self._storage.fs.open_output_stream(self._full)
             self._writer = SplicedParquetWriter(self._sink, self._template)
         if isinstance(item, int):
             self._copy(item)
+            return
+        if isinstance(item, tuple):  # (old group, its merged rows of the columns to encode, a sample of its rows)
+            index, columns, sample = item
+            if self._dictionary is None:
+                self._dictionary = dictionary_columns(sample)
+            self._copy(index, columns)
             return
         rows = item.replace_schema_metadata(None)
         if self._dictionary is None:
@@ -316,15 +324,28 @@ class SplicedBaseFile:
         size = rows.num_rows if rows.num_rows <= group * 1.25 else group
         self._writer.append(EncodedFile.of(rows, lambda _: _writer_options(self._options, self._dictionary), size))
 
-    def _copy(self, index: int) -> None:
+    def _copy(self, index: int, columns: pa.Table | None = None) -> None:
+        """Old row group ``index`` copied, its file name column encoded anew, and the top-level ``columns``
+        (rows of the group) encoded in place of theirs."""
         n = self.group_rows[index]
         if not n:  # an empty group of the old file (pyarrow cannot encode a 0-row chunk): no rows to keep
             return
         # The new name on every row: a one-entry dictionary, so the chunk is encoded without n strings.
         names = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([self._name]))
         column = pa.table({FILE_NAME: names})
-        encoded = EncodedFile.of(column, lambda _: _writer_options(self._options, True), n)
-        self._writer.copy(self._source, self._footer, index, {self._file_name: encoded})
+        replaced = {self._file_name: EncodedFile.of(column, lambda _: _writer_options(self._options, True), n)}
+        if columns is not None:
+            if columns.num_rows != n:
+                raise ValueError(f"{columns.num_rows} rows for a copied row group of {n}")
+            leaves = _leaf_indices(self._schema)
+            for name in columns.column_names:
+                if name == FILE_NAME:
+                    continue
+                one = columns.select([name]).replace_schema_metadata(None)
+                dictionary = [name] if name in self._dictionary else False
+                replaced[leaves[name]] = EncodedFile.of(one, lambda _, d=dictionary: _writer_options(self._options, d),
+                                                        n)
+        self._writer.copy(self._source, self._footer, index, replaced)
 
     def close(self, footer: dict[bytes, bytes]) -> int:
         """Write the footer with ``footer`` entries (Hudi's bloom filter and key range); the file size."""
@@ -341,6 +362,26 @@ class SplicedBaseFile:
         if self._sink is not None:
             self._sink.close()
             self._storage.fs.delete_file(self._full)
+
+
+def _leaf_count(t: pa.DataType) -> int:
+    """Parquet leaf columns of an Arrow type."""
+    if pa.types.is_struct(t):
+        return sum(_leaf_count(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return _leaf_count(t.key_type) + _leaf_count(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _leaf_count(t.value_type)
+    return 1
+
+
+def _leaf_indices(schema: pa.Schema) -> dict[str, int]:
+    """Per top-level column, the index of its (first) column chunk in a row group."""
+    out, at = {}, 0
+    for f in schema:
+        out[f.name] = at
+        at += _leaf_count(f.type)
+    return out
 
 
 _DICTIONARY_SAMPLE_ROWS = 4096

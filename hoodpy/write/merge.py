@@ -8,9 +8,11 @@ The old file's keys (and ordering values) are read and matched first; its other 
 row group by row group, each merged group encoded on a thread of its own while the next is read and merged
 (:func:`_write_streamed`). A row group without an updated or deleted row is not read at all: its column chunks
 are copied into the new file byte for byte, the file name column encoded anew (:func:`write_spliced`, see
-:mod:`~hoodpy.write.parquet_splice`), when the old file's parquet schema is the one this write has. Where the
-whole old table is needed (CDC change records, virtual keys) the merge builds the whole new table and writes
-it at once (:func:`merged_rows`); all write the same rows and footer.
+:mod:`~hoodpy.write.parquet_splice`), when the old file's parquet schema is the one this write has; a touched
+group whose updates change few columns (a uniform batch touches every group) is copied but for those and the
+fresh rows' commit time and sequence number, which alone are merged and encoded (:func:`_changed_columns`).
+Where the whole old table is needed (CDC change records, virtual keys) the merge builds the whole new table and
+writes it at once (:func:`merged_rows`); all write the same rows and footer.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from hoodpy.arrow_rows import (
 from hoodpy.config import ordering_fields
 from hoodpy.file_group.naming import base_file_name, join_partition, write_token
 from hoodpy.index.bloom_filter import BloomFilter
-from hoodpy.meta_fields import FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
+from hoodpy.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import (
     BaseFileOptions, BaseFileWriter, SplicedBaseFile, footer_entries, new_bloom, resumed_bloom, write_base_file,
@@ -138,6 +140,13 @@ class Masks:
             batch, is_new = batch.filter(pa.array(keep)), is_new[keep]
         return batch, is_new
 
+    def columns(self, names: list[str]) -> Masks:
+        """These masks for rows of the ``names`` columns only (the updates' other columns left out)."""
+        out = object.__new__(Masks)
+        out.replaced, out.deleted, out.used_before = self.replaced, self.deleted, self.used_before
+        out.updates = self.updates.select(names)
+        return out
+
     def table(self, old: pa.Table, offset: int, executor: Executor) -> tuple[list[pa.RecordBatch], list[np.ndarray]]:
         """:meth:`batch` over the record batches of ``old`` (the old rows from ``offset`` on), side by side in
         ``executor``."""
@@ -202,6 +211,70 @@ def _stamped_group(stamp: RowStamp, masks: Masks, group: pa.Table, offset: int, 
     rows = pa.Table.from_batches(batches, schema=schema)
     if not rows.num_rows:
         return None
+    return stamp.stamped(rows, np.concatenate(fresh), first)
+
+
+# Columns a merged row group's updated rows always change: their commit time and sequence number (the file name
+# changes on every row; SplicedBaseFile stamps it on copied groups itself).
+_FRESH_META = (COMMIT_TIME, COMMIT_SEQNO)
+# A touched row group has its unchanged columns copied when at most this share of its columns must be encoded.
+_MAX_ENCODED_SHARE = 0.5
+
+
+def _same_values(old: pa.ChunkedArray, new: pa.ChunkedArray) -> bool:
+    """Whether ``old`` and ``new`` hold the same values, nulls at the same rows; floating point values compared
+    by their bits (-0.0 is not 0.0 to a copied chunk); False for nested values holding floating point ones."""
+    if old.type != new.type or _has_floats(old.type) and pa.types.is_nested(old.type):
+        return False
+    old, new = old.combine_chunks(), new.combine_chunks()
+    if pa.types.is_floating(old.type):
+        bits = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}[old.type.bit_width]
+        old, new = old.view(bits), new.view(bits)
+    return old.equals(new)  # values of the valid rows, and the same rows null
+
+
+def _has_floats(t: pa.DataType) -> bool:
+    if pa.types.is_floating(t):
+        return True
+    return any(_has_floats(t.field(i).type) for i in range(t.num_fields)) if pa.types.is_nested(t) else False
+
+
+def _changed_columns(masks: Masks, group: pa.Table, offset: int, schema: pa.Schema) -> list[str] | None:
+    """The columns a merge must encode anew in row group ``group`` of the old file (its rows from ``offset``,
+    aligned to ``schema``) when it copies the others' chunks: the fresh rows' meta columns and the data columns
+    some update gives another value. None when the group's chunks cannot be copied: rows deleted (the group
+    shrinks), a changed nested column (a replaced chunk is one top-level leaf), or most columns changed (the
+    group is encoded whole)."""
+    n = group.num_rows
+    if not n or masks.deleted[offset:offset + n].any():
+        return None
+    updated = np.flatnonzero(masks.replaced[offset:offset + n])
+    used = int(masks.used_before[offset])
+    positions = pa.array(updated)
+    changed = set(_FRESH_META)
+    for name in schema.names:
+        if name in META_COLUMNS:
+            continue
+        if not _same_values(group.column(name).take(positions),
+                            masks.updates.column(name).slice(used, len(updated))):
+            if pa.types.is_nested(schema.field(name).type):
+                return None
+            changed.add(name)
+    if len(changed) + 1 > _MAX_ENCODED_SHARE * len(schema):  # + the file name
+        return None
+    return [f for f in schema.names if f in changed or f == FILE_NAME]
+
+
+def _stamped_columns(stamp: RowStamp, masks: Masks, group: pa.Table, columns: list[str], offset: int,
+                     executor: Executor, first: int) -> pa.Table:
+    """:func:`_stamped_group` of the ``columns`` of a row group without deleted rows. The file name column is not
+    merged by mask (the stamp names every row), nor is the sequence number when the stamp numbers the fresh rows."""
+    kept = (COMMIT_SEQNO, FILE_NAME) if stamp.fresh else (FILE_NAME,)
+    merged = [c for c in columns if c not in kept]
+    batches, fresh = masks.columns(merged).table(group.select(merged), offset, executor)
+    rows = pa.Table.from_batches(batches, schema=pa.schema([group.schema.field(c) for c in merged]))
+    for c in kept:
+        rows = rows.append_column(group.schema.field(c), group.column(c))
     return stamp.stamped(rows, np.concatenate(fresh), first)
 
 
@@ -294,8 +367,9 @@ def write_spliced(stamp: RowStamp, options: BaseFileOptions, threads: int, targe
     """The merged file written as :func:`_write_streamed` writes it, the ``untouched`` row groups of the old file
     (``split``, opened with ``whole=False``) copied into ``target`` rather than read, merged and encoded: their
     rows keep their values and meta fields but for the file name (no fresh row, so no sequence number changes).
-    The touched groups are merged (``masks``: the old rows' fate, ``new_rows``: their updates and, at
-    ``inserted``, the rows appended) and encoded on an encoder thread (``threads`` > 1) as there, the inserts
+    A touched group without deletes whose updates change few columns is copied but for those columns
+    (:func:`_changed_columns`). The other touched groups are merged (``masks``: the old rows' fate, ``new_rows``:
+    their updates and, at ``inserted``, the rows appended) and encoded on an encoder thread (``threads`` > 1) as there, the inserts
     follow; the rows, their order and the footer (``bloom``: a future of the filter to continue, or None) are
     those of the whole-file merge, each group of the old file one group of the new. The copy-on-write merge
     and compaction (:mod:`hoodpy.services.compaction.slice_compact`) write through this. Returns the file size;
@@ -308,6 +382,9 @@ def write_spliced(stamp: RowStamp, options: BaseFileOptions, threads: int, targe
                              new_rows.column(RECORD_KEY).take(inserted), bloom)
     encoder = EncodeThread(target.put, depth=1, threaded=threads > 1)
     written, last = 0, None
+    # The last group is encoded with the inserts when it is small (see untouched_groups), else copied.
+    last_copyable = not len(inserted) or bool(target.group_bytes) and \
+        target.group_bytes[-1] >= _MIN_FILL * options.block_size
     try:
         group_rows = target.group_rows
         for index, (offset, group) in enumerate(split.row_groups(skip=untouched)):
@@ -315,10 +392,21 @@ def write_spliced(stamp: RowStamp, options: BaseFileOptions, threads: int, targe
                 encoder.put(index)
                 written += group_rows[index]
                 continue
+            is_last = index == len(group_rows) - 1
+            if not is_last or last_copyable:
+                group = align(group, schema)
+                changed = _changed_columns(masks, group, offset, schema)
+                if changed is not None:
+                    # Updates change a few columns of every group (a uniform batch): those are merged and
+                    # encoded, the other chunks copied (decoded above only to compare the updated rows).
+                    rows = _stamped_columns(stamp, masks, group, changed, offset, executor, first + written)
+                    encoder.put((index, rows, group))
+                    written += rows.num_rows
+                    continue
             rows = _stamped_group(stamp, masks, group, offset, schema, executor, first + written)
             if rows is None:  # every row of the group deleted
                 continue
-            if index == len(group_rows) - 1 and len(inserted):  # the last group: encoded with the inserts
+            if is_last and len(inserted):  # the last group: encoded with the inserts
                 last = rows
             else:
                 encoder.put(rows)
@@ -434,12 +522,10 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
             if ctx.splice else None
         untouched = set() if spliced is None else \
             untouched_groups(spliced, masks, len(inserted), ctx.options.block_size)
-        if spliced is not None and untouched:
+        if spliced is not None:  # untouched groups copied; touched ones copied but for their changed columns
             size = write_spliced(RowStamp(ctx.instant_time, name, task_partition), ctx.options, ctx.threads,
                                  spliced, split, full_schema, new_rows, masks, inserted, bloom, executor, untouched)
-        else:  # every group touched (a uniform batch), or a file whose groups cannot be copied
-            if spliced is not None:
-                spliced.discard()
+        else:  # a file whose groups cannot be copied
             size = _write_streamed(ctx, storage, rel_path, name, task_partition, split, full_schema, new_rows, masks,
                                    inserted, bloom, executor)
     else:

@@ -30,6 +30,7 @@ from hoodpy.storage import Storage
 from hoodpy.write.log_append import each_file_group
 from hoodpy.write.merge import TARGET_FILE_ID, MergeContext, merge_file_group
 from hoodpy.write.bucket_assignment import HASH_SPACE
+from hoodpy.write.decimal_transfer import Shipped, restored_batches
 
 TARGETS_FILE = "targets.parquet"
 MERGE_BIN = "_hoodie_merge_bin"  # the Spark partition label of a target's merge task
@@ -150,9 +151,11 @@ def attach_targets(spark: SparkSession, records: DataFrame, targets: pa.Table, s
     return joined.repartition(max(1, num_bins), MERGE_BIN)
 
 
-def merge_bin(ctx: MergeContext, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def merge_bin(ctx: MergeContext, batches: Iterator[pa.RecordBatch], decimals: Shipped = (),
+              ) -> Iterator[pa.RecordBatch]:
     """One copy-on-write merge task (``mapInArrow`` over the records partitioned by :data:`MERGE_BIN`): the
     rows of a bin, split by file group here and merged group by group (:func:`merge_file_group`). Spark's
     ``groupBy().applyInArrow`` would sort the whole batch by group in the JVM first; a bin holds whole file
-    groups already, so one pass of its rows in Arrow groups them."""
-    return each_file_group(batches, partial(merge_file_group, ctx))
+    groups already, so one pass of its rows in Arrow groups them. ``decimals``: the decimal columns the rows
+    bring as doubles (:func:`hoodpy.write.decimal_transfer.ship`), made decimal again first."""
+    return each_file_group(restored_batches(batches, decimals), partial(merge_file_group, ctx))

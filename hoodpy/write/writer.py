@@ -529,7 +529,11 @@ class Writer:
             if MERGE_BIN in merge_input.columns:
                 # Targets placed on the driver come partitioned by their bin, whole file groups to a bin: each task
                 # splits its rows by group itself (merge_bin), no sort of the batch by group in the JVM.
-                stats_rows = merge_input.mapInArrow(partial(merge_bin, merge_ctx), WRITE_STATS_DDL).collect()
+                # Decimals of precision <= 15 cross to the tasks as doubles (decimal_transfer: the JVM's
+                # BigDecimal per value is the dearest part of the Arrow transfer), rebuilt exactly there.
+                merge_input, decimals = decimal_transfer.ship(merge_input)
+                stats_rows = merge_input.mapInArrow(partial(merge_bin, merge_ctx, decimals=decimals),
+                                                    WRITE_STATS_DDL).collect()
             else:
                 stats_rows = merge_input.groupBy(PARTITION_PATH, TARGET_FILE_ID).applyInArrow(
                     partial(merge_file_group, merge_ctx), WRITE_STATS_DDL).collect()

@@ -17,9 +17,9 @@ from hudi import HudiFileGroupReader
 from hoodpy import arrow_rows
 from hoodpy.arrow_rows import add_meta_columns, finalize
 from hoodpy.file_group.naming import base_file_name, write_token
-from hoodpy.meta_fields import FILE_NAME, PARTITION_PATH, RECORD_KEY
+from hoodpy.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
-from hoodpy.write import base_file, parquet_splice
+from hoodpy.write import base_file, merge, parquet_splice
 from hoodpy.write import thrift_compact as tc
 from hoodpy.write.base_file import BaseFileOptions, write_base_file
 from hoodpy.write.merge import OP, OP_DELETE, OP_UPSERT, TARGET_FILE_ID, ExistingFile, MergeContext, merge_file_group
@@ -40,11 +40,11 @@ def _data(values: list[int], schema: pa.Schema = DATA) -> pa.Table:
                      "tags": pa.array([[v] if v % 3 else None for v in values], pa.list_(pa.int64()))})
 
 
-def _old_file(tmp_path, n: int = 200, schema: pa.Schema = DATA) -> str:
+def _old_file(tmp_path, n: int = 200, schema: pa.Schema = DATA, options: BaseFileOptions = OPTIONS) -> str:
     name = base_file_name(FILE_ID, write_token(0, 0, 0), OLD)
     rows = add_meta_columns(_data(list(range(n)), schema), pa.array([f"k{i:04d}" for i in range(n)]), PARTITION, OLD)
     rows = finalize(rows, pa.array([True] * n), instant_time=OLD, file_name=name, task_partition=0)
-    write_base_file(Storage(str(tmp_path)), f"{PARTITION}/{name}", rows, OPTIONS)
+    write_base_file(Storage(str(tmp_path)), f"{PARTITION}/{name}", rows, options)
     return name
 
 
@@ -63,7 +63,8 @@ def _merge(tmp_path, name: str, records, *, splice: bool, stream: bool = True, t
                        existing={(PARTITION, FILE_ID): ExistingFile(f"{PARTITION}/{name}", OLD)},
                        stream=stream, threads=threads, splice=splice)
     arrow_rows._seq_counter.clear()  # every merge numbers its rows from 0
-    row = merge_file_group(ctx, _incoming(records)).to_pylist()[0]
+    incoming = records if isinstance(records, pa.Table) else _incoming(records)
+    row = merge_file_group(ctx, incoming).to_pylist()[0]
     return row, str(tmp_path / row["path"])
 
 
@@ -73,10 +74,11 @@ def group_reads(monkeypatch):
     return spy_group_reads(monkeypatch)
 
 
-def _spliced_equals_rewrite(tmp_path, records, group_reads) -> tuple[str, str, pa.Table]:
+def _spliced_equals_rewrite(tmp_path, records, group_reads, old_options: BaseFileOptions = OPTIONS,
+                            ) -> tuple[str, str, pa.Table]:
     """Merge ``records`` spliced and as a full rewrite; assert the same rows and footer; returns the old file's
     path, the spliced file's (kept) and its rows."""
-    name = _old_file(tmp_path)
+    name = _old_file(tmp_path, options=old_options)
     old = str(tmp_path / PARTITION / name)
     whole_stats, whole_path = _merge(tmp_path, name, records, splice=False, stream=False)
     whole, whole_meta = pq.read_table(whole_path), pq.ParquetFile(whole_path).metadata
@@ -188,17 +190,114 @@ def test_deletes_emptying_a_group(tmp_path, group_reads):
     assert f"k{lo:04d}" not in rows.column(RECORD_KEY).to_pylist()
 
 
-def test_hudi_rs_reads_the_spliced_file(tmp_path):
-    name = _old_file(tmp_path)
-    (tmp_path / ".hoodie").mkdir()
+GZIP = BaseFileOptions(compression="gzip", bloom_num_entries=1000, block_size=1500)
+
+
+def _copied(path: str, group: int) -> set[str]:
+    """The columns of a row group whose chunk is gzip: copied from an old gzip file by a zstd merge."""
+    meta = pq.ParquetFile(path).metadata.row_group(group)
+    return {meta.column(j).path_in_schema for j in range(meta.num_columns) if meta.column(j).compression == "GZIP"}
+
+
+def _ts_updates(keys: list[int], inserts: int = 0) -> pa.Table:
+    """Updates of old rows ``keys`` that change their ``ts`` only (the other columns as the old file has them),
+    and ``inserts`` new rows."""
+    table = _incoming([(f"k{i:04d}", i, OP_UPSERT) for i in keys] + [(f"n{i:03d}", 9000 + i, OP_UPSERT)
+                                                                     for i in range(inserts)])
+    return table.set_column(table.schema.get_field_index("ts"), "ts",
+                            pa.array([99] * len(keys) + [10] * inserts, pa.int64()))
+
+
+@pytest.mark.parametrize("inserts", [0, 3])
+def test_every_group_updated_copies_the_unchanged_columns(tmp_path, group_reads, inserts):
+    """A uniform batch touches every row group but changes few columns: each group's unchanged chunks are copied,
+    its changed column and the fresh rows' meta columns encoded; rows, footer and stats as the full rewrite."""
+    updated = list(range(0, 200, 7))
+    old, path, rows = _spliced_equals_rewrite(tmp_path, _ts_updates(updated, inserts), group_reads, GZIP)
+    bounds = _group_bounds(old)
+    assert all(any(lo <= i < hi for i in updated) for lo, hi in bounds), "every group touched"
+    assert sorted(group_reads) == list(range(len(bounds))), "every group decoded (its updates compared)"
+    assert _group_bounds(path)[:len(bounds)] == bounds, "each old group one new group"
+    encoded = {"ts", COMMIT_TIME, COMMIT_SEQNO, FILE_NAME}
+    for g in range(len(bounds)):
+        old_chunks, new_chunks = chunk_bytes(old, g), chunk_bytes(path, g)
+        # The old file is gzip, the merge writes zstd: a gzip chunk in the new file is a copied one.
+        assert _copied(path, g) == set(old_chunks) - encoded, f"group {g}"
+        assert all(old_chunks[c] == new_chunks[c] for c in _copied(path, g)), "copied byte for byte"
+    ts = dict(zip(rows.column(RECORD_KEY).to_pylist(), rows.column("ts").to_pylist(), strict=True))
+    assert [k for k, v in ts.items() if v == 99] == [f"k{i:04d}" for i in updated]
+    assert rows.num_rows == 200 + inserts
+
+
+def test_a_group_with_a_delete_or_a_changed_nested_column_is_encoded_whole(tmp_path, group_reads):
+    name = _old_file(tmp_path / "probe")
+    bounds = _group_bounds(str(tmp_path / "probe" / PARTITION / name))
+    updates = _ts_updates([b[0] for b in bounds])  # every group: ts changed
+    deleted = bounds[1][0] + 1
+    tags = updates.column("tags").to_pylist()
+    tags[2] = [-1]  # group 2's update changes its list column too
+    updates = updates.set_column(updates.schema.get_field_index("tags"), "tags",
+                                 pa.array(tags, updates.schema.field("tags").type))
+    records = pa.concat_tables([updates, _incoming([(f"k{deleted:04d}", 0, OP_DELETE)])])
+    old, path, rows = _spliced_equals_rewrite(tmp_path, records, group_reads, GZIP)
+    assert rows.num_rows == 199 and f"k{deleted:04d}" not in rows.column(RECORD_KEY).to_pylist()
+    assert sorted(group_reads) == list(range(len(bounds)))
+    for g in range(len(bounds)):
+        copied = _copied(path, g)
+        if g in (1, 2):
+            assert copied == set(), f"group {g} encoded whole"
+        else:
+            assert copied == set(chunk_bytes(old, g)) - {"ts", COMMIT_TIME, COMMIT_SEQNO, FILE_NAME}, f"group {g}"
+
+
+def test_same_values_compares_bits_and_nulls():
+    same = merge._same_values
+    f = pa.chunked_array
+    assert same(f([[1.0, None]]), f([[1.0], [None]]))
+    assert not same(f([[0.0]]), f([[-0.0]])), "-0.0 is another value to a copied chunk"
+    assert same(f([[float("nan")]]), f([[float("nan")]]))
+    assert not same(f([[1, None]]), f([[1, 2]])) and not same(f([[None]], pa.int64()), f([[0]]))
+    assert same(f([], pa.string()), f([], pa.string()))
+    assert not same(f([["a"]]), f([["b"]]))
+
+
+def test_leaf_indices_count_nested_columns():
+    schema = pa.schema([("a", pa.int64()), ("s", pa.struct([("x", pa.int32()), ("y", pa.list_(pa.string()))])),
+                        ("m", pa.map_(pa.string(), pa.int64())), ("b", pa.string())])
+    assert base_file._leaf_indices(schema) == {"a": 0, "s": 1, "m": 3, "b": 5}
+    table = pa.table({"a": [1], "s": [{"x": 1, "y": ["z"]}], "m": [[("k", 1)]], "b": ["q"]}, schema=schema)
+    assert pq.ParquetFile(pa.BufferReader(_encoded(table))).metadata.row_group(0).column(5).path_in_schema == "b"
+
+
+def _encoded(table: pa.Table) -> pa.Buffer:
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    return sink.getvalue()
+
+
+def _assert_hudi_rs_reads(tmp_path, rel_path: str) -> None:
+    (tmp_path / ".hoodie").mkdir(exist_ok=True)
     (tmp_path / ".hoodie" / "hoodie.properties").write_text(
         "hoodie.table.name=t\nhoodie.table.type=COPY_ON_WRITE\nhoodie.table.version=6\nhoodie.timeline.layout.version=1\n"
         "hoodie.table.recordkey.fields=v\nhoodie.table.partition.fields=p\nhoodie.populate.meta.fields=true\n"
         "hoodie.table.base.file.format=PARQUET\nhoodie.datasource.write.hive_style_partitioning=true\n")
-    stats, path = _merge(tmp_path, name, [("k0030", 1030, OP_UPSERT), ("z", 9, OP_UPSERT)], splice=True)
-    batch = HudiFileGroupReader(str(tmp_path)).read_file_slice_from_paths(stats["path"], [])
+    path = str(tmp_path / rel_path)
+    batch = HudiFileGroupReader(str(tmp_path)).read_file_slice_from_paths(rel_path, [])
     assert pa.Table.from_batches([batch]).select(pq.read_schema(path).names).equals(
         pq.read_table(path).combine_chunks())
+
+
+def test_hudi_rs_reads_the_spliced_file(tmp_path):
+    name = _old_file(tmp_path)
+    stats, _ = _merge(tmp_path, name, [("k0030", 1030, OP_UPSERT), ("z", 9, OP_UPSERT)], splice=True)
+    _assert_hudi_rs_reads(tmp_path, stats["path"])
+
+
+def test_hudi_rs_reads_a_file_of_column_copied_groups(tmp_path):
+    name = _old_file(tmp_path, options=GZIP)
+    stats, path = _merge(tmp_path, name, _ts_updates(list(range(0, 200, 5)), 2), splice=True)
+    assert _copied(path, 0), "chunks copied"
+    _assert_hudi_rs_reads(tmp_path, stats["path"])
 
 
 def test_a_file_of_another_schema_is_rewritten(tmp_path, group_reads, monkeypatch):
