@@ -41,8 +41,24 @@ def _record_count(content: bytes) -> int:
     return count
 
 
+# The last block's offsets: a merge reads a block's keys, then decodes its records (the same walk twice).
+_last_offsets: tuple[bytes, np.ndarray] | None = None
+
+
 def record_offsets(content: bytes) -> np.ndarray:
-    """Where each record's encoding starts, and the block's end (count + 1 offsets)."""
+    """Where each record's encoding starts, and the block's end (count + 1 offsets; read-only)."""
+    global _last_offsets
+    last = _last_offsets
+    if last is not None and last[0] is content:
+        return last[1]
+    _last_offsets = None  # the previous block's bytes are not kept past the next one
+    offsets = _walk_offsets(content)
+    offsets.flags.writeable = False
+    _last_offsets = (content, offsets)
+    return offsets
+
+
+def _walk_offsets(content: bytes) -> np.ndarray:
     count = _record_count(content)
     offsets = np.empty(count + 1, dtype=np.int64)
     pos = 8

@@ -23,12 +23,15 @@ from hoodpy.keygen.stored import with_record_keys
 from hoodpy.meta_fields import RECORD_KEY
 from hoodpy.read.file_scan import (MAX_SCAN_TASKS, key_positions, read_base_file, read_base_positions,
                                    read_base_rows, read_parquet_files, spark_cores)
-from hoodpy.read.slice_parts import block_keys, merge_slice_part, named_keys
+from hoodpy.read.slice_parts import block_keys, merge_slice_part
 from hoodpy.storage import Storage
 from hoodpy.timeline.log_format import LogBlock
 from hoodpy.timeline.timeline import CommittedInstants
 
-PART_BYTES = 4 << 20  # the least base and log bytes worth a task of their own
+# The bytes a merge part reads (its logs; with virtual keys its base too) worth a task of their own: a Spark
+# scan split's. A merge part reads its slice's logs whole (every part reads every key, to agree on owners), so
+# a part of fewer bytes costs more than it gains beside the base files' scan tasks running in the same stage.
+PART_BYTES = 128 << 20
 # Above this many log bytes, the keys the logs name are not forced into a broadcast: a log's bytes bound its
 # keys' (a key is stored with its record), and a forced broadcast of millions of keys would fill the driver.
 # Spark then plans the anti-join itself (a shuffle, or a broadcast where its own threshold allows).
@@ -64,7 +67,8 @@ def read_file_slices(spark: SparkSession, storage: Storage, slices: Sequence[Fil
         return read_parquet_files(spark, storage, plain, schema, written=written, file_name_column=file_name_column)
     merged = [(s.base_file.path if s.base_file is not None else None, [lf.path for lf in s.log_files],
                slice_name(s), part, parts)
-              for s, parts in zip(with_logs, slice_parts(with_logs, spark_cores(spark))) for part in range(parts)]
+              for s, parts in zip(with_logs, slice_parts(with_logs, spark_cores(spark), whole_base=virtual is not None))
+              for part in range(parts)]
     tasks = min(len(merged), MAX_SCAN_TASKS)
     merge = _merge_slices(storage.base_uri, merged, tasks, to_arrow_schema(schema), committed, ordering_field,
                           file_name_column, virtual)
@@ -144,7 +148,10 @@ def _named_positions(base_uri: str, items: list[tuple[str, str, int | None, list
                 for base_rel, base_name, index, log_rels in items[task::tasks]:
                     logs = effective_blocks(((storage.full_path(rel), storage.read_bytes(rel)) for rel in log_rels),
                                             committed)
-                    found = key_positions(storage, base_rel, RECORD_KEY, named_keys(logs.blocks))
+                    # The keys as the blocks hold them: a key named twice is found once all the same (no
+                    # distinct set to build first).
+                    keys = pa.chunked_array(block_keys(logs.blocks), pa.string()).combine_chunks()
+                    found = key_positions(storage, base_rel, RECORD_KEY, keys)
                     if index is not None:
                         yield pa.RecordBatch.from_arrays([pa.array(found + (index << _FILE_SHIFT), pa.int64())],
                                                          names=[_ROW])
@@ -155,11 +162,13 @@ def _named_positions(base_uri: str, items: list[tuple[str, str, int | None, list
     return positions
 
 
-def slice_parts(slices: Sequence[FileSlice], cores: int) -> list[int]:
-    """How many parts (Spark tasks) merge each slice: enough for ``cores`` tasks in all, none of less than
-    PART_BYTES of base and log files."""
+def slice_parts(slices: Sequence[FileSlice], cores: int, *, whole_base: bool = False) -> list[int]:
+    """How many parts (Spark tasks) merge each slice: up to enough for ``cores`` tasks in all, one per
+    PART_BYTES (begun) of its log files, and of its base file when the merge reads it whole (``whole_base``:
+    virtual keys; otherwise a part reads only the base rows of keys the logs name)."""
     wanted = -(-cores // len(slices)) if slices else 1
-    return [max(1, min(wanted, sum(f.size or 0 for f in (s.base_file, *s.log_files) if f is not None) // PART_BYTES))
+    return [max(1, min(wanted, -(-sum(f.size or 0 for f in (s.base_file if whole_base else None, *s.log_files)
+                                      if f is not None) // PART_BYTES)))
             for s in slices]
 
 
@@ -223,7 +232,7 @@ def _merge_named(storage: Storage, base_rel: str, blocks: Sequence[LogBlock], sc
     wide = schema.append(pa.field(_BASE_ROW, pa.int64()))
     keys_of = block_keys(blocks)  # decoded once: the base rows to read, and which keys this part owns
     base = read_base_rows(storage, base_rel, pa.schema([schema.field(n) for n in compared]), RECORD_KEY,
-                          named_keys(blocks, keys_of), position_column=_BASE_ROW)
+                          pa.chunked_array(keys_of, pa.string()).combine_chunks(), position_column=_BASE_ROW)
     merged = merge_slice_part(base, blocks, wide, ordering_field, part, parts, named_only=True, keys_of=keys_of)
     from_base = merged.column(_BASE_ROW).is_valid()
     logs_won = merged.filter(pc.invert(from_base)).drop_columns([_BASE_ROW])

@@ -132,7 +132,7 @@ def hfile_data_block(records: Iterable[tuple[str, Mapping[str, Any]]], schema: s
 
 
 class _Reader:
-    def __init__(self, data: bytes, source: str):
+    def __init__(self, data: bytes | memoryview, source: str):
         self.data, self.pos, self.source = data, 0, source
 
     def take(self, n: int) -> bytes:
@@ -140,7 +140,7 @@ class _Reader:
             raise InvalidInstantError(f"Log file {self.source} is truncated at byte {self.pos}")
         chunk = self.data[self.pos:self.pos + n]
         self.pos += n
-        return chunk
+        return chunk if isinstance(chunk, bytes) else bytes(chunk)
 
     def int(self) -> int:
         return struct.unpack(">i", self.take(4))[0]
@@ -177,7 +177,8 @@ def scan_blocks(data: bytes, source: str = "log file") -> Iterator[LogBlock | Co
         size = struct.unpack(">q", data[start + len(MAGIC):size_end])[0] if size_end <= len(data) else -1
         block = None
         if not _corrupt(data, start, size_end, size):
-            block = _parse_block(data[size_end:size_end + size - 8], source, start)
+            # A view of the block: its content is then copied once (a bytes slice would copy the body too).
+            block = _parse_block(memoryview(data)[size_end:size_end + size - 8], source, start)
         if block is None:
             following = data.find(MAGIC, start + len(MAGIC))
             pos = following if following >= 0 else len(data)
@@ -187,7 +188,7 @@ def scan_blocks(data: bytes, source: str = "log file") -> Iterator[LogBlock | Co
         yield block
 
 
-def _parse_block(body: bytes, source: str, start: int) -> LogBlock | None:
+def _parse_block(body: bytes | memoryview, source: str, start: int) -> LogBlock | None:
     """Version, type, header, content and footer of one framed block; None when they do not fit its frame."""
     version = struct.unpack(">i", body[:4])[0] if len(body) >= 4 else None
     if version is not None and version != LOG_FORMAT_VERSION:  # a whole block of another format: not skippable

@@ -144,3 +144,67 @@ def test_avro_decimals_convert_column_wise_with_sign_and_nulls():
 
 def test_schema_header_still_names_the_fields():
     assert json.loads(_blocks(avro_block(T1, [_row("a", 1, T1)]))[0].header[lf.SCHEMA]) == SCHEMA
+
+
+def test_a_slice_splits_into_parts_by_its_log_bytes():
+    """slice_scan.slice_parts: one part per PART_BYTES (begun) of a slice's logs, up to the cores shared among
+    the slices; its base file counts only when the merge reads it whole (virtual keys): otherwise a part reads
+    only the base rows of the keys the logs name, while every part reads every log."""
+    from types import SimpleNamespace
+
+    from hoodpy.read.slice_scan import PART_BYTES, slice_parts
+
+    def fs(base: int, *logs: int):
+        return SimpleNamespace(base_file=SimpleNamespace(size=base), log_files=[SimpleNamespace(size=n) for n in logs])
+
+    big_base = 10 * PART_BYTES
+    assert slice_parts([fs(big_base, PART_BYTES // 2)], 4) == [1]  # one log under a part's bytes: one task
+    assert slice_parts([fs(big_base, PART_BYTES // 2)], 4, whole_base=True) == [4]
+    assert slice_parts([fs(big_base, PART_BYTES, 1)], 4) == [2]
+    assert slice_parts([fs(0, *[PART_BYTES] * 5)], 2) == [2]  # no more than the cores
+    assert slice_parts([fs(big_base, 5 * PART_BYTES), fs(big_base, 5 * PART_BYTES), fs(1, 1)], 4) == [2, 2, 1]
+    assert slice_parts([SimpleNamespace(base_file=None, log_files=[SimpleNamespace(size=None)])], 2) == [1]
+
+
+def test_a_blocks_record_offsets_are_walked_once_for_its_keys_and_records():
+    """A merge reads a block's keys, then decodes its records: the second walk of the record lengths reuses
+    the first's (read-only), and another block's bytes get their own."""
+    from hoodpy.file_group import avro_block as ab
+
+    [first] = _blocks(avro_block(T2, [_row("a", 6, T2), _row("x", 1, T2)]))
+    [other] = _blocks(avro_block(T3, [_row("y", 2, T3)]))
+    offsets = ab.record_offsets(first.content)
+    assert ab.record_offsets(first.content) is offsets and not offsets.flags.writeable
+    assert record_keys(first).to_pylist() == ["a", "x"]
+    assert len(ab.record_offsets(other.content)) == 2 and record_keys(other).to_pylist() == ["y"]
+    assert record_keys(first).to_pylist() == ["a", "x"] and ab.record_offsets(first.content).tolist() == offsets.tolist()
+    assert type(first.content) is bytes  # scan_blocks parses a view of the file but keeps each content as bytes
+
+
+def test_merging_keys_first_then_decoding_the_winners_keeps_every_column_of_the_same_rows():
+    """Several blocks (or parts) merge on the key and ordering columns first and decode only the winning
+    records whole: on random histories (keys written twice in a block, deletes with and without ordering
+    values, Avro and parquet blocks, with and without a base) every column of every row is merge_slice's,
+    whatever the parts and whether only the keys the logs name are kept."""
+    rng = random.Random(11)
+    for _ in range(40):
+        base = [_row(k, rng.choice([None, 1, 2, 3]), T1) for k in rng.sample("abcdef", rng.randint(0, 6))]
+        datas = []
+        for instant in (T2, T3, T4):
+            if rng.random() < 0.25:
+                datas.append(delete_block(instant, [(k, rng.choice([0, 1, 3])) for k in rng.sample("abcdefg", 2)]))
+            else:
+                rows = [_row(rng.choice("abcdefg"), rng.choice([None, 1, 2, 3]), instant) for _ in range(4)]
+                datas.append(avro_block(instant, rows) if rng.random() < 0.5 else parquet_block(instant, rows))
+        blocks = _blocks(*datas)
+        table = pa.Table.from_pylist(base, schema=ARROW) if base else None
+        for ordering in ("ts", None):
+            whole = merge_slice(table, blocks, ARROW, ordering)
+            named = set(named_keys(blocks).to_pylist())
+            for parts in (1, 2, 3):
+                for named_only in (False, True):
+                    out = [r for part in range(parts) for r in merge_slice_part(
+                        table, blocks, ARROW, ordering, part, parts, named_only=named_only).to_pylist()]
+                    want = [r for r in whole.to_pylist() if not named_only or r["id"] in named]
+                    key = lambda r: r["id"]  # noqa: E731
+                    assert sorted(out, key=key) == sorted(want, key=key), (ordering, parts, named_only)
