@@ -40,10 +40,10 @@ def ship(rows: DataFrame) -> tuple[DataFrame, Shipped]:
                     if isinstance(f.dataType, DecimalType) and f.dataType.precision <= MAX_PRECISION)
     if not shipped:
         return rows, ()
-    cast = {name for name, _, _ in shipped}
-    columns = [F.col("`" + n.replace("`", "``") + "`") for n in rows.columns]
-    return rows.select([c.cast("double").alias(n) if n in cast else c
-                        for n, c in zip(rows.columns, columns)]), shipped
+    # withColumns names only the cast columns: a select of every column cost ~350 driver->JVM calls (each
+    # column expression is several), about what the cast saves the JVM on a 360k-row upsert batch.
+    return rows.withColumns({name: F.col("`" + name.replace("`", "``") + "`").cast("double")
+                             for name, _, _ in shipped}), shipped
 
 
 def restored(table: pa.Table, shipped: Shipped) -> pa.Table:

@@ -214,10 +214,10 @@ def test_every_group_updated_copies_the_unchanged_columns(tmp_path, group_reads,
     its changed column and the fresh rows' meta columns encoded; rows, footer and stats as the full rewrite."""
     updated = list(range(0, 200, 7))
     old, path, rows = _spliced_equals_rewrite(tmp_path, _ts_updates(updated, inserts), group_reads, GZIP)
-    bounds = _group_bounds(old)
+    bounds = group_bounds(old)
     assert all(any(lo <= i < hi for i in updated) for lo, hi in bounds), "every group touched"
     assert sorted(group_reads) == list(range(len(bounds))), "every group decoded (its updates compared)"
-    assert _group_bounds(path)[:len(bounds)] == bounds, "each old group one new group"
+    assert group_bounds(path)[:len(bounds)] == bounds, "each old group one new group"
     encoded = {"ts", COMMIT_TIME, COMMIT_SEQNO, FILE_NAME}
     for g in range(len(bounds)):
         old_chunks, new_chunks = chunk_bytes(old, g), chunk_bytes(path, g)
@@ -231,7 +231,7 @@ def test_every_group_updated_copies_the_unchanged_columns(tmp_path, group_reads,
 
 def test_a_group_with_a_delete_or_a_changed_nested_column_is_encoded_whole(tmp_path, group_reads):
     name = _old_file(tmp_path / "probe")
-    bounds = _group_bounds(str(tmp_path / "probe" / PARTITION / name))
+    bounds = group_bounds(str(tmp_path / "probe" / PARTITION / name))
     updates = _ts_updates([b[0] for b in bounds])  # every group: ts changed
     deleted = bounds[1][0] + 1
     tags = updates.column("tags").to_pylist()
