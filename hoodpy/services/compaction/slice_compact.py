@@ -14,8 +14,8 @@ deleted is valid: it only answers "maybe" for them).
 
 The base file's row groups holding no row a log record changes (no update, no delete won) are not decoded at
 all: their column chunks are copied into the new file byte for byte, the file name column encoded anew, as the
-copy-on-write merge copies them (:func:`hoodpy.write.merge.write_spliced`); the changed groups are merged and
-encoded, the log-only keys follow. That needs the base file's parquet schema to be the one this write has
+copy-on-write merge copies them (:func:`hoodpy.write.merge.write_spliced`); a changed group is copied but for the
+columns the logs change when they are few, else merged and encoded; the log-only keys follow. That needs the base file's parquet schema to be the one this write has
 (:meth:`hoodpy.write.base_file.SplicedBaseFile.of`): a file parquet-mr wrote (Java Hudi), a table schema evolved
 since the base file, or virtual keys rewrite the whole file as before. Rows, order and footer entries are the
 same either way; only the row groups' bounds differ (a copied group stays one group).
@@ -69,9 +69,10 @@ def compact_in_place(storage: Storage, base_path: str | None, blocks: Sequence[L
     (meta columns first) into the base file ``rel_path``, its rows stamped by ``stamp`` (the new file name;
     ``stamp.fresh`` False: rows keep their commit time and sequence number). With ``splice`` the base file's row
     groups no log record changes are copied byte for byte (:func:`hoodpy.write.merge.write_spliced`) when its
-    parquet schema is the one this write has; otherwise (a file parquet-mr wrote, a schema evolved since the
-    base file was written, virtual keys, every group changed) the whole file is decoded and encoded again: the
-    same rows, order and footer entries either way."""
+    parquet schema is the one this write has, and a changed group is copied but for the columns the logs change
+    when they are few; otherwise (a file parquet-mr wrote, a schema evolved since the base file was written,
+    virtual keys) the whole file is decoded and encoded again: the same rows, order and footer entries either
+    way."""
     virtual = options.virtual_keys
     fields = tuple(f for f in ordering_fields(ordering_field) if f in schema.names)
     # The log blocks decode (most of a compaction's CPU after the parquet write) while the base file is read.
@@ -130,13 +131,13 @@ def compact_in_place(storage: Storage, base_path: str | None, blocks: Sequence[L
         num_rows = n_old - int(deleted.sum()) + len(inserted)
         if spliced is not None:
             masks = Masks(new_rows, match, pa.array(replaced), pa.array(deleted))
-            untouched = untouched_groups(spliced, masks, len(inserted), options.block_size) if num_rows else set()
-            if untouched:
+            if num_rows:  # as the merge: a changed group is copied but for the columns the logs change, if few
+                untouched = untouched_groups(spliced, masks, len(inserted), options.block_size)
                 target, spliced = spliced, None  # write_spliced closes or discards it
                 size = write_spliced(stamp, options, threads, target, split, schema, new_rows, masks, inserted,
                                      bloom, executor, untouched)
                 return CompactedFile(stats, num_rows, size, folded)
-            spliced.discard()  # every group changed (or none left): encoded whole
+            spliced.discard()  # no row left: an empty file, written whole
             spliced = None
         if split is not None:
             old = align(split.whole(), schema)

@@ -205,12 +205,14 @@ def group_reads(monkeypatch):
     return spy_group_reads(monkeypatch)
 
 
-def _spliced_and_rewritten(tmp_path, blocks, group_reads, ordering: str | None = "ts", n: int = 200):
-    """Compact the slice (a base file of ``n`` rows in small groups, ``blocks``) spliced and as a full rewrite;
-    assert the same rows in the same order, meta columns, footer entries and write stats. Returns the base
-    file's path, the spliced file's, its rows and the groups the spliced compaction decoded."""
+def _spliced_and_rewritten(tmp_path, blocks, group_reads, ordering: str | None = "ts", n: int = 200,
+                           base_options: BaseFileOptions = SMALL_GROUPS):
+    """Compact the slice (a base file of ``n`` rows in small groups written with ``base_options``, ``blocks``)
+    spliced and as a full rewrite; assert the same rows in the same order, meta columns, footer entries and write
+    stats. Returns the base file's path, the spliced file's, its rows and the groups the spliced compaction
+    decoded."""
     base = _base_rows(n)
-    storage, op = _slice(tmp_path, blocks, base=base, options=SMALL_GROUPS)
+    storage, op = _slice(tmp_path, blocks, base=base, options=base_options)
     ctx = execute._JobContext(storage.base_uri, T9, SCHEMA, SMALL_GROUPS, [op], frozenset({T0, T1, T2, T3}),
                               ordering)
     whole_stat = execute._compact(dataclasses.replace(ctx, splice=False), op)
@@ -267,6 +269,32 @@ def test_untouched_groups_are_copied(tmp_path, group_reads, updated, inserts):
     assert got["k00050"][COMMIT_TIME] == T0 and got["k00050"][COMMIT_SEQNO] == f"{T0}_0_50"
     if inserts:
         assert rows.column("id").to_pylist()[-2:] == ["new1", "new0"]
+
+
+def test_a_log_changing_one_column_of_every_group_copies_the_others(tmp_path, group_reads):
+    """Updates in every row group that change one column (as a uniform batch's do): each group is copied but for
+    that column and the updated rows' commit time and sequence number (and the file name), as the merge does."""
+    updated = list(range(0, 200, 3))
+    keys = [f"k{i:05d}" for i in updated]
+    blocks = [avro_data_block(_rows(keys, [10] * len(keys), [f"u{k}" for k in keys], T1), T1, SCHEMA_JSON)]
+    gzip = dataclasses.replace(SMALL_GROUPS, compression="gzip")
+    old, path, rows, decoded = _spliced_and_rewritten(tmp_path, blocks, group_reads, ordering=None,
+                                                      base_options=gzip)
+    bounds = group_bounds(old)
+    assert all(_groups_holding([b], updated) for b in bounds), "every group changed"
+    assert sorted(decoded) == list(range(len(bounds))) and group_bounds(path) == bounds
+    encoded = {"v", COMMIT_TIME, COMMIT_SEQNO, FILE_NAME}
+    for g in range(len(bounds)):
+        meta = pq.ParquetFile(path).metadata.row_group(g)
+        # The base file is gzip, compaction writes zstd: a gzip chunk in the new file is a copied one.
+        copied = {meta.column(j).path_in_schema for j in range(meta.num_columns)
+                  if meta.column(j).compression == "GZIP"}
+        old_chunks, new_chunks = chunk_bytes(old, g), chunk_bytes(path, g)
+        assert copied == set(old_chunks) - encoded, g
+        assert all(old_chunks[c] == new_chunks[c] for c in copied), "copied byte for byte"
+    got = {r["id"]: r for r in rows.to_pylist()}
+    assert all(got[k]["v"] == f"u{k}" and got[k][COMMIT_TIME] == T1 for k in keys)
+    assert got["k00001"][COMMIT_TIME] == T0 and got["k00001"][COMMIT_SEQNO] == f"{T0}_0_1"
 
 
 def test_log_only_inserts_copy_the_base_groups(tmp_path, group_reads):
