@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from hoodpy_spark_helpers import SMALL_BLOOM
+from spark_jobs import stage_names_by_job
 
 import hoodpy.write.writer as writer_module
 from tests.compat import hudi_rs
@@ -47,16 +48,6 @@ def _looked_up(monkeypatch) -> list[set[str]]:
     return calls
 
 
-def _jobs(spark, group: str, write) -> int:
-    sc = spark.sparkContext
-    sc.setJobGroup(group, group)
-    try:
-        write()
-    finally:
-        sc.setJobGroup("", "")
-    return len(sc.statusTracker().getJobIdsForGroup(group))
-
-
 def _values(table) -> dict[str, tuple]:
     return {r["_hoodie_record_key"]: (r["ts"], r["v"]) for r in hudi_rs.df_rows(table.read())}
 
@@ -75,8 +66,8 @@ def test_the_small_file_is_merged_without_a_driver_lookup(spark, table_path, mon
     calls = _looked_up(monkeypatch)
     changes = [("b01", "a", 2, "u"), ("b07", "a", 2, "u")] + [(f"z{i}", "a", 2, "n") for i in range(3)]
     results = []
-    jobs = _jobs(spark, "small-file-merge", lambda: results.append(
-        table.upsert(spark.createDataFrame(changes, DDL).coalesce(1), options=SIZED)))
+    jobs = len(stage_names_by_job(spark, "small-file-merge", lambda: results.append(
+        table.upsert(spark.createDataFrame(changes, DDL).coalesce(1), options=SIZED))))
     assert calls == [{large}]
     assert jobs == 2
     stats = results[0].metadata.write_stats

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from hoodpy_spark_helpers import SMALL_BLOOM, by_key
+from spark_jobs import stage_names_by_job
 
 from hoodpy.table import HoodieTable
 
@@ -15,30 +16,18 @@ pytestmark = pytest.mark.spark
 DDL = "id int, ts long, v string"
 
 
-def _jobs(spark, group: str, write) -> list[list[str]]:
-    sc = spark.sparkContext
-    sc.setJobGroup(group, group)
-    try:
-        write()
-    finally:
-        sc.setJobGroup("", "")
-    tracker = sc.statusTracker()
-    return [[info.name for stage in tracker.getJobInfo(job).stageIds
-             if (info := tracker.getStageInfo(stage)) is not None]
-            for job in sorted(tracker.getJobIdsForGroup(group))]
-
-
 def test_one_group_deltacommit_writes_without_a_shuffle(spark, tmp_path):
     t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="one_task_t", record_key_fields=["id"],
                            precombine_field="ts", table_type="MERGE_ON_READ", options=SMALL_BLOOM)
     t.upsert(spark.createDataFrame([(i, 1, f"v{i}") for i in range(6)], DDL))
     # Updates from the input partitions of a local batch, one file group: one log file of it per write.
     batch = spark.createDataFrame([(1, 2, "v1-new"), (4, 2, "v4-new"), (5, 2, "v5-new")], DDL)
-    jobs = _jobs(spark, "one-task-upsert", lambda: t.upsert(batch))
+    jobs = stage_names_by_job(spark, "one-task-upsert", lambda: t.upsert(batch))
     # The keys collected for the lookup, the write: no targets broadcast, no shuffle-map job, no shuffle stage.
     assert len(jobs) == 2, jobs
     assert all(len(stages) == 1 for stages in jobs), jobs
-    deleted = _jobs(spark, "one-task-delete", lambda: t.delete(spark.createDataFrame([(2, 3, None)], DDL)))
+    deleted = stage_names_by_job(spark, "one-task-delete",
+                                 lambda: t.delete(spark.createDataFrame([(2, 3, None)], DDL)))
     assert by_key(t.read(), "v") == {"0": ("v0",), "1": ("v1-new",), "3": ("v3",), "4": ("v4-new",),
                                      "5": ("v5-new",)}
     assert len(deleted) == 2, deleted
@@ -52,7 +41,7 @@ def test_two_groups_still_get_a_task_each(spark, tmp_path):
     t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="two_task_t", record_key_fields=["id"],
                            precombine_field="ts", table_type="MERGE_ON_READ", options=SMALL_BLOOM)
     t.upsert(spark.createDataFrame([(i, 1, f"v{i}") for i in range(4)], DDL))
-    jobs = _jobs(spark, "two-task-upsert", lambda: t.upsert(
+    jobs = stage_names_by_job(spark, "two-task-upsert", lambda: t.upsert(
         spark.createDataFrame([(1, 2, "v1-new"), (7, 2, "v7")], DDL),
         options={"hoodie.parquet.small.file.limit": "0"}))
     assert len(jobs) == 4, jobs  # keys, targets broadcast, shuffle map by merge bin, write (50/50: no one task)
@@ -70,7 +59,7 @@ def test_a_minor_new_group_rides_in_the_task_of_the_log(spark, tmp_path):
     batch = spark.createDataFrame([(i, 2, f"v{i}-new") for i in range(8)] + [(20, 2, "v20"), (21, 2, "v21")],
                                   DDL)
     results = []
-    jobs = _jobs(spark, "minor-upsert", lambda: results.append(
+    jobs = stage_names_by_job(spark, "minor-upsert", lambda: results.append(
         t.upsert(batch, options={"hoodie.parquet.small.file.limit": "0"})))
     assert len(jobs) == 2, jobs  # keys, write
     assert all(len(stages) == 1 for stages in jobs), jobs

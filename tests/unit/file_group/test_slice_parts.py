@@ -71,20 +71,27 @@ def test_parts_of_a_slice_of_logs_only_and_of_commit_time_ordering(parts):
     assert ("c", 4, T2) in _rows(merge_slice(BASE, LOGS, ARROW, None))  # commit time: the later write wins
 
 
+def _random_history(rng: random.Random, delete_share: float, deleted_keys: int, delete_orderings: list[int]):
+    """A base file of a few keys (or none) and three log blocks: deletes of ``deleted_keys`` keys with
+    ``delete_share`` chance (ordering values drawn from ``delete_orderings``, 0: none), else four rows in an Avro
+    or a parquet block (keys may repeat; ordering values may be null)."""
+    base = [_row(k, rng.choice([None, 1, 2, 3]), T1) for k in rng.sample("abcdef", rng.randint(0, 6))]
+    datas = []
+    for instant in (T2, T3, T4):
+        if rng.random() < delete_share:
+            datas.append(delete_block(instant, [(k, rng.choice(delete_orderings))
+                                                for k in rng.sample("abcdefg", deleted_keys)]))
+        else:
+            rows = [_row(rng.choice("abcdefg"), rng.choice([None, 1, 2, 3]), instant) for _ in range(4)]
+            datas.append(avro_block(instant, rows) if rng.random() < 0.5 else parquet_block(instant, rows))
+    return (pa.Table.from_pylist(base, schema=ARROW) if base else None), _blocks(*datas)
+
+
 def test_column_fold_agrees_with_row_fold_on_random_histories():
     """Random histories of a few keys (rows with and without ordering values, plain and ordered deletes)."""
     rng = random.Random(7)
     for _ in range(60):
-        base = [_row(k, rng.choice([None, 1, 2, 3]), T1) for k in rng.sample("abcdef", rng.randint(0, 6))]
-        datas = []
-        for instant in (T2, T3, T4):
-            if rng.random() < 0.3:
-                datas.append(delete_block(instant, [(k, rng.choice([0, 0, 1, 2, 3])) for k in rng.sample("abcdefg", 3)]))
-            else:
-                rows = [_row(rng.choice("abcdefg"), rng.choice([None, 1, 2, 3]), instant) for _ in range(4)]
-                datas.append(avro_block(instant, rows) if rng.random() < 0.5 else parquet_block(instant, rows))
-        blocks = _blocks(*datas)
-        table = pa.Table.from_pylist(base, schema=ARROW) if base else None
+        table, blocks = _random_history(rng, 0.3, 3, [0, 0, 1, 2, 3])
         for ordering in ("ts", None):
             logs = slice_merge.decode_blocks(blocks, ARROW)
             by_columns = slice_merge.merge_decoded(table, logs, ARROW, ordering)
@@ -188,16 +195,7 @@ def test_merging_keys_first_then_decoding_the_winners_keeps_every_column_of_the_
     whatever the parts and whether only the keys the logs name are kept."""
     rng = random.Random(11)
     for _ in range(40):
-        base = [_row(k, rng.choice([None, 1, 2, 3]), T1) for k in rng.sample("abcdef", rng.randint(0, 6))]
-        datas = []
-        for instant in (T2, T3, T4):
-            if rng.random() < 0.25:
-                datas.append(delete_block(instant, [(k, rng.choice([0, 1, 3])) for k in rng.sample("abcdefg", 2)]))
-            else:
-                rows = [_row(rng.choice("abcdefg"), rng.choice([None, 1, 2, 3]), instant) for _ in range(4)]
-                datas.append(avro_block(instant, rows) if rng.random() < 0.5 else parquet_block(instant, rows))
-        blocks = _blocks(*datas)
-        table = pa.Table.from_pylist(base, schema=ARROW) if base else None
+        table, blocks = _random_history(rng, 0.25, 2, [0, 1, 3])
         for ordering in ("ts", None):
             whole = merge_slice(table, blocks, ARROW, ordering)
             named = set(named_keys(blocks).to_pylist())
