@@ -340,9 +340,15 @@ def untouched_groups(target: SplicedBaseFile, masks: Masks, inserts: int, block_
     touched = masks.replaced | masks.deleted
     bounds = np.cumsum([0] + group_rows)
     untouched = {i for i in range(len(group_rows)) if not touched[bounds[i]:bounds[i + 1]].any()}
-    if inserts and group_rows and target.group_bytes[-1] < _MIN_FILL * block_size:
+    if _last_group_joins_inserts(target, inserts, block_size):
         untouched.discard(len(group_rows) - 1)
     return untouched
+
+
+def _last_group_joins_inserts(target: SplicedBaseFile, inserts: int, block_size: int) -> bool:
+    """Whether the old file's last row group is encoded again together with ``inserts`` rows: it is smaller than
+    a row group is meant to be (encoded bytes under ``_MIN_FILL`` of ``block_size``) and rows are inserted."""
+    return bool(inserts) and bool(target.group_bytes) and target.group_bytes[-1] < _MIN_FILL * block_size
 
 
 def _spliced_footer(options: BaseFileOptions, old_keys: pa.ChunkedArray, keep: pa.Array | None,
@@ -369,11 +375,11 @@ def write_spliced(stamp: RowStamp, options: BaseFileOptions, threads: int, targe
     rows keep their values and meta fields but for the file name (no fresh row, so no sequence number changes).
     A touched group without deletes whose updates change few columns is copied but for those columns
     (:func:`_changed_columns`). The other touched groups are merged (``masks``: the old rows' fate, ``new_rows``:
-    their updates and, at ``inserted``, the rows appended) and encoded on an encoder thread (``threads`` > 1) as there, the inserts
-    follow; the rows, their order and the footer (``bloom``: a future of the filter to continue, or None) are
-    those of the whole-file merge, each group of the old file one group of the new. The copy-on-write merge
-    and compaction (:mod:`hoodpy.services.compaction.slice_compact`) write through this. Returns the file size;
-    a failure leaves no file."""
+    their updates and, at ``inserted``, the rows appended) and encoded on an encoder thread (``threads`` > 1) as
+    there, the inserts follow; the rows, their order and the footer (``bloom``: a future of the filter to
+    continue, or None) are those of the whole-file merge, each group of the old file one group of the new. The
+    copy-on-write merge and compaction (:mod:`hoodpy.services.compaction.slice_compact`) write through this.
+    Returns the file size; a failure leaves no file."""
     total = int(len(masks.replaced) - masks.deleted.sum()) + len(inserted)
     first = claim_sequence_numbers(total)  # row i of the file, when fresh, is numbered first + i
     appended = executor.submit(new_rows.take, inserted)
@@ -382,9 +388,7 @@ def write_spliced(stamp: RowStamp, options: BaseFileOptions, threads: int, targe
                              new_rows.column(RECORD_KEY).take(inserted), bloom)
     encoder = EncodeThread(target.put, depth=1, threaded=threads > 1)
     written, last = 0, None
-    # The last group is encoded with the inserts when it is small (see untouched_groups), else copied.
-    last_copyable = not len(inserted) or bool(target.group_bytes) and \
-        target.group_bytes[-1] >= _MIN_FILL * options.block_size
+    last_copyable = not _last_group_joins_inserts(target, len(inserted), options.block_size)
     try:
         group_rows = target.group_rows
         for index, (offset, group) in enumerate(split.row_groups(skip=untouched)):

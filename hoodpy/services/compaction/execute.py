@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from hoodpy.arrow_rows import finalize, task_ids
+from hoodpy.arrow_rows import task_ids
 from hoodpy.config import HoodieConfig
 from hoodpy.config.table import MERGE_ON_READ, TableConfig
 from hoodpy.config.write import event_time_ordering_field
@@ -137,9 +137,9 @@ def _compact(ctx: _JobContext, op: CompactionOperation) -> dict | None:
     task_partition, stage_id, attempt_id = task_ids()
     name = base_file_name(op.file_id, write_token(task_partition, stage_id, attempt_id), ctx.instant_time)
     rel_path = join_partition(op.partition_path, name)
+    # No row is fresh: records keep their commit time and sequence number (Hudi preserves them).
+    stamp = RowStamp(ctx.instant_time, name, task_partition, fresh=False)
     if ctx.in_place:
-        # No row is fresh: records keep their commit time and sequence number (Hudi preserves them).
-        stamp = RowStamp(ctx.instant_time, name, task_partition, fresh=False)
         with task_executor(MERGE_THREADS) as executor:
             written = compact_in_place(storage, op.data_file_path if has_base else None, logs.blocks, ctx.schema,
                                        ctx.ordering_field, ctx.options, executor, stamp, rel_path,
@@ -154,8 +154,7 @@ def _compact(ctx: _JobContext, op: CompactionOperation) -> dict | None:
         scanned = time.monotonic()
         if not has_base and merged.log_records == 0:
             return None
-        rows = finalize(rows, pa.array(np.zeros(rows.num_rows, dtype=bool)), instant_time=ctx.instant_time,
-                        file_name=name, task_partition=task_partition)
+        rows = stamp.stamped(rows, np.zeros(rows.num_rows, dtype=bool), None)
         num_rows, size = rows.num_rows, write_base_file(storage, rel_path, rows, ctx.options)
     elapsed = int((time.monotonic() - started) * 1000)
     return {

@@ -15,9 +15,10 @@ deleted is valid: it only answers "maybe" for them).
 The base file's row groups holding no row a log record changes (no update, no delete won) are not decoded at
 all: their column chunks are copied into the new file byte for byte, the file name column encoded anew, as the
 copy-on-write merge copies them (:func:`hoodpy.write.merge.write_spliced`); a changed group is copied but for the
-columns the logs change when they are few, else merged and encoded; the log-only keys follow. That needs the base file's parquet schema to be the one this write has
-(:meth:`hoodpy.write.base_file.SplicedBaseFile.of`): a file parquet-mr wrote (Java Hudi), a table schema evolved
-since the base file, or virtual keys rewrite the whole file as before. Rows, order and footer entries are the
+columns the logs change when they are few, else merged and encoded; the log-only keys follow. That needs the base
+file's parquet schema to be the one this write has (:meth:`hoodpy.write.base_file.SplicedBaseFile.of`): a file
+parquet-mr wrote (Java Hudi), a table schema evolved since the base file, or virtual keys rewrite the whole file
+as before. Rows, order and footer entries are the
 same either way; only the row groups' bounds differ (a copied group stays one group).
 
 Rows and values are those of merging the whole slice at once (:func:`merge_slice_with_stats`); only the place
