@@ -415,6 +415,9 @@ class BloomFilter:
 
     def _set_bits(self, positions: np.ndarray, rows: np.ndarray) -> None:
         """Set bit ``positions[:, j]`` of row ``rows[j]`` for every key ``j``."""
+        # numpy indexes with intp: uint32 indices are converted element by element inside the assignment,
+        # which made it 2.5x slower than converting them first.
+        positions = positions.astype(np.intp)
         first = rows[0]
         if (rows == first).all():  # every key went to one row: always so until a file's filter is full
             self._rows[first][positions] = True

@@ -103,7 +103,9 @@ class MurmurBatch:
 
     def __init__(self, keys: Sequence[bytes]):
         lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
-        self._build(lengths, np.frombuffer(b"".join(keys), dtype=np.uint8))
+        starts = np.zeros(len(keys), dtype=np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        self._build(starts, lengths, np.frombuffer(b"".join(keys), dtype=np.uint8))
 
     @classmethod
     def from_offsets(cls, offsets: np.ndarray, data: np.ndarray) -> MurmurBatch:
@@ -113,52 +115,58 @@ class MurmurBatch:
         """
         batch = cls.__new__(cls)
         offsets = offsets.astype(np.int64)
-        batch._build(np.diff(offsets), data[offsets[0]:offsets[-1]])
+        batch._build(offsets[:-1] - offsets[0], np.diff(offsets), data[offsets[0]:offsets[-1]])
         return batch
 
-    def _build(self, lengths: np.ndarray, flat: np.ndarray) -> None:
+    def _build(self, starts: np.ndarray, lengths: np.ndarray, data: np.ndarray) -> None:
+        """Key ``i`` is ``data[starts[i]:starts[i] + lengths[i]]``."""
         n = len(lengths)
         nblocks = lengths >> 2
         max_blocks = int(nblocks.max()) if n else 0
-        # One spare word so the tail bytes of the longest keys have a home; padding stays zero.
-        width = (max_blocks + 1) * 4
-        padded = np.zeros((n, width), dtype=np.uint8)
-        if n:
-            padded[np.arange(width) < lengths[:, None]] = flat
-
-        # Seed-independent block mixing: k *= m; k ^= k >>> r; k *= m.
-        words = padded.view("<u4")[:, :max_blocks].astype(np.uint32)
-        words *= _M_U32
-        words ^= words >> np.uint32(_R)
-        words *= _M_U32
-
-        # Tail bytes as signed Java bytes, xor-ed at their shifted positions; only where length % 4 != 0. Only
-        # the tail columns are widened (the whole padded matrix as int64 would be 8x its bytes).
         left = lengths & 3
-        rows = np.arange(n)
-        signed = padded.view(np.int8)
-        tail = np.zeros(n, dtype=np.int64)
-        for offset, shift, needed in ((3, 16, 3), (2, 8, 2), (1, 0, 1)):
-            column = np.maximum(lengths - offset, 0)
-            tail ^= np.where(left >= needed, signed[rows, column].astype(np.int64) << shift, 0)
-        tail &= _MASK32
-
+        has_tail = left != 0
         # Longest first, and within one block count the keys with tail bytes first: the keys with a tail are
         # then one contiguous run per block count, folded in with slices instead of a gather and a scatter.
-        has_tail = left != 0
         order = np.lexsort((~has_tail, -nblocks))
         self._order = order
         self._size = n
-        self._lengths = lengths[order].astype(np.uint32)
-        self._tail_words = tail[order].astype(np.uint32)
+        sorted_starts = starts[order]
+        sorted_lengths = lengths[order]
         sorted_blocks = nblocks[order]
-        sorted_tail = has_tail[order]
+        self._lengths = sorted_lengths.astype(np.uint32)
+        self._prefix = [int(np.count_nonzero(sorted_blocks > b)) for b in range(max_blocks)]
+
+        # The little-endian word starting at every byte of the keys' data, gathered per block: key i's block b
+        # is word[start_i + 4b]. Built from four aligned views (words at bytes 4j + k), no byte matrix per key.
+        padded = np.zeros(len(data) + 8, dtype=np.uint8)
+        padded[:len(data)] = data
+        word = np.empty(len(data) + 4, dtype=np.uint32)
+        for k in range(4):
+            word[k::4] = np.frombuffer(padded, dtype="<u4", offset=k, count=(len(data) + 7 - k) // 4)
+        # Transposed so that block b of the first c keys is one contiguous slice; blocks mixed seed-free once:
+        # k *= m; k ^= k >>> r; k *= m.
+        words = np.empty((max_blocks, n), dtype=np.uint32)
+        for b, count in enumerate(self._prefix):
+            np.take(word, sorted_starts[:count] + 4 * b, out=words[b, :count])
+        words *= _M_U32
+        words ^= words >> np.uint32(_R)
+        words *= _M_U32
+        self._words = words
+
+        # Tail bytes as signed Java bytes, xor-ed at their shifted positions; only where length % 4 != 0.
+        signed = padded.view(np.int8)
+        sorted_left = sorted_lengths & 3
+        ends = sorted_starts + sorted_lengths
+        tail = np.zeros(n, dtype=np.int64)
+        for offset, shift, needed in ((3, 16, 3), (2, 8, 2), (1, 0, 1)):
+            at = np.maximum(ends - offset, 0)
+            tail ^= np.where(sorted_left >= needed, signed[at].astype(np.int64) << shift, 0)
+        tail &= _MASK32
+        self._tail_words = tail.astype(np.uint32)
+        sorted_tail = sorted_left != 0
         # [start, stop) of each run of keys with a tail (one per block count present).
         edges = np.diff(np.concatenate(([0], sorted_tail.view(np.int8), [0])))
         self._tail_runs = list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()))
-        # Transposed so that block b of the first c keys is one contiguous slice.
-        self._words = np.ascontiguousarray(words[order].T)
-        self._prefix = [int(np.count_nonzero(sorted_blocks > b)) for b in range(max_blocks)]
 
     def __len__(self) -> int:
         return self._size

@@ -70,7 +70,8 @@ def decimal_from_doubles(doubles: pa.Array, precision: int, scale: int) -> pa.Ar
     if precision > MAX_PRECISION:
         raise ValueError(f"decimal({precision},{scale}) does not survive a double: precision > {MAX_PRECISION}")
     n = len(doubles)
-    values = pc.fill_null(doubles, 0.0).to_numpy(zero_copy_only=False)
+    # Without nulls the doubles are read in place (no filled copy).
+    values = (pc.fill_null(doubles, 0.0) if doubles.null_count else doubles).to_numpy(zero_copy_only=False)
     scaled = values * float(10 ** scale)
     words = np.empty((n, 2), dtype=np.int64)
     words[:, 0] = np.rint(scaled, out=scaled)

@@ -216,6 +216,24 @@ def test_chained_batch_hash_equals_scalar_chain(keys: list[bytes], count: int) -
     assert got.T.tolist() == expected
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=40), min_size=2, max_size=40), st.data())
+def test_batch_from_arrow_slice_equals_scalar_hash(keys: list[bytes], data) -> None:
+    """A batch read from a slice of an Arrow binary array (offsets not starting at 0, bytes before and after the
+    slice in the data buffer: the block words are gathered from it) hashes as the scalar function does."""
+    start = data.draw(st.integers(0, len(keys) - 1))
+    stop = data.draw(st.integers(start + 1, len(keys)))
+    chunk = pa.array(keys, pa.binary()).slice(start, stop - start)
+    _, offsets_buf, data_buf = chunk.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int32)[chunk.offset:chunk.offset + len(chunk) + 1]
+    flat = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    batch = MurmurBatch.from_offsets(offsets, flat)
+    seed = data.draw(st.integers(-(2**31), 2**31 - 1))
+    assert batch.hash32(seed).tolist() == [hash32(k, seed) for k in keys[start:stop]]
+    assert batch.hash32_chain(3).T.tolist() == [[hash32(k, 0), hash32(k, hash32(k, 0)),
+                                                   hash32(k, hash32(k, hash32(k, 0)))] for k in keys[start:stop]]
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.text(min_size=1, max_size=30), min_size=1, max_size=50),
        st.sampled_from([(60000, 1e-9), (10, 0.1), (3, 0.5), (1000, 1e-4)]))
