@@ -135,9 +135,9 @@ def stream_base_files(ctx: MergeContext, batches: Iterator[pa.RecordBatch], file
         yield from write_stats(stats).to_batches()
 
 
-def checked_rows(batch: pa.RecordBatch) -> pa.Table:
-    """A write task's batch as a table, refused if it holds a record with a null or empty key."""
-    table = pa.Table.from_batches([batch])
+def checked_rows(batch: pa.RecordBatch | pa.Table) -> pa.Table:
+    """A write task's rows as a table, refused if it holds a record with a null or empty key."""
+    table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
     if INVALID_KEY in table.column_names:
         # Validation saw another evaluation of the batch; a key that is null here must not be written.
         invalid = pc.sum(table.column(INVALID_KEY).cast(pa.int64())).as_py() or 0

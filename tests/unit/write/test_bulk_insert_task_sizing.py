@@ -153,3 +153,31 @@ def test_an_unpartitioned_task_writes_rows_sent_without_their_partition_path(tmp
         fa, fb = pq.read_metadata(tmp_path / "a" / a["path"]).metadata, pq.read_metadata(tmp_path / "b" / b["path"]).metadata
         assert {k: v for k, v in fa.items() if k.startswith(b"hoodie")} == \
             {k: v for k, v in fb.items() if k.startswith(b"hoodie")}
+
+
+def test_a_task_takes_its_batches_coalesced_in_order(monkeypatch):
+    """Spark's 10,000-row Arrow batches reach the task's steps as tables of TASK_BATCH_ROWS rows or
+    TASK_BATCH_BYTES, in arrival order, empty batches dropped, every row once."""
+    batches = _batches(1000, 70)
+    batches.insert(3, batches[0].slice(0, 0))
+    monkeypatch.setattr(bulk_insert_modes, "TASK_BATCH_ROWS", 300)
+    tables = list(bulk_insert_modes.coalesced(iter(batches)))
+    assert [t.num_rows for t in tables] == [350, 350, 300]  # 5 batches of 70 reach 300 rows; the rest at the end
+    assert pa.concat_tables(tables).equals(pa.Table.from_batches(batches))
+    monkeypatch.setattr(bulk_insert_modes, "TASK_BATCH_BYTES", 1)  # every batch is over the bytes bound
+    assert [t.num_rows for t in bulk_insert_modes.coalesced(iter(batches))] == [70] * 14 + [20]
+
+
+def test_coalesced_rows_write_the_files_batch_by_batch_rows_write(tmp_path, monkeypatch):
+    """Coalescing changes no byte of the rows' files: the same footers and rows as batch by batch."""
+    written = {}
+    for rows in (1, bulk_insert_modes.TASK_BATCH_ROWS):
+        monkeypatch.setattr(bulk_insert_modes, "TASK_BATCH_ROWS", rows)
+        out = tmp_path / str(rows)
+        stats = _written(out, _ctx(out, records_per_file=1500), _batches(4000, 100))
+        written[rows] = [(s["num_writes"], pq.read_table(out / s["path"]).drop([
+            "_hoodie_file_name"]).to_pylist(), pq.read_metadata(out / s["path"]).metadata) for s in stats]
+    one, many = written.values()
+    assert [n for n, _, _ in one] == [1500, 1500, 1000]
+    assert [(n, rows) for n, rows, _ in one] == [(n, rows) for n, rows, _ in many]
+    assert [m for _, _, m in one] == [m for _, _, m in many]  # bloom filters and key ranges
