@@ -292,25 +292,58 @@ def _coverage(num_keys: int, spans: list[tuple[int, int]]) -> np.ndarray:
     return np.cumsum(diff[:-1])
 
 
+def _holds_one(pf: pq.ParquetFile, sorted_candidates: pa.Array) -> bool:
+    """Whether the file holds one of ``sorted_candidates``, found in the keys of the one row group whose key range
+    holds the most of them (a fraction of the key column). When it does, the file is rewritten for that update
+    anyway, and keys it lacks sent to it unconfirmed are inserts riding along; when it does not (a batch of
+    inserts, or of updates of other files, sorting into its range), its keys decide, and it may stay untouched."""
+    md = pf.metadata
+    rg0 = md.row_group(0) if md.num_row_groups else None
+    column = next((j for j in range(rg0.num_columns) if rg0.column(j).path_in_schema == RECORD_KEY), None) \
+        if rg0 is not None else None
+    if column is None or not len(sorted_candidates):
+        return False
+    np_keys = sorted_candidates.to_numpy(zero_copy_only=False)
+    best, best_span = None, (0, 0)
+    for i in range(md.num_row_groups):
+        stats = md.row_group(i).column(column).statistics
+        lo, hi = (_bound(stats.min), _bound(stats.max)) if stats is not None and stats.has_min_max else (None, None)
+        if lo is None or hi is None:
+            return False
+        span = (int(np.searchsorted(np_keys, lo, "left")), int(np.searchsorted(np_keys, hi, "right")))
+        if span[1] - span[0] > best_span[1] - best_span[0]:
+            best, best_span = i, span
+    if best is None:
+        return False
+    stored = pf.read_row_group(best, columns=[RECORD_KEY]).column(RECORD_KEY).combine_chunks()
+    in_range = sorted_candidates.slice(best_span[0], best_span[1] - best_span[0])
+    return len(_held(in_range, stored)) > 0
+
+
 def _sole_candidates(storage: Storage, bf: BaseFile, sole: pa.Array, shared: pa.Array, virtual: KeyGenerator | None,
                      metadata_filter: bytes | None, max_file_size: int) -> pa.Table:
     """The ``sole`` candidates of ``bf`` (no other file of its partition may hold them) that its bloom filter
     passes, unconfirmed, when the keys among them the file lacks would fit in it (its records at their average
-    size up to ``max_file_size``): its merge task tells updates from inserts, writing a key the file lacks as an
-    insert into it, and reads the file's keys anyway. The ``shared`` candidates (and the sole ones when they
-    would not fit) are confirmed against the key column (:func:`_check_candidates`)."""
+    size up to ``max_file_size``) and the file is rewritten anyway (:func:`_holds_one`): its merge task tells
+    updates from inserts, writing a key the file lacks as an insert into it, and reads the file's keys anyway.
+    The ``shared`` candidates (and the sole ones otherwise) are confirmed against the key column
+    (:func:`_check_candidates`)."""
     with storage.fs.open_input_file(storage.full_path(bf.path)) as f:
-        md = pq.read_metadata(f)
-    text = metadata_filter if metadata_filter is not None else (md.metadata or {}).get(FOOTER_BLOOM_FILTER_KEY.encode())
-    bloom = BloomFilter.deserialize(text.decode()) if text is not None else None
-    fpr = bloom.false_positive_rate() if bloom is not None else 1.0
+        pf = pq.ParquetFile(f)
+        md = pf.metadata
+        text = metadata_filter if metadata_filter is not None else \
+            (md.metadata or {}).get(FOOTER_BLOOM_FILTER_KEY.encode())
+        bloom = BloomFilter.deserialize(text.decode()) if text is not None else None
+        fpr = bloom.false_positive_rate() if bloom is not None else 1.0
+        strays = fpr * len(sole)  # the keys expected to pass though the file lacks them: inserts into it
+        fits = strays * bf.size / max(1, md.num_rows) <= max_file_size - bf.size
+        trusted = fits and (strays < 1 or (virtual is None and _holds_one(pf, sole)))
+    if not trusted:
+        every = pa.concat_arrays([sole, shared])
+        return _check_candidates(storage, bf, every.take(pc.sort_indices(every)), virtual, metadata_filter)
     passed = sole
     if fpr < _SATURATED_FPR:
         passed = sole.filter(pa.array(bloom.might_contain_many(sole), pa.bool_()))
-    strays = fpr * len(sole)  # the keys expected to pass though the file lacks them: inserts into it
-    if strays * bf.size / max(1, md.num_rows) > max_file_size - bf.size:
-        every = pa.concat_arrays([sole, shared])
-        return _check_candidates(storage, bf, every.take(pc.sort_indices(every)), virtual, metadata_filter)
     unconfirmed = pa.table({
         RECORD_KEY: passed.cast(pa.string()),
         LOC_PARTITION: pa.array([bf.partition_path] * len(passed), pa.string()),
