@@ -79,6 +79,30 @@ def steps(storage: Storage, keys: pa.Table, base_files, clock: Clock) -> dict:
     return per_file
 
 
+def writer_ab(args) -> None:
+    """In-process A/B of Writer._tag_and_assign_on_driver's copy-on-write lookup: A confirms every candidate
+    against the key column, B sends the candidates no other file's range holds unconfirmed."""
+    storage = Storage(args.table)
+    view = FileSystemView.load(storage, Timeline.load(storage))
+    base_files = view.latest_base_files()
+    keys = batch_keys(args.batch, args.key_fields.split(","), base_files[0].partition_path)
+    insert_file = min(base_files, key=lambda bf: bf.size)
+    looked = [bf for bf in base_files if bf is not insert_file]
+    runs: dict[str, list[tuple[float, float, int]]] = {"A confirmed": [], "B unconfirmed sole": []}
+    for _ in range(args.reps):
+        for name, trust in (("A confirmed", {}), ("B unconfirmed sole", dict(
+                unconfirmed_max_file_size=120 * 1024 * 1024, ranged_only=[insert_file]))):
+            bloom._key_range.cache_clear()
+            t0, w0 = time.process_time(), time.perf_counter()
+            located = bloom.locate_on_driver(storage, keys, looked, is_global=False, **trust)
+            runs[name].append((time.process_time() - t0, time.perf_counter() - w0, located.num_rows))
+            print(f"{name}: {runs[name][-1][0]:.2f} CPU s, {runs[name][-1][1]:.2f} wall s, "
+                  f"{located.num_rows} located", flush=True)
+    print(json.dumps({name: {"cpu_s": round(statistics.median(r[0] for r in rs), 3),
+                             "wall_s": round(statistics.median(r[1] for r in rs), 3), "located": rs[-1][2]}
+                      for name, rs in runs.items()}, indent=1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--table", required=True)
@@ -86,7 +110,13 @@ def main() -> None:
     ap.add_argument("--key-fields", default="l_orderkey,l_linenumber")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--out")
+    ap.add_argument("--writer-ab", action="store_true",
+                    help="instead: the copy-on-write writer's lookup (the smallest file takes the inserts, not looked "
+                         "up), with unconfirmed sole candidates (B) and without (A), alternated --reps times")
     args = ap.parse_args()
+    if args.writer_ab:
+        writer_ab(args)
+        return
     storage = Storage(args.table)
     view = FileSystemView.load(storage, Timeline.load(storage))
     base_files = view.latest_base_files()

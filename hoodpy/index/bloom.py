@@ -278,20 +278,105 @@ def _held(candidates: pa.Array, stored: pa.Array) -> pa.Array:
     return candidates.filter(pc.is_in(candidates, value_set=found))
 
 
+# A footer filter passing more than this share of absent keys separates too few of them to be worth probing
+# (Hudi's default dynamic filter of a file of millions of keys passes nearly every key).
+_SATURATED_FPR = 0.5
+
+
+def _coverage(num_keys: int, spans: list[tuple[int, int]]) -> np.ndarray:
+    """Per sorted batch key, how many of the files' key ranges (``spans``: [start, stop) over the keys) hold it."""
+    diff = np.zeros(num_keys + 1, dtype=np.int32)
+    for start, stop in spans:
+        diff[start] += 1
+        diff[stop] -= 1
+    return np.cumsum(diff[:-1])
+
+
+def _holds_one(pf: pq.ParquetFile, sorted_candidates: pa.Array) -> bool:
+    """Whether the file holds one of ``sorted_candidates``, found in the keys of the one row group whose key range
+    holds the most of them (a fraction of the key column). When it does, the file is rewritten for that update
+    anyway, and keys it lacks sent to it unconfirmed are inserts riding along; when it does not (a batch of
+    inserts, or of updates of other files, sorting into its range), its keys decide, and it may stay untouched."""
+    md = pf.metadata
+    rg0 = md.row_group(0) if md.num_row_groups else None
+    column = next((j for j in range(rg0.num_columns) if rg0.column(j).path_in_schema == RECORD_KEY), None) \
+        if rg0 is not None else None
+    if column is None or not len(sorted_candidates):
+        return False
+    np_keys = sorted_candidates.to_numpy(zero_copy_only=False)
+    best, best_span = None, (0, 0)
+    for i in range(md.num_row_groups):
+        stats = md.row_group(i).column(column).statistics
+        lo, hi = (_bound(stats.min), _bound(stats.max)) if stats is not None and stats.has_min_max else (None, None)
+        if lo is None or hi is None:
+            return False
+        span = (int(np.searchsorted(np_keys, lo, "left")), int(np.searchsorted(np_keys, hi, "right")))
+        if span[1] - span[0] > best_span[1] - best_span[0]:
+            best, best_span = i, span
+    if best is None:
+        return False
+    stored = pf.read_row_group(best, columns=[RECORD_KEY]).column(RECORD_KEY).combine_chunks()
+    in_range = sorted_candidates.slice(best_span[0], best_span[1] - best_span[0])
+    return len(_held(in_range, stored)) > 0
+
+
+def _sole_candidates(storage: Storage, bf: BaseFile, sole: pa.Array, shared: pa.Array, virtual: KeyGenerator | None,
+                     metadata_filter: bytes | None, max_file_size: int) -> pa.Table:
+    """The ``sole`` candidates of ``bf`` (no other file of its partition may hold them) that its bloom filter
+    passes, unconfirmed, when the keys among them the file lacks would fit in it (its records at their average
+    size up to ``max_file_size``) and the file is rewritten anyway (:func:`_holds_one`): its merge task tells
+    updates from inserts, writing a key the file lacks as an insert into it, and reads the file's keys anyway.
+    The ``shared`` candidates (and the sole ones otherwise) are confirmed against the key column
+    (:func:`_check_candidates`)."""
+    with storage.fs.open_input_file(storage.full_path(bf.path)) as f:
+        pf = pq.ParquetFile(f)
+        md = pf.metadata
+        text = metadata_filter if metadata_filter is not None else \
+            (md.metadata or {}).get(FOOTER_BLOOM_FILTER_KEY.encode())
+        bloom = BloomFilter.deserialize(text.decode()) if text is not None else None
+        fpr = bloom.false_positive_rate() if bloom is not None else 1.0
+        strays = fpr * len(sole)  # the keys expected to pass though the file lacks them: inserts into it
+        fits = strays * bf.size / max(1, md.num_rows) <= max_file_size - bf.size
+        trusted = fits and (strays < 1 or (virtual is None and _holds_one(pf, sole)))
+    if not trusted:
+        every = pa.concat_arrays([sole, shared])
+        return _check_candidates(storage, bf, every.take(pc.sort_indices(every)), virtual, metadata_filter)
+    passed = sole
+    if fpr < _SATURATED_FPR:
+        passed = sole.filter(pa.array(bloom.might_contain_many(sole), pa.bool_()))
+    unconfirmed = pa.table({
+        RECORD_KEY: passed.cast(pa.string()),
+        LOC_PARTITION: pa.array([bf.partition_path] * len(passed), pa.string()),
+        LOC_FILE_ID: pa.array([bf.file_id] * len(passed), pa.string()),
+    })
+    if not len(shared):
+        return unconfirmed
+    return pa.concat_tables([unconfirmed, _check_candidates(storage, bf, shared, virtual, metadata_filter)])
+
+
 def locate_on_driver(storage: Storage, keys: pa.Table, base_files: list[BaseFile], *, is_global: bool,
                      prune_by_ranges: bool = True, virtual: KeyGenerator | None = None,
-                     use_metadata: bool = False) -> pa.Table:
+                     use_metadata: bool = False, unconfirmed_max_file_size: int | None = None,
+                     ranged_only: list[BaseFile] = (), confirmed_only: frozenset = frozenset()) -> pa.Table:
     """:meth:`BloomIndex.locate` for a batch whose keys the driver holds (``RECORD_KEY``, ``PARTITION_PATH``).
 
     Same answer, no Spark job: footer key ranges pick each file's candidate keys by binary search over the
     sorted batch keys, then the file's bloom filter and key column confirm them. Files whose range holds
     no batch key are never opened beyond their footer.
+
+    ``unconfirmed_max_file_size`` (a copy-on-write upsert, by partition): a candidate no other file of the
+    partition may hold (by key range; ``ranged_only``: files of the partition not looked up here, the ones
+    taking its inserts) is located in its file when the bloom filter passes it, unconfirmed, where the file's
+    merge task can take the keys it lacks as inserts (:func:`_sole_candidates`). The driver reads no key column
+    for them. Not for the (partition, file id) of ``confirmed_only`` (pending clustering takes no inserts).
     """
     empty = pa.table({RECORD_KEY: pa.array([], pa.string()), LOC_PARTITION: pa.array([], pa.string()),
                       LOC_FILE_ID: pa.array([], pa.string())})
     if not base_files or keys.num_rows == 0:
         return empty
-    ranges = key_ranges(storage, base_files, use_metadata) if prune_by_ranges else [(None, None)] * len(base_files)
+    trusting = unconfirmed_max_file_size is not None and not is_global
+    ranged = list(base_files) + (list(ranged_only) if trusting else [])
+    ranges = key_ranges(storage, ranged, use_metadata) if prune_by_ranges else [(None, None)] * len(ranged)
     sorted_keys: dict[str | None, tuple[pa.Array, np.ndarray]] = {}
 
     def keys_of(partition: str | None) -> tuple[pa.Array, np.ndarray]:
@@ -304,19 +389,37 @@ def locate_on_driver(storage: Storage, keys: pa.Table, base_files: list[BaseFile
             sorted_keys[partition] = (unique, unique.to_numpy(zero_copy_only=False))
         return sorted_keys[partition]
 
-    work = []
-    for bf, (lo, hi) in zip(base_files, ranges, strict=True):
-        arrow_keys, np_keys = keys_of(None if is_global else bf.partition_path)
+    spans = []
+    for bf, (lo, hi) in zip(ranged, ranges, strict=True):
+        _, np_keys = keys_of(None if is_global else bf.partition_path)
         if lo is None or hi is None:
-            start, stop = 0, len(np_keys)
+            spans.append((0, len(np_keys)))
         else:
-            start, stop = int(np.searchsorted(np_keys, lo, "left")), int(np.searchsorted(np_keys, hi, "right"))
-        if stop > start:
-            work.append((bf, arrow_keys.slice(start, stop - start)))
-    if not work:
+            spans.append((int(np.searchsorted(np_keys, lo, "left")), int(np.searchsorted(np_keys, hi, "right"))))
+    coverage: dict[str, np.ndarray] = {}
+    if trusting:
+        by_partition: dict[str, list[tuple[int, int]]] = {}
+        for bf, span in zip(ranged, spans):
+            by_partition.setdefault(bf.partition_path, []).append(span)
+        coverage = {p: _coverage(len(keys_of(p)[1]), s) for p, s in by_partition.items()}
+    work, sole_work = [], []
+    for bf, (start, stop) in zip(base_files, spans):
+        if stop <= start:
+            continue
+        arrow_keys, _ = keys_of(None if is_global else bf.partition_path)
+        candidates = arrow_keys.slice(start, stop - start)
+        if trusting and (bf.partition_path, bf.file_id) not in confirmed_only:
+            alone = pa.array(coverage[bf.partition_path][start:stop] == 1)
+            if pc.any(alone).as_py():
+                sole_work.append((bf, candidates.filter(alone), candidates.filter(pc.invert(alone))))
+                continue
+        work.append((bf, candidates))
+    if not work and not sole_work:
         return empty
-    filters = metadata_filters(storage, [bf for bf, _ in work], use_metadata)
-    with ThreadPoolExecutor(max_workers=min(8, len(work))) as pool:
-        found = list(pool.map(lambda item: _check_candidates(storage, *item, virtual, filters.get(item[0].path)),
-                              work))
-    return pa.concat_tables([empty, *found])
+    filters = metadata_filters(storage, [item[0] for item in work + sole_work], use_metadata)
+    with ThreadPoolExecutor(max_workers=min(8, len(work) + len(sole_work))) as pool:
+        found = [pool.submit(_check_candidates, storage, *item, virtual, filters.get(item[0].path))
+                 for item in work]
+        found += [pool.submit(_sole_candidates, storage, *item, virtual, filters.get(item[0].path),
+                              unconfirmed_max_file_size) for item in sole_work]
+        return pa.concat_tables([empty, *(f.result() for f in found)])

@@ -666,17 +666,22 @@ class Writer:
         keys = self._batch_keys
         latest = view.latest_base_files(self._partitions)
 
-        def lookup(files: list) -> pa.Table:
+        def lookup(files: list, **trust) -> pa.Table:
             return locate_on_driver(self.storage, keys.select([RECORD_KEY, PARTITION_PATH]), files, is_global=False,
                                     prune_by_ranges=self.config.get(IndexConfig.BLOOM_PRUNE_BY_RANGES),
                                     virtual=virtual_keys(self.config),
-                                    use_metadata=self.config.get(IndexConfig.BLOOM_USE_METADATA))
+                                    use_metadata=self.config.get(IndexConfig.BLOOM_USE_METADATA), **trust)
 
         # The file taking a partition's inserts is not looked up on the driver (see _insert_files); its merge task
         # tells its updates from inserts, as it reads the file's keys anyway. Merge-on-read too: a small file
         # taking inserts is merged into a new base file (Hudi's small-file handling), not appended to.
         deferred = self._insert_files(view)
-        located = lookup([bf for bf in latest if deferred.get(bf.partition_path) is not bf])
+        # Copy-on-write: so do the other files for the keys no other file's range holds (bloom positives sent
+        # unconfirmed, see locate_on_driver). Not merge-on-read: an update appended to a log must be confirmed.
+        trust = {} if tasks_group_rows else dict(
+            unconfirmed_max_file_size=self.config.get(StorageConfig.PARQUET_MAX_FILE_SIZE),
+            ranged_only=list(deferred.values()), confirmed_only=frozenset(self._held_from_inserts(timeline)))
+        located = lookup([bf for bf in latest if deferred.get(bf.partition_path) is not bf], **trust)
         rest = _not_located(keys, located)
         new = rest.filter(pc.equal(rest.column(OP), OP_UPSERT))
         if tasks_group_rows:

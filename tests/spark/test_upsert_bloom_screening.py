@@ -1,7 +1,8 @@
-"""The driver lookup's use of footer bloom filters (hoodpy.index.bloom.rules_out) in upserts: a healthy filter that
-rules out every candidate keeps the file's key column unread; a saturated one (far more keys than its sizing, as
-Hudi's default filter of a multi-million-key file) is not probed, and the key column decides. Rows and write stats
-are exact either way."""
+"""The driver lookup's use of footer bloom filters in copy-on-write upserts, for candidates only one file's key
+range holds (hoodpy.index.bloom._sole_candidates): a healthy filter rules new keys out (inserts for the plan) and
+passes the file's own, unconfirmed; a saturated one (far more keys than its sizing, as Hudi's default filter of a
+multi-million-key file) is not probed, every candidate goes to the file unconfirmed, and its merge task tells
+updates from inserts. No key column is read on the driver either way. Rows and write stats are exact."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def _table(spark, path: str, options: dict) -> tuple[HoodieTable, str, str]:
 def reads(monkeypatch):
     """Per upsert: how often a file's key column was read and the filter probed on the driver."""
     seen = {"key_columns": 0, "probes": 0}
-    stored, probe = bloom._stored_keys_for, BloomFilter.might_contain_none
+    stored, probe, probe_many = bloom._stored_keys_for, BloomFilter.might_contain_none, BloomFilter.might_contain_many
 
     def stored_spy(*a, **k):
         seen["key_columns"] += 1
@@ -43,8 +44,13 @@ def reads(monkeypatch):
         seen["probes"] += 1
         return probe(self, *a, **k)
 
+    def probe_many_spy(self, *a, **k):
+        seen["probes"] += 1
+        return probe_many(self, *a, **k)
+
     monkeypatch.setattr(bloom, "_stored_keys_for", stored_spy)
     monkeypatch.setattr(BloomFilter, "might_contain_none", probe_spy)
+    monkeypatch.setattr(BloomFilter, "might_contain_many", probe_many_spy)
     return seen
 
 
@@ -70,16 +76,19 @@ def test_a_healthy_filter_keeps_the_key_column_unread(spark, tmp_path, reads):
     assert got["2000"] == ("new2000",)
 
 
-def test_a_saturated_filter_is_not_probed_and_the_key_column_decides(spark, tmp_path, reads):
+def test_a_saturated_filter_is_not_probed_and_the_merge_task_decides(spark, tmp_path, reads):
     # Rows of 10 keys' bits, growing to 20 keys, holding 400: every bit set, every key passes.
     t, x, y = _table(spark, str(tmp_path / "t"), {"hoodie.index.bloom.num_entries": "10",
                                                   "hoodie.bloom.index.filter.dynamic.max.entries": "20"})
     assert _footer_filter(t, y).false_positive_rate() > 0.99
     result = t.upsert(spark.createDataFrame([(1300, "a", "y1300-new"), (1200, "a", "y1200-new"),
-                                             (2000, "a", "new2000"), (1001, "a", "x1001-new")], DDL))
-    assert reads == {"key_columns": 1, "probes": 0}
+                                             (2000, "a", "new2000"), (1001, "a", "x1001-new"),
+                                             (14000, "a", "new14000")], DDL))
+    assert reads == {"key_columns": 0, "probes": 0}
+    # 14000 sorts inside Y's range only and passes its filter: Y's task, lacking it, inserts it there.
     assert {s.file_id: (s.num_update_writes, s.num_inserts) for s in result.metadata.write_stats} == {
-        x: (1, 1), y: (2, 0)}
+        x: (1, 1), y: (2, 1)}
     got = by_key(t.read(), "v")
-    assert len(got) == 501 and got["1300"] == ("y1300-new",) and got["1200"] == ("y1200-new",)
+    assert len(got) == 502 and got["1300"] == ("y1300-new",) and got["1200"] == ("y1200-new",)
+    assert got["14000"] == ("new14000",)
     assert got["1001"] == ("x1001-new",) and got["2000"] == ("new2000",)
