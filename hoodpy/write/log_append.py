@@ -47,6 +47,7 @@ from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.schema import avro_schema_to_json
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import encode_parquet
+from hoodpy.write.decimal_transfer import Shipped, restored_batches
 from hoodpy.write.merge import OP, OP_DELETE, TARGET_FILE_ID, MergeContext, merge_file_group
 from hoodpy.write.task_combine import combined_in_task
 
@@ -148,12 +149,15 @@ def write_file_group(ctx: AppendContext, incoming: pa.Table) -> pa.Table:
     return append_file_group(ctx, key[0], key[1], target, incoming)
 
 
-def write_partition(ctx: AppendContext, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def write_partition(ctx: AppendContext, batches: Iterator[pa.RecordBatch], decimals: Shipped = (),
+                    ) -> Iterator[pa.RecordBatch]:
     """One merge task of a deltacommit (``mapInArrow``): the rows of a Spark partition that holds whole file
     groups (partitioned by their merge bin, or by partition path and file id), written group by group with
     :func:`write_file_group`. Grouping here instead of Spark's ``groupBy().applyInArrow`` spares the JVM a sort
-    of the whole batch by group and a per-group Arrow exchange: one pass of the partition's rows, in Arrow."""
-    return each_file_group(batches, partial(write_file_group, ctx))
+    of the whole batch by group and a per-group Arrow exchange: one pass of the partition's rows, in Arrow.
+    ``decimals``: the decimal columns the rows bring as doubles (:func:`hoodpy.write.decimal_transfer.ship`),
+    made decimal again first."""
+    return each_file_group(restored_batches(batches, decimals), partial(write_file_group, ctx))
 
 
 def each_file_group(batches: Iterator[pa.RecordBatch], write: Callable[[pa.Table], pa.Table],

@@ -519,7 +519,10 @@ class Writer:
                                         schema_json, self._pending_compaction(timeline))
             # Each task takes whole file groups and splits them itself (log_append.write_partition): targets placed
             # on the driver come partitioned by their bin already; others take one shuffle by file group.
-            write = partial(write_partition, append_ctx)
+            # Decimals of precision <= 15 cross as doubles, rebuilt exactly in the task (as the copy-on-write
+            # merge's): the JVM's BigDecimal per value is the dearest part of feeding the task its rows.
+            merge_input, decimals = decimal_transfer.ship(merge_input)
+            write = partial(write_partition, append_ctx, decimals=decimals)
             if self._targets_in_task is not None:  # one task: it joins the records with their targets itself
                 write = partial(targeted_task, write, self.storage.base_uri, self._targets_in_task)
             elif MERGE_BIN not in merge_input.columns:

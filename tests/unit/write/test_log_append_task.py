@@ -95,3 +95,33 @@ def test_a_new_group_writes_no_deletes(tmp_path):
     ctx, only_deletes = _combining(tmp_path / "d", [("x", 1, OP_DELETE), ("y", 1, OP_DELETE)], new)
     assert append_file_group(ctx, "p", "fg2", new, only_deletes).num_rows == 0
     assert not (tmp_path / "d").exists()
+
+
+def test_decimals_shipped_as_doubles_are_logged_exactly(tmp_path, monkeypatch):
+    """The deltacommit's task gets decimals of precision <= 15 as doubles (decimal_transfer.ship), makes them
+    decimal again before a file group's write sees them, and logs them exactly (extremes, negatives, a null)."""
+    from decimal import Decimal
+
+    from hoodpy.write import log_append
+
+    seen = []
+    real = log_append.write_file_group
+    monkeypatch.setattr(log_append, "write_file_group", lambda c, rows: seen.append(rows.schema) or real(c, rows))
+
+    data = pa.schema([pa.field("id", pa.string()), pa.field("amt", pa.decimal128(15, 2))])
+    amounts = [Decimal("9999999999999.99"), Decimal("-9999999999999.99"), None, Decimal("0.01"), Decimal("-123.45")]
+    keys = [f"k{i}" for i in range(len(amounts))]
+    shipped = pa.table({"id": keys, "amt": pa.array([None if a is None else float(a) for a in amounts], pa.float64()),
+                        RECORD_KEY: keys, PARTITION_PATH: ["p"] * len(keys),
+                        OP: pa.array([OP_UPSERT] * len(keys), pa.int8()), TARGET_FILE_ID: ["fg"] * len(keys)})
+    schema_json = avro_schema_to_json(log_writer.log_schema(avro_schema_from_arrow(data, "t")))
+    ctx = AppendContext(merge=MergeContext(base_uri=str(tmp_path), instant_time=INSTANT, data_schema=data),
+                        slices={("p", "fg"): LogSlice("20261126180000000")}, schema_json=schema_json)
+    [stat] = pa.Table.from_batches(list(log_append.write_partition(
+        ctx, iter(shipped.to_batches(max_chunksize=2)), decimals=(("amt", 15, 2),)))).to_pylist()
+    assert [s.field("amt").type for s in seen] == [pa.decimal128(15, 2)]
+    [log] = (tmp_path / "p").glob(".fg_20261126180000000.log.1_*")
+    [block] = lf.read_blocks(log.read_bytes())
+    rows = data_rows(block, pa.schema([pa.field(RECORD_KEY, pa.string()), *data])).to_pylist()
+    assert [(r[RECORD_KEY], r["amt"]) for r in rows] == list(zip(keys, amounts))
+    assert stat["num_writes"] == len(keys)
