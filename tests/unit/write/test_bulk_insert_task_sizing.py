@@ -150,7 +150,8 @@ def test_an_unpartitioned_task_writes_rows_sent_without_their_partition_path(tmp
         ta, tb = pq.read_table(tmp_path / "a" / a["path"]), pq.read_table(tmp_path / "b" / b["path"])
         assert tb.column(PARTITION_PATH).to_pylist() == [""] * tb.num_rows
         assert tb.drop_columns(["_hoodie_file_name"]).equals(ta.drop_columns(["_hoodie_file_name"]))
-        fa, fb = pq.read_metadata(tmp_path / "a" / a["path"]).metadata, pq.read_metadata(tmp_path / "b" / b["path"]).metadata
+        fa = pq.read_metadata(tmp_path / "a" / a["path"]).metadata
+        fb = pq.read_metadata(tmp_path / "b" / b["path"]).metadata
         assert {k: v for k, v in fa.items() if k.startswith(b"hoodie")} == \
             {k: v for k, v in fb.items() if k.startswith(b"hoodie")}
 
