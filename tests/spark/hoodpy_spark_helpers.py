@@ -21,6 +21,7 @@ from hoodpy.timeline.timeline import Timeline
 
 # Small bloom filters keep base files a few KB (the default 60000 entries adds ~431 KB per file).
 SMALL_BLOOM = {"hoodie.index.bloom.num_entries": "100"}
+TWO_FILES_DDL = "id int, p string, ts long, v string"
 
 META = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
         "_hoodie_file_name"]
@@ -138,3 +139,21 @@ def assert_metadata_in_step(table, columns: list[str]) -> None:
     path = table.base_path
     assert hudi_rs_rows(path, columns, {"hoodie.metadata.enable": "true"}) == \
         hudi_rs_rows(path, columns, {"hoodie.metadata.enable": "false"})
+
+
+def two_file_partition(spark, path: str, table_name: str, **create):
+    """A table whose partition a has a small file X (ids 1-5: keys "1".."5") and a larger one Y (ids 6-40: keys
+    "10".."9"; rows of TWO_FILES_DDL); returns (table, X's file id, Y's file id)."""
+    from hoodpy.table import HoodieTable
+
+    new_group = {"hoodie.parquet.small.file.limit": "0"}  # each insert starts its own file group
+    t = HoodieTable.create(spark, path, table_name=table_name, record_key_fields=["id"], partition_fields=["p"],
+                           precombine_field="ts", **create)
+    t.insert(spark.createDataFrame([(i, "a", 1, f"v{i}") for i in range(1, 6)], TWO_FILES_DDL), options=new_group)
+    (x,) = latest_files(t)
+    t.insert(spark.createDataFrame([(i, "a", 1, f"v{i}" * 20) for i in range(6, 41)], TWO_FILES_DDL),
+             options=new_group)
+    (y,) = set(latest_files(t)) - {x}
+    sizes = {bf.file_id: bf.size for bf in t.file_system_view().latest_base_files()}
+    assert sizes[x[1]] < sizes[y[1]]
+    return t, x[1], y[1]

@@ -9,30 +9,21 @@ from __future__ import annotations
 import json
 
 import pytest
-from hoodpy_spark_helpers import by_key, latest_files
+from hoodpy_spark_helpers import TWO_FILES_DDL, by_key, latest_files, two_file_partition
 
 from hoodpy.index import bloom
-from hoodpy.table import HoodieTable
 from hoodpy.timeline.instant import EARLIEST_INSTANT
 
 pytestmark = pytest.mark.spark
 
-DDL = "id int, p string, ts long, v string"
+DDL = TWO_FILES_DDL
 NEW_GROUP = {"hoodie.parquet.small.file.limit": "0"}  # each insert starts its own file group
 
 
-def _two_files(spark, path: str, **create) -> tuple[HoodieTable, str, str]:
-    """A table whose partition a has a small file X (ids 1-5) and a larger one Y (ids 6-40); returns (table,
-    X's file id, Y's file id)."""
-    t = HoodieTable.create(spark, path, table_name="insert_file_t", record_key_fields=["id"],
-                           partition_fields=["p"], precombine_field="ts", **create)
-    t.insert(spark.createDataFrame([(i, "a", 1, f"v{i}") for i in range(1, 6)], DDL), options=NEW_GROUP)
-    (x,) = latest_files(t)
-    t.insert(spark.createDataFrame([(i, "a", 1, f"v{i}" * 20) for i in range(6, 41)], DDL), options=NEW_GROUP)
-    (y,) = set(latest_files(t)) - {x}
-    sizes = {bf.file_id: bf.size for bf in t.file_system_view().latest_base_files()}
-    assert sizes[x[1]] < sizes[y[1]]
-    return t, x[1], y[1]
+def _two_files(spark, path: str, **create):
+    """(table, X's file id, Y's file id): see two_file_partition. Keys "8", "60", "70" are in Y's range only;
+    "2" in both."""
+    return two_file_partition(spark, path, "insert_file_t", **create)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ when the inserts they may bring would not fit in it, and every candidate of a me
 from __future__ import annotations
 
 import pytest
-from hoodpy_spark_helpers import by_key, latest_files
+from hoodpy_spark_helpers import TWO_FILES_DDL, by_key, latest_files, two_file_partition
 
 from hoodpy.index import bloom
 from hoodpy.index.bloom_filter import BloomFilter
@@ -15,20 +15,13 @@ from hoodpy.table import HoodieTable
 
 pytestmark = pytest.mark.spark
 
-DDL = "id int, p string, ts long, v string"
-NEW_GROUP = {"hoodie.parquet.small.file.limit": "0"}
+DDL = TWO_FILES_DDL
 
 
-def _two_files(spark, path: str, **create) -> tuple[HoodieTable, str, str]:
-    """Partition a with a small file X (ids 1-5: keys "1".."5") and a larger Y (ids 6-40: keys "10".."9").
-    Keys "8", "60", "70" are in Y's range only; "2" in both. Returns (table, X's file id, Y's file id)."""
-    t = HoodieTable.create(spark, path, table_name="unconfirmed_t", record_key_fields=["id"],
-                           partition_fields=["p"], precombine_field="ts", **create)
-    t.insert(spark.createDataFrame([(i, "a", 1, f"v{i}") for i in range(1, 6)], DDL), options=NEW_GROUP)
-    (x,) = latest_files(t)
-    t.insert(spark.createDataFrame([(i, "a", 1, f"v{i}" * 20) for i in range(6, 41)], DDL), options=NEW_GROUP)
-    (y,) = set(latest_files(t)) - {x}
-    return t, x[1], y[1]
+def _two_files(spark, path: str, **create):
+    """(table, X's file id, Y's file id): see two_file_partition. Keys "8", "60", "70" are in Y's range only;
+    "2" in both."""
+    return two_file_partition(spark, path, "unconfirmed_t", **create)
 
 
 @pytest.fixture
