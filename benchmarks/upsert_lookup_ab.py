@@ -31,7 +31,7 @@ def old_lookup():
     """The session-13 lookup: full probes, whole key columns, no insert file left out."""
     saved = bloom.rules_out, bloom._stored_keys_for, Writer._insert_files
     bloom.rules_out = lambda b, candidates: not any(b.might_contain_many(candidates))
-    bloom._stored_keys_for = lambda pf, candidates, virtual: stored_record_keys(pf, virtual)
+    bloom._stored_keys_for = lambda pf, candidates, virtual, read=None: stored_record_keys(pf, virtual)
     Writer._insert_files = lambda self, *_: {}
     try:
         yield

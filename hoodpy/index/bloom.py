@@ -125,7 +125,7 @@ def _check_file(base_uri: str, virtual: KeyGenerator | None, shipped: Broadcast 
                     keys = keys.slice(0, 0)
                 if len(keys):
                     keys = keys.take(pc.sort_indices(keys))
-                    keys = keys.filter(pc.is_in(keys, value_set=_stored_keys_for(pf, keys, virtual)))
+                    keys = _held(keys, _stored_keys_for(pf, keys, virtual))
         n = len(keys)
         return pa.table({
             RECORD_KEY: keys.cast(pa.string()),
@@ -186,12 +186,13 @@ def rules_out(bloom: BloomFilter, candidates: pa.Array) -> bool:
 
 
 def _check_candidates(storage: Storage, bf: BaseFile, candidates: pa.Array, virtual: KeyGenerator | None,
-                      metadata_filter: bytes | None = None) -> pa.Table:
+                      metadata_filter: bytes | None = None, read: dict[int, pa.Array] | None = None) -> pa.Table:
     """The ``candidates`` (unique keys, sorted) that ``bf`` holds: bloom filter first (:func:`rules_out`), then its
     key column (of the row groups whose key range holds a candidate). ``metadata_filter``: the file's filter
     from the metadata table, always checked (probing it costs less than opening the file); when it rules out
     every candidate the file is not opened. A footer's filter is checked
-    unless the candidates are dense."""
+    unless the candidates are dense. ``read``: keys of row groups read already (:func:`_holds_one`), not read
+    again."""
     if metadata_filter is not None and rules_out(BloomFilter.deserialize(metadata_filter.decode()), candidates):
         candidates = candidates.slice(0, 0)
     if len(candidates):
@@ -203,7 +204,7 @@ def _check_candidates(storage: Storage, bf: BaseFile, candidates: pa.Array, virt
                     and rules_out(BloomFilter.deserialize(text.decode()), candidates):
                 candidates = candidates.slice(0, 0)
             if len(candidates):
-                candidates = _held(candidates, _stored_keys_for(pf, candidates, virtual))
+                candidates = _held(candidates, _stored_keys_for(pf, candidates, virtual, read=read))
     n = len(candidates)
     return pa.table({
         RECORD_KEY: candidates.cast(pa.string()),
@@ -223,6 +224,16 @@ class _Sorted:
 
     def __getitem__(self, i: int) -> str:
         return self._keys[i].as_py()
+
+
+def _sorted_unique(keys: pa.Array) -> pa.Array:
+    """``keys`` sorted, each once: a sort, then each key compared with the one before it (pc.unique's hash pass
+    cost 2.5x the sort of a 360k-key batch, and Python strings for binary search as much again)."""
+    ordered = keys.take(pc.sort_indices(keys))
+    if len(ordered) < 2:
+        return ordered
+    differs = pc.not_equal(ordered.slice(1), ordered.slice(0, len(ordered) - 1)).fill_null(True)
+    return ordered.filter(pa.concat_arrays([pa.array([True]), differs]))
 
 
 def _bound(value) -> str | None:
@@ -255,27 +266,48 @@ def _row_groups_in_range(md: pq.FileMetaData, sorted_candidates: pa.Array) -> li
     return out
 
 
-def _stored_keys_for(pf: pq.ParquetFile, sorted_candidates: pa.Array, virtual: KeyGenerator | None) -> pa.Array:
+def _stored_keys_for(pf: pq.ParquetFile, sorted_candidates: pa.Array, virtual: KeyGenerator | None,
+                     read: dict[int, pa.Array] | None = None) -> pa.Array | pa.ChunkedArray:
     """The keys of ``pf`` that may be among ``sorted_candidates``: those of the row groups whose key range holds
-    one (:func:`_row_groups_in_range`); a table with virtual keys computes them from the whole file."""
+    one (:func:`_row_groups_in_range`), taken from ``read`` (row group -> its keys) where it has them; a table
+    with virtual keys computes them from the whole file."""
     if virtual is not None:
         return stored_record_keys(pf, virtual)
     groups = _row_groups_in_range(pf.metadata, sorted_candidates)
-    if len(groups) == pf.metadata.num_row_groups:
-        return stored_record_keys(pf, None)
     if not groups:
         return pa.array([], pa.string())
-    return pf.read_row_groups(groups, columns=[RECORD_KEY]).column(RECORD_KEY).combine_chunks()
+    have = [read[i] for i in groups if read and i in read]
+    if not have and len(groups) == pf.metadata.num_row_groups:
+        return stored_record_keys(pf, None)
+    rest = [i for i in groups if not read or i not in read]
+    if rest:
+        have += pf.read_row_groups(rest, columns=[RECORD_KEY]).column(RECORD_KEY).chunks  # joined by _held
+    return pa.chunked_array(have)
 
 
-def _held(candidates: pa.Array, stored: pa.Array) -> pa.Array:
+def _held(candidates: pa.Array, stored: pa.Array | pa.ChunkedArray) -> pa.Array:
     """The ``candidates`` (unique keys) among ``stored``, in candidate order. Hashing a file's millions of keys
-    to probe fewer candidates cost ~60% of a driver lookup: the candidates are hashed, the file's keys probe
-    them, and the few found keys sort out the candidates."""
+    to probe fewer candidates cost ~60% of a driver lookup: the stored keys of a length no candidate has are
+    dropped first (a length costs ~1% of a hash probe; numeric ids as strings sort out of numeric order, so a
+    file of shorter or longer ids spans the batch's key range and shares few lengths with it), then the smaller
+    side is hashed and the larger probes it."""
+    stored = _of_lengths(stored, candidates)
     if len(candidates) >= len(stored):
         return candidates.filter(pc.is_in(candidates, value_set=stored))
     found = stored.filter(pc.is_in(stored, value_set=candidates))
     return candidates.filter(pc.is_in(candidates, value_set=found))
+
+
+def _of_lengths(stored: pa.Array | pa.ChunkedArray, candidates: pa.Array) -> pa.Array:
+    """The keys of ``stored`` whose byte length is that of one of ``candidates``, as one array (the row groups'
+    chunks are joined after filtering, when fewer bytes are left to copy)."""
+    if not len(stored) or not len(candidates):
+        return pa.array([], stored.type)
+    lengths = pc.unique(pc.binary_length(candidates))
+    same = pc.is_in(pc.binary_length(stored), value_set=lengths)
+    if (pc.sum(same).as_py() or 0) < len(stored):
+        stored = stored.filter(same)
+    return stored.combine_chunks() if isinstance(stored, pa.ChunkedArray) else stored
 
 
 # A footer filter passing more than this share of absent keys separates too few of them to be worth probing
@@ -292,30 +324,33 @@ def _coverage(num_keys: int, spans: list[tuple[int, int]]) -> np.ndarray:
     return np.cumsum(diff[:-1])
 
 
-def _holds_one(pf: pq.ParquetFile, sorted_candidates: pa.Array) -> bool:
+def _holds_one(pf: pq.ParquetFile, sorted_candidates: pa.Array, read: dict[int, pa.Array] | None = None) -> bool:
     """Whether the file holds one of ``sorted_candidates``, found in the keys of the one row group whose key range
     holds the most of them (a fraction of the key column). When it does, the file is rewritten for that update
     anyway, and keys it lacks sent to it unconfirmed are inserts riding along; when it does not (a batch of
-    inserts, or of updates of other files, sorting into its range), its keys decide, and it may stay untouched."""
+    inserts, or of updates of other files, sorting into its range), its keys decide, and it may stay untouched.
+    The row group's keys are kept in ``read`` (row group -> keys) for that check."""
     md = pf.metadata
     rg0 = md.row_group(0) if md.num_row_groups else None
     column = next((j for j in range(rg0.num_columns) if rg0.column(j).path_in_schema == RECORD_KEY), None) \
         if rg0 is not None else None
     if column is None or not len(sorted_candidates):
         return False
-    np_keys = sorted_candidates.to_numpy(zero_copy_only=False)
+    in_order = _Sorted(sorted_candidates)
     best, best_span = None, (0, 0)
     for i in range(md.num_row_groups):
         stats = md.row_group(i).column(column).statistics
         lo, hi = (_bound(stats.min), _bound(stats.max)) if stats is not None and stats.has_min_max else (None, None)
         if lo is None or hi is None:
             return False
-        span = (int(np.searchsorted(np_keys, lo, "left")), int(np.searchsorted(np_keys, hi, "right")))
+        span = (bisect.bisect_left(in_order, lo), bisect.bisect_right(in_order, hi))
         if span[1] - span[0] > best_span[1] - best_span[0]:
             best, best_span = i, span
     if best is None:
         return False
     stored = pf.read_row_group(best, columns=[RECORD_KEY]).column(RECORD_KEY).combine_chunks()
+    if read is not None:
+        read[best] = stored
     in_range = sorted_candidates.slice(best_span[0], best_span[1] - best_span[0])
     return len(_held(in_range, stored)) > 0
 
@@ -328,6 +363,7 @@ def _sole_candidates(storage: Storage, bf: BaseFile, sole: pa.Array, shared: pa.
     updates from inserts, writing a key the file lacks as an insert into it, and reads the file's keys anyway.
     The ``shared`` candidates (and the sole ones otherwise) are confirmed against the key column
     (:func:`_check_candidates`)."""
+    read: dict[int, pa.Array] = {}  # the row group _holds_one reads: not read again to confirm
     with storage.fs.open_input_file(storage.full_path(bf.path)) as f:
         pf = pq.ParquetFile(f)
         md = pf.metadata
@@ -337,10 +373,10 @@ def _sole_candidates(storage: Storage, bf: BaseFile, sole: pa.Array, shared: pa.
         fpr = bloom.false_positive_rate() if bloom is not None else 1.0
         strays = fpr * len(sole)  # the keys expected to pass though the file lacks them: inserts into it
         fits = strays * bf.size / max(1, md.num_rows) <= max_file_size - bf.size
-        trusted = fits and (strays < 1 or (virtual is None and _holds_one(pf, sole)))
+        trusted = fits and (strays < 1 or (virtual is None and _holds_one(pf, sole, read)))
     if not trusted:
         every = pa.concat_arrays([sole, shared])
-        return _check_candidates(storage, bf, every.take(pc.sort_indices(every)), virtual, metadata_filter)
+        return _check_candidates(storage, bf, every.take(pc.sort_indices(every)), virtual, metadata_filter, read)
     passed = sole
     if fpr < _SATURATED_FPR:
         passed = sole.filter(pa.array(bloom.might_contain_many(sole), pa.bool_()))
@@ -351,7 +387,7 @@ def _sole_candidates(storage: Storage, bf: BaseFile, sole: pa.Array, shared: pa.
     })
     if not len(shared):
         return unconfirmed
-    return pa.concat_tables([unconfirmed, _check_candidates(storage, bf, shared, virtual, metadata_filter)])
+    return pa.concat_tables([unconfirmed, _check_candidates(storage, bf, shared, virtual, metadata_filter, read)])
 
 
 def locate_on_driver(storage: Storage, keys: pa.Table, base_files: list[BaseFile], *, is_global: bool,
@@ -377,25 +413,24 @@ def locate_on_driver(storage: Storage, keys: pa.Table, base_files: list[BaseFile
     trusting = unconfirmed_max_file_size is not None and not is_global
     ranged = list(base_files) + (list(ranged_only) if trusting else [])
     ranges = key_ranges(storage, ranged, use_metadata) if prune_by_ranges else [(None, None)] * len(ranged)
-    sorted_keys: dict[str | None, tuple[pa.Array, np.ndarray]] = {}
+    sorted_keys: dict[str | None, tuple[pa.Array, _Sorted]] = {}
 
-    def keys_of(partition: str | None) -> tuple[pa.Array, np.ndarray]:
+    def keys_of(partition: str | None) -> tuple[pa.Array, _Sorted]:
         if partition not in sorted_keys:
             column = keys.column(RECORD_KEY)
             if partition is not None:
                 column = column.filter(pc.equal(keys.column(PARTITION_PATH), partition))
-            unique = pc.unique(column.combine_chunks())
-            unique = unique.take(pc.sort_indices(unique))
-            sorted_keys[partition] = (unique, unique.to_numpy(zero_copy_only=False))
+            unique = _sorted_unique(column.combine_chunks())
+            sorted_keys[partition] = (unique, _Sorted(unique))
         return sorted_keys[partition]
 
     spans = []
     for bf, (lo, hi) in zip(ranged, ranges, strict=True):
-        _, np_keys = keys_of(None if is_global else bf.partition_path)
+        _, in_order = keys_of(None if is_global else bf.partition_path)
         if lo is None or hi is None:
-            spans.append((0, len(np_keys)))
+            spans.append((0, len(in_order)))
         else:
-            spans.append((int(np.searchsorted(np_keys, lo, "left")), int(np.searchsorted(np_keys, hi, "right"))))
+            spans.append((bisect.bisect_left(in_order, lo), bisect.bisect_right(in_order, hi)))
     coverage: dict[str, np.ndarray] = {}
     if trusting:
         by_partition: dict[str, list[tuple[int, int]]] = {}
