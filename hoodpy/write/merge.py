@@ -113,6 +113,33 @@ def _replaced(column: pa.Array, is_new: np.ndarray, mask: pa.Array, values: pa.A
         return pa.concat_arrays([column, values]).take(pa.array(index))
 
 
+# Old keys are looked up only within the batch's key range when at most this share of them lies in it.
+_MAX_RANGE_SHARE = 0.5
+
+
+def matched_rows(old_keys: pa.ChunkedArray, new_keys: pa.Array) -> pa.ChunkedArray:
+    """``pc.index_in(old_keys, value_set=new_keys)``: per old key, the row of ``new_keys`` holding it, or null.
+    A key can only match if it lies between the batch's smallest and largest key: when few old keys do (a batch
+    concentrated on a key range, against a file of ~3M keys), only those are looked up and the rows scattered
+    back (the hash probe of every key of the file was most of the matching's CPU)."""
+    n = len(old_keys)
+    if not len(new_keys) or not n:
+        return pa.chunked_array([pa.nulls(n, pa.int32())])
+    bounds = pc.min_max(new_keys)
+    low, high = bounds["min"], bounds["max"]
+    if not low.is_valid:  # every batch key null: none matches
+        return pa.chunked_array([pa.nulls(n, pa.int32())])
+    in_range = pc.fill_null(pc.and_(pc.greater_equal(old_keys, low), pc.less_equal(old_keys, high)), False)
+    rows = pc.indices_nonzero(in_range)
+    if len(rows) > _MAX_RANGE_SHARE * n:  # a batch spread over the file's keys: the range prunes little
+        return pc.index_in(old_keys, value_set=new_keys)
+    found = pc.index_in(old_keys.take(rows), value_set=new_keys).combine_chunks() if len(rows) else \
+        pa.array([], pa.int32())
+    index = np.full(n, -1, dtype=np.int32)
+    index[rows.to_numpy()] = pc.fill_null(found, -1).to_numpy(zero_copy_only=False)
+    return pa.chunked_array([pa.array(index, mask=index < 0)])
+
+
 class Masks:
     """Per old row of a file, what a merge does with it, as numpy (``replaced``: by its update, ``deleted``), with
     the updates in old-row order; :meth:`batch` applies them to a record batch of the old file's rows."""
@@ -482,7 +509,7 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
     old_keys = keyed.column(RECORD_KEY)
 
     if ctx.match_keys and n_old:
-        match = pc.index_in(old_keys, value_set=new_keys)  # per old row: its incoming update, or null
+        match = matched_rows(old_keys, new_keys)  # per old row: its incoming update, or null
         replaced = pc.is_valid(match)
         old_ord = [keyed.column(f).combine_chunks() for f in fields]
         if fields:
