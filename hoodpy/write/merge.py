@@ -549,8 +549,9 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
     if streamed and num_writes:
         new_rows = new_rows.cast(full_schema)
         masks = Masks(new_rows, match, replaced, deleted)
-        spliced = SplicedBaseFile.of(storage, rel_path, ctx.options, full_schema, existing.path) \
-            if ctx.splice else None
+        # Encoded groups' columns are encoded side by side in the executor (the write is the task's last step).
+        spliced = SplicedBaseFile.of(storage, rel_path, ctx.options, full_schema, existing.path,
+                                     executor if ctx.threads > 1 else None) if ctx.splice else None
         untouched = set() if spliced is None else \
             untouched_groups(spliced, masks, len(inserted), ctx.options.block_size)
         if spliced is not None:  # untouched groups copied; touched ones copied but for their changed columns
