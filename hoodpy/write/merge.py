@@ -458,6 +458,13 @@ def write_spliced(stamp: RowStamp, options: BaseFileOptions, threads: int, targe
         raise
 
 
+def _close_unused(opening: Future | None) -> None:
+    """Close the old file a spliced writer opened (``opening``: its future) that writes nothing."""
+    spliced = opening.result() if opening is not None else None
+    if spliced is not None:
+        spliced.discard()
+
+
 def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
     """Merge one file group's incoming records; returns a one-row write-stats table."""
     with task_executor(ctx.threads) as executor:
@@ -478,80 +485,85 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
     full_schema = pa.schema(list(meta_schema) + list(ctx.data_schema))
 
     is_delete = pc.equal(incoming.column(OP), OP_DELETE)
-    upserts = incoming.filter(pc.invert(is_delete))
+    upserts = incoming.filter(pc.invert(is_delete)) if pc.any(is_delete).as_py() else incoming  # no copy
     deletes = incoming.filter(is_delete)
     delete_keys = deletes.column(RECORD_KEY).combine_chunks()
     new_keys = upserts.column(RECORD_KEY).combine_chunks()
     new_rows = add_meta_columns(align(upserts, ctx.data_schema), new_keys, partition_path, ctx.instant_time)
 
-    fields = ordering_fields(ctx.ordering_field) if ctx.match_keys else ()
-    footer: dict[bytes, bytes] = {}
-    split = None
-    streamed = _streams(ctx, existing)
-    if existing is not None and ctx.options.virtual_keys is None:
-        # The keys and ordering values first: they are matched while the other columns are read (whole, or
-        # streamed: row group by row group after). The stored file names are not read: finalize stamps the new
-        # one on every row.
-        split = SplitRead(storage.full_path(existing.path), storage.fs, (RECORD_KEY, *fields), executor,
-                          skip=(FILE_NAME,), whole=not streamed)
-        footer = split.head.schema.metadata or {}  # the file's key-value metadata: Hudi's footer entries
-        keyed = align(split.head, pa.schema([full_schema.field(f) for f in (RECORD_KEY, *fields)]))
-    elif existing is not None:  # virtual keys: the file holds none; compute them, as Hudi's readers do
-        stored = pq.read_table(storage.full_path(existing.path), filesystem=storage.fs)
-        footer = stored.schema.metadata or {}
-        old = align(stored, full_schema)
-        keyed = old = old.set_column(old.schema.get_field_index(RECORD_KEY), RECORD_KEY,
-                                     ctx.options.virtual_keys.record_keys_of(old))
-    else:
-        keyed = old = full_schema.empty_table()
-    n_old = keyed.num_rows
-    # Chunked as read: the kernels below take chunks; one array would copy every key of the file (~100 MB at SF 1).
-    old_keys = keyed.column(RECORD_KEY)
-
-    if ctx.match_keys and n_old:
-        match = matched_rows(old_keys, new_keys)  # per old row: its incoming update, or null
-        replaced = pc.is_valid(match)
-        old_ord = [keyed.column(f).combine_chunks() for f in fields]
-        if fields:
-            # Event-time ordering: a stored record with a larger ordering value survives the update.
-            new_ord = [new_rows.column(f).combine_chunks().take(match) for f in fields]
-            stale = pc.fill_null(ordering_greater(old_ord, new_ord), False)
-            replaced = pc.and_(replaced, pc.invert(stale))
-        replaced = pc.fill_null(replaced, False)
-        deleted = pc.is_in(old_keys, value_set=delete_keys) if len(delete_keys) else \
-            pa.repeat(pa.scalar(False), n_old)
-        if fields and len(delete_keys):
-            # ... and survives a delete with a smaller ordering value (a late `_hoodie_is_deleted` event).
-            # Deletes without an ordering value (the delete operation) always apply.
-            del_match = pc.index_in(old_keys, value_set=delete_keys)
-            aligned = align(deletes, ctx.data_schema)
-            del_ord = [aligned.column(f).combine_chunks().take(del_match) for f in fields]
-            stale_delete = pc.fill_null(ordering_greater(old_ord, del_ord), False)
-            deleted = pc.and_(deleted, pc.invert(stale_delete))
-        deleted = pc.and_(deleted, pc.invert(replaced))
-        # A new key is in the file iff some old row matched it: look it up among the matched old keys (at most
-        # the batch's size) instead of hashing every key of the file once more (~8% of a merge's CPU).
-        matched_new = pc.is_in(new_keys, value_set=old_keys.filter(pc.is_valid(match)).combine_chunks())
-    else:
-        match = pa.nulls(n_old, pa.int32())
-        replaced = pa.repeat(pa.scalar(False), n_old)
-        deleted = pa.repeat(pa.scalar(False), n_old)
-        matched_new = pa.repeat(pa.scalar(False), new_rows.num_rows)
-
-    inserted = pc.indices_nonzero(pc.invert(matched_new))  # rows of new_rows appended to the file
-    bloom = executor.submit(_continued_bloom, ctx, footer, new_keys, inserted, n_old, deleted)
-    num_deletes = pc.sum(deleted).as_py() or 0
-    num_writes = n_old - num_deletes + len(inserted)
     task_partition, stage_id, attempt_id = task_ids()
     token = write_token(task_partition, stage_id, attempt_id)
     name = base_file_name(file_id, token, ctx.instant_time)
     rel_path = join_partition(partition_path, name)
+    streamed = _streams(ctx, existing)
+    # The spliced writer (the old footer parsed, ~0.1 s of Python) is set up while the keys are matched.
+    opening = executor.submit(SplicedBaseFile.of, storage, rel_path, ctx.options, full_schema, existing.path,
+                              executor if ctx.threads > 1 else None) if streamed and ctx.splice else None
+    try:
+        fields = ordering_fields(ctx.ordering_field) if ctx.match_keys else ()
+        footer: dict[bytes, bytes] = {}
+        split = None
+        if existing is not None and ctx.options.virtual_keys is None:
+            # The keys and ordering values first: they are matched while the other columns are read (whole, or
+            # streamed: row group by row group after). The stored file names are not read: finalize stamps the new
+            # one on every row.
+            split = SplitRead(storage.full_path(existing.path), storage.fs, (RECORD_KEY, *fields), executor,
+                              skip=(FILE_NAME,), whole=not streamed)
+            footer = split.head.schema.metadata or {}  # the file's key-value metadata: Hudi's footer entries
+            keyed = align(split.head, pa.schema([full_schema.field(f) for f in (RECORD_KEY, *fields)]))
+        elif existing is not None:  # virtual keys: the file holds none; compute them, as Hudi's readers do
+            stored = pq.read_table(storage.full_path(existing.path), filesystem=storage.fs)
+            footer = stored.schema.metadata or {}
+            old = align(stored, full_schema)
+            keyed = old = old.set_column(old.schema.get_field_index(RECORD_KEY), RECORD_KEY,
+                                         ctx.options.virtual_keys.record_keys_of(old))
+        else:
+            keyed = old = full_schema.empty_table()
+        n_old = keyed.num_rows
+        # Chunked as read: the kernels below take chunks; one array would copy every key of the file (~100 MB at SF 1).
+        old_keys = keyed.column(RECORD_KEY)
+
+        if ctx.match_keys and n_old:
+            match = matched_rows(old_keys, new_keys)  # per old row: its incoming update, or null
+            replaced = pc.is_valid(match)
+            old_ord = [keyed.column(f).combine_chunks() for f in fields]
+            if fields:
+                # Event-time ordering: a stored record with a larger ordering value survives the update.
+                new_ord = [new_rows.column(f).combine_chunks().take(match) for f in fields]
+                stale = pc.fill_null(ordering_greater(old_ord, new_ord), False)
+                replaced = pc.and_(replaced, pc.invert(stale))
+            replaced = pc.fill_null(replaced, False)
+            deleted = pc.is_in(old_keys, value_set=delete_keys) if len(delete_keys) else \
+                pa.repeat(pa.scalar(False), n_old)
+            if fields and len(delete_keys):
+                # ... and survives a delete with a smaller ordering value (a late `_hoodie_is_deleted` event).
+                # Deletes without an ordering value (the delete operation) always apply.
+                del_match = pc.index_in(old_keys, value_set=delete_keys)
+                aligned = align(deletes, ctx.data_schema)
+                del_ord = [aligned.column(f).combine_chunks().take(del_match) for f in fields]
+                stale_delete = pc.fill_null(ordering_greater(old_ord, del_ord), False)
+                deleted = pc.and_(deleted, pc.invert(stale_delete))
+            deleted = pc.and_(deleted, pc.invert(replaced))
+            # A new key is in the file iff some old row matched it: look it up among the matched old keys (at most
+            # the batch's size) instead of hashing every key of the file once more (~8% of a merge's CPU).
+            matched_new = pc.is_in(new_keys, value_set=old_keys.filter(pc.is_valid(match)).combine_chunks())
+        else:
+            match = pa.nulls(n_old, pa.int32())
+            replaced = pa.repeat(pa.scalar(False), n_old)
+            deleted = pa.repeat(pa.scalar(False), n_old)
+            matched_new = pa.repeat(pa.scalar(False), new_rows.num_rows)
+
+        inserted = pc.indices_nonzero(pc.invert(matched_new))  # rows of new_rows appended to the file
+        bloom = executor.submit(_continued_bloom, ctx, footer, new_keys, inserted, n_old, deleted)
+        num_deletes = pc.sum(deleted).as_py() or 0
+        num_writes = n_old - num_deletes + len(inserted)
+    except BaseException:
+        _close_unused(opening)
+        raise
     if streamed and num_writes:
         new_rows = new_rows.cast(full_schema)
         masks = Masks(new_rows, match, replaced, deleted)
-        # Encoded groups' columns are encoded side by side in the executor (the write is the task's last step).
-        spliced = SplicedBaseFile.of(storage, rel_path, ctx.options, full_schema, existing.path,
-                                     executor if ctx.threads > 1 else None) if ctx.splice else None
+        spliced = opening.result() if opening is not None else None
         untouched = set() if spliced is None else \
             untouched_groups(spliced, masks, len(inserted), ctx.options.block_size)
         if spliced is not None:  # untouched groups copied; touched ones copied but for their changed columns
@@ -561,6 +573,7 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
             size = _write_streamed(ctx, storage, rel_path, name, task_partition, split, full_schema, new_rows, masks,
                                    inserted, bloom, executor)
     else:
+        _close_unused(opening)  # every row deleted: no file
         if split is not None:
             old = align(split.whole(), full_schema)
         rows, fresh = merged_rows(old, new_rows.cast(full_schema), match, replaced, deleted, inserted, executor)

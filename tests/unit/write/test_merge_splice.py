@@ -419,3 +419,24 @@ def test_encoded_parts_must_make_up_the_schema_in_order():
     writer.append(*parts)
     writer.close({})
     assert pq.read_table(pa.BufferReader(sink.getvalue())).equals(table)
+
+
+@pytest.mark.parametrize("case", ["matching fails", "every row deleted"])
+def test_the_spliced_writer_opened_during_matching_is_closed_when_unused(tmp_path, monkeypatch, case):
+    # The spliced writer is set up (old file opened) while the keys are matched: a merge that fails there (and
+    # leaves no file) or deletes every row (written as before, whole) closes it.
+    name = _old_file(tmp_path)
+    discarded = []
+    original = base_file.SplicedBaseFile.discard
+    monkeypatch.setattr(base_file.SplicedBaseFile, "discard", lambda self: (discarded.append(1), original(self)))
+    if case == "matching fails":
+        def failing(*_):
+            raise MemoryError("no room")
+        monkeypatch.setattr(merge, "matched_rows", failing)
+        with pytest.raises(MemoryError, match="no room"):
+            _merge(tmp_path, name, [("k0030", 1030, OP_UPSERT)], splice=True)
+        assert sorted(p.name for p in (tmp_path / PARTITION).iterdir()) == [name]
+    else:
+        stats, _ = _merge(tmp_path, name, [(f"k{i:04d}", 0, OP_DELETE) for i in range(200)], splice=True)
+        assert stats["num_writes"] == 0 and stats["num_deletes"] == 200
+    assert discarded == [1]
