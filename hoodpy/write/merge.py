@@ -459,8 +459,9 @@ def write_spliced(stamp: RowStamp, options: BaseFileOptions, threads: int, targe
 
 
 def _close_unused(opening: Future | None) -> None:
-    """Close the old file a spliced writer opened (``opening``: its future) that writes nothing."""
-    spliced = opening.result() if opening is not None else None
+    """Close the old file a spliced writer opened (``opening``: its future) that writes nothing; one that failed
+    to open has nothing to close (the merge fails with its own error, or writes the file whole)."""
+    spliced = opening.result() if opening is not None and opening.exception() is None else None
     if spliced is not None:
         spliced.discard()
 
