@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 
@@ -33,7 +34,7 @@ from hoodpy.arrow_rows import (
 )
 from hoodpy.config import ordering_fields
 from hoodpy.file_group.naming import base_file_name, join_partition, write_token
-from hoodpy.index.bloom_filter import BloomFilter
+from hoodpy.index.bloom_filter import FOOTER_MAX_RECORD_KEY, FOOTER_MIN_RECORD_KEY, BloomFilter
 from hoodpy.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import (
@@ -379,10 +380,12 @@ def _last_group_joins_inserts(target: SplicedBaseFile, inserts: int, block_size:
 
 
 def _spliced_footer(options: BaseFileOptions, old_keys: pa.ChunkedArray, keep: pa.Array | None,
-                    insert_keys: pa.ChunkedArray | pa.Array, bloom: Future) -> dict[bytes, bytes]:
+                    insert_keys: pa.ChunkedArray | pa.Array, bloom: Future,
+                    old_range: tuple[str, str] | None = None) -> dict[bytes, bytes]:
     """Hudi's footer entries of a merged file: its keys are the old ones kept (``keep``: None for all; updates
     keep their key and place), then the inserted ones. The filter is ``bloom``'s (the old file's continued)
-    or, when that gives None, one built over the keys."""
+    or, when that gives None, one built over the keys. ``old_range``: the old file's footer key range, a hint
+    (:func:`key_range`)."""
     kept = old_keys if keep is None else old_keys.filter(keep)
     inserted = insert_keys.chunks if isinstance(insert_keys, pa.ChunkedArray) else [insert_keys]
     keys = pa.chunked_array(list(kept.chunks) + list(inserted), pa.string())
@@ -390,8 +393,38 @@ def _spliced_footer(options: BaseFileOptions, old_keys: pa.ChunkedArray, keep: p
     if footer_bloom is None:
         footer_bloom = new_bloom(options)
         footer_bloom.add_all(keys)
-    bounds = pc.min_max(keys) if len(keys) else None
-    return footer_entries(footer_bloom, *((bounds["min"].as_py(), bounds["max"].as_py()) if bounds else (None, None)))
+    return footer_entries(footer_bloom, *(key_range(keys, old_range, insert_keys) or (None, None)))
+
+
+def key_range(keys: pa.ChunkedArray, old_range: tuple[str, str] | None,
+              inserted: pa.ChunkedArray | pa.Array) -> tuple[str, str] | None:
+    """The smallest and largest of ``keys`` (those of a merged file: the old file's kept, then the ``inserted``),
+    as ``pc.min_max`` finds them (byte order); None for no keys. The old file's range (its footer's) widened by
+    the inserted keys is tried first, checked against every key by comparisons (no key outside it, both ends
+    present), which cost half of min_max's string aggregation; a range the check refutes (rows deleted, a
+    footer of another writer) falls back to min_max."""
+    if not len(keys):
+        return None
+    if old_range is not None:
+        low, high = old_range
+        if len(inserted):
+            bounds = pc.min_max(inserted)
+            low, high = min(low, bounds["min"].as_py()), max(high, bounds["max"].as_py())
+        low_s, high_s = pa.scalar(low, pa.string()), pa.scalar(high, pa.string())
+        if not pc.any(pc.less(keys, low_s)).as_py() and not pc.any(pc.greater(keys, high_s)).as_py() \
+                and pc.any(pc.equal(keys, low_s)).as_py() and pc.any(pc.equal(keys, high_s)).as_py():
+            return low, high
+    bounds = pc.min_max(keys)
+    return bounds["min"].as_py(), bounds["max"].as_py()
+
+
+def _footer_range(footer: Mapping[bytes, bytes]) -> tuple[str, str] | None:
+    """The key range a file's footer states, if it states one."""
+    low, high = footer.get(FOOTER_MIN_RECORD_KEY.encode()), footer.get(FOOTER_MAX_RECORD_KEY.encode())
+    try:
+        return (low.decode(), high.decode()) if low is not None and high is not None else None
+    except UnicodeDecodeError:
+        return None
 
 
 def write_spliced(stamp: RowStamp, options: BaseFileOptions, threads: int, target: SplicedBaseFile,
@@ -412,7 +445,8 @@ def write_spliced(stamp: RowStamp, options: BaseFileOptions, threads: int, targe
     appended = executor.submit(new_rows.take, inserted)
     keep = None if not masks.deleted.any() else pa.array(~masks.deleted)
     footer = executor.submit(_spliced_footer, options, split.head.column(RECORD_KEY), keep,
-                             new_rows.column(RECORD_KEY).take(inserted), bloom)
+                             new_rows.column(RECORD_KEY).take(inserted), bloom,
+                             _footer_range(split.head.schema.metadata or {}))
     encoder = EncodeThread(target.put, depth=1, threaded=threads > 1)
     written, last = 0, None
     last_copyable = not _last_group_joins_inserts(target, len(inserted), options.block_size)

@@ -15,7 +15,7 @@ from hoodpy.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_P
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileOptions, write_base_file
 from hoodpy.write.merge import (
-    OP, OP_DELETE, OP_UPSERT, TARGET_FILE_ID, ExistingFile, MergeContext, matched_rows, merge_file_group,
+    OP, OP_DELETE, OP_UPSERT, TARGET_FILE_ID, ExistingFile, MergeContext, key_range, matched_rows, merge_file_group,
 )
 
 OLD, NEW = "20250101000000000", "20250202000000000"
@@ -158,3 +158,17 @@ def test_matched_rows_is_index_in_whether_or_not_the_key_range_prunes(old, new, 
     got = matched_rows(old_keys, new_keys)
     assert got.type == pa.int32()
     assert got.to_pylist() == pc.index_in(old_keys, value_set=new_keys).to_pylist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(kept=st.lists(st.text("abz\u00e9\U0001f600", min_size=1, max_size=3), max_size=30),
+       inserted=st.lists(st.text("abz\u00e9\U0001f600", min_size=1, max_size=3), max_size=5),
+       hint=st.one_of(st.none(), st.tuples(st.text("abz\u00e9", max_size=3), st.text("abz\u00e9", max_size=3))),
+       true_hint=st.booleans())
+def test_key_range_is_min_max_whatever_the_old_footer_states(kept, inserted, hint, true_hint):
+    # The old footer's range is a hint: right (a file without deletes), stale (rows deleted) or another's.
+    if true_hint and kept:
+        hint = (min(kept, key=str.encode), max(kept, key=str.encode))
+    keys = pa.chunked_array([pa.array(kept, pa.string()), pa.array(inserted, pa.string())])
+    expected = None if not len(keys) else tuple(v.as_py() for v in pc.min_max(keys).values())
+    assert key_range(keys, hint, pa.array(inserted, pa.string())) == expected
