@@ -118,11 +118,13 @@ def _replaced(column: pa.Array, is_new: np.ndarray, mask: pa.Array, values: pa.A
 _MAX_RANGE_SHARE = 0.5
 
 
-def matched_rows(old_keys: pa.ChunkedArray, new_keys: pa.Array) -> pa.ChunkedArray:
+def matched_rows(old_keys: pa.ChunkedArray, new_keys: pa.Array,
+                 old_range: tuple[str, str] | None = None) -> pa.ChunkedArray:
     """``pc.index_in(old_keys, value_set=new_keys)``: per old key, the row of ``new_keys`` holding it, or null.
     A key can only match if it lies between the batch's smallest and largest key: when few old keys do (a batch
     concentrated on a key range, against a file of ~3M keys), only those are looked up and the rows scattered
-    back (the hash probe of every key of the file was most of the matching's CPU)."""
+    back (the hash probe of every key of the file was most of the matching's CPU). ``old_range``: the key range
+    the old file's footer states; a batch range holding it holds every old key (a uniform batch): no pruning."""
     n = len(old_keys)
     if not len(new_keys) or not n:
         return pa.chunked_array([pa.nulls(n, pa.int32())])
@@ -130,6 +132,8 @@ def matched_rows(old_keys: pa.ChunkedArray, new_keys: pa.Array) -> pa.ChunkedArr
     low, high = bounds["min"], bounds["max"]
     if not low.is_valid:  # every batch key null: none matches
         return pa.chunked_array([pa.nulls(n, pa.int32())])
+    if old_range is not None and low.as_py() <= old_range[0] and old_range[1] <= high.as_py():
+        return pc.index_in(old_keys, value_set=new_keys)  # str order is the byte order of their UTF-8
     in_range = pc.fill_null(pc.and_(pc.greater_equal(old_keys, low), pc.less_equal(old_keys, high)), False)
     rows = pc.indices_nonzero(in_range)
     if len(rows) > _MAX_RANGE_SHARE * n:  # a batch spread over the file's keys: the range prunes little
@@ -559,7 +563,8 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
         old_keys = keyed.column(RECORD_KEY)
 
         if ctx.match_keys and n_old:
-            match = matched_rows(old_keys, new_keys)  # per old row: its incoming update, or null
+            # Per old row: its incoming update, or null.
+            match = matched_rows(old_keys, new_keys, _footer_range(footer))
             replaced = pc.is_valid(match)
             old_ord = [keyed.column(f).combine_chunks() for f in fields]
             if fields:

@@ -172,3 +172,15 @@ def test_key_range_is_min_max_whatever_the_old_footer_states(kept, inserted, hin
     keys = pa.chunked_array([pa.array(kept, pa.string()), pa.array(inserted, pa.string())])
     expected = None if not len(keys) else tuple(v.as_py() for v in pc.min_max(keys).values())
     assert key_range(keys, hint, pa.array(inserted, pa.string())) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(old=st.lists(st.integers(0, 400), min_size=1, max_size=100), new=st.lists(st.integers(0, 400), max_size=40),
+       hint=st.tuples(st.integers(0, 400), st.integers(0, 400)))
+def test_matched_rows_with_a_footer_range_is_index_in(old, new, hint):
+    # The footer's range decides only whether to prune; a wrong one (another writer's) changes no match.
+    old_keys = pa.chunked_array([pa.array([f"k{v:03d}" for v in old], pa.string())])
+    new_keys = pa.array([f"k{v:03d}" for v in new], pa.string())
+    expected = pc.index_in(old_keys, value_set=new_keys).to_pylist()
+    for low, high in ((min(old), max(old)), (min(hint), max(hint))):
+        assert matched_rows(old_keys, new_keys, (f"k{low:03d}", f"k{high:03d}")).to_pylist() == expected
