@@ -6,6 +6,7 @@ Runs in executors; pure pyarrow.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass
 
 import numpy as np
@@ -254,11 +255,12 @@ class SplicedBaseFile:
     inserts are cut into ``block_size`` groups), or (index, columns, sample): old group ``index`` copied but for
     the ``columns`` given (its merged rows of them), which are encoded (``sample``: rows of the group, to choose
     dictionary columns by when none were chosen yet). Keys are not read here: the caller hands :meth:`close` the
-    footer entries. Open with :meth:`of`, which says whether the old file can be copied from.
+    footer entries. Open with :meth:`of`, which says whether the old file can be copied from. ``executor``: where
+    a group's columns are encoded side by side (pyarrow's writer encodes one column at a time); None: in turn.
     """
 
     def __init__(self, storage: Storage, rel_path: str, options: BaseFileOptions, schema: pa.Schema, source,
-                 footer, template):
+                 footer, template, executor: Executor | None = None):
         self._storage, self._options, self._schema = storage, options, schema
         self._source, self._footer = source, footer
         self._file_name = schema.get_field_index(FILE_NAME)
@@ -267,10 +269,11 @@ class SplicedBaseFile:
         self._full = self._sink = None  # created by the first put: of() may find the merge does not splice
         self._writer: SplicedParquetWriter | None = None
         self._dictionary: list[str] | None = None  # chosen from the first rows encoded, as BaseFileWriter does
+        self._executor = executor
 
     @classmethod
     def of(cls, storage: Storage, rel_path: str, options: BaseFileOptions, schema: pa.Schema,
-           old_path: str) -> SplicedBaseFile | None:
+           old_path: str, executor: Executor | None = None) -> SplicedBaseFile | None:
         """The spliced writer of a merge of ``old_path`` into ``rel_path``; None when the old file's row groups
         cannot be copied: its parquet schema is not the one a write of ``schema`` has (schema evolution, a file
         another writer annotated otherwise), or it is encrypted or refers to other files. Virtual keys: the
@@ -286,7 +289,7 @@ class SplicedBaseFile:
         except BaseException:
             source.close()
             raise
-        return cls(storage, rel_path, options, schema, source, footer, template)
+        return cls(storage, rel_path, options, schema, source, footer, template, executor)
 
     @property
     def group_rows(self) -> list[int]:
@@ -322,7 +325,22 @@ class SplicedBaseFile:
         group = _rows_per_group(rows.nbytes, rows.num_rows, self._options.block_size)
         # A merged old group stays one group (a little larger or smaller than the block size after the merge).
         size = rows.num_rows if rows.num_rows <= group * 1.25 else group
-        self._writer.append(EncodedFile.of(rows, lambda _: _writer_options(self._options, self._dictionary), size))
+        halves = _column_halves(rows) if self._executor is not None else [rows]
+        self._writer.append(*self._encoded([(part, self._part_dictionary(part)) for part in halves], size))
+
+    def _part_dictionary(self, part: pa.Table) -> list[str]:
+        return [c for c in part.column_names if c in self._dictionary]
+
+    def _encoded(self, parts: list[tuple[pa.Table, list[str] | bool]], rows: int) -> list[EncodedFile]:
+        """Each (table, dictionary columns) encoded in ``rows``-row groups, side by side in the executor (the
+        first in this thread) when there is one."""
+        def encode(part: tuple[pa.Table, list[str] | bool]) -> EncodedFile:
+            return EncodedFile.of(part[0], lambda _: _writer_options(self._options, part[1]), rows)
+
+        if self._executor is None or len(parts) == 1:
+            return [encode(p) for p in parts]
+        later = [self._executor.submit(encode, p) for p in parts[1:]]
+        return [encode(parts[0])] + [f.result() for f in later]
 
     def _copy(self, index: int, columns: pa.Table | None = None) -> None:
         """Old row group ``index`` copied, its file name column encoded anew, and the top-level ``columns``
@@ -332,8 +350,7 @@ class SplicedBaseFile:
             return
         # The new name on every row: a one-entry dictionary, so the chunk is encoded without n strings.
         names = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([self._name]))
-        column = pa.table({FILE_NAME: names})
-        replaced = {self._file_name: EncodedFile.of(column, lambda _: _writer_options(self._options, True), n)}
+        parts: dict[int, tuple[pa.Table, list[str] | bool]] = {self._file_name: (pa.table({FILE_NAME: names}), True)}
         if columns is not None:
             if columns.num_rows != n:
                 raise ValueError(f"{columns.num_rows} rows for a copied row group of {n}")
@@ -342,9 +359,8 @@ class SplicedBaseFile:
                 if name == FILE_NAME:
                     continue
                 one = columns.select([name]).replace_schema_metadata(None)
-                dictionary = [name] if name in self._dictionary else False
-                replaced[leaves[name]] = EncodedFile.of(one, lambda _, d=dictionary: _writer_options(self._options, d),
-                                                        n)
+                parts[leaves[name]] = (one, [name] if name in self._dictionary else False)
+        replaced = dict(zip(parts, self._encoded(list(parts.values()), n), strict=True))
         self._writer.copy(self._source, self._footer, index, replaced)
 
     def close(self, footer: dict[bytes, bytes]) -> int:
@@ -362,6 +378,17 @@ class SplicedBaseFile:
         if self._sink is not None:
             self._sink.close()
             self._storage.fs.delete_file(self._full)
+
+
+def _column_halves(rows: pa.Table) -> list[pa.Table]:
+    """``rows``' columns in two runs (in order) of about half the bytes each, to encode side by side; one run for
+    a table of one column."""
+    sizes = np.cumsum([c.nbytes for c in rows.columns])
+    if rows.num_columns < 2 or not sizes[-1]:
+        return [rows]
+    cut = min(max(int(np.searchsorted(sizes, sizes[-1] / 2)) + 1, 1), rows.num_columns - 1)
+    names = rows.column_names
+    return [rows.select(names[:cut]), rows.select(names[cut:])]
 
 
 def _leaf_count(t: pa.DataType) -> int:

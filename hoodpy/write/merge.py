@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 
@@ -33,7 +34,7 @@ from hoodpy.arrow_rows import (
 )
 from hoodpy.config import ordering_fields
 from hoodpy.file_group.naming import base_file_name, join_partition, write_token
-from hoodpy.index.bloom_filter import BloomFilter
+from hoodpy.index.bloom_filter import FOOTER_MAX_RECORD_KEY, FOOTER_MIN_RECORD_KEY, BloomFilter
 from hoodpy.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import (
@@ -111,6 +112,37 @@ def _replaced(column: pa.Array, is_new: np.ndarray, mask: pa.Array, values: pa.A
         index = np.arange(len(column), dtype=np.int64)
         index[is_new] = len(column) + np.arange(len(values), dtype=np.int64)
         return pa.concat_arrays([column, values]).take(pa.array(index))
+
+
+# Old keys are looked up only within the batch's key range when at most this share of them lies in it.
+_MAX_RANGE_SHARE = 0.5
+
+
+def matched_rows(old_keys: pa.ChunkedArray, new_keys: pa.Array,
+                 old_range: tuple[str, str] | None = None) -> pa.ChunkedArray:
+    """``pc.index_in(old_keys, value_set=new_keys)``: per old key, the row of ``new_keys`` holding it, or null.
+    A key can only match if it lies between the batch's smallest and largest key: when few old keys do (a batch
+    concentrated on a key range, against a file of ~3M keys), only those are looked up and the rows scattered
+    back (the hash probe of every key of the file was most of the matching's CPU). ``old_range``: the key range
+    the old file's footer states; a batch range holding it holds every old key (a uniform batch): no pruning."""
+    n = len(old_keys)
+    if not len(new_keys) or not n:
+        return pa.chunked_array([pa.nulls(n, pa.int32())])
+    bounds = pc.min_max(new_keys)
+    low, high = bounds["min"], bounds["max"]
+    if not low.is_valid:  # every batch key null: none matches
+        return pa.chunked_array([pa.nulls(n, pa.int32())])
+    if old_range is not None and low.as_py() <= old_range[0] and old_range[1] <= high.as_py():
+        return pc.index_in(old_keys, value_set=new_keys)  # str order is the byte order of their UTF-8
+    in_range = pc.fill_null(pc.and_(pc.greater_equal(old_keys, low), pc.less_equal(old_keys, high)), False)
+    rows = pc.indices_nonzero(in_range)
+    if len(rows) > _MAX_RANGE_SHARE * n:  # a batch spread over the file's keys: the range prunes little
+        return pc.index_in(old_keys, value_set=new_keys)
+    found = pc.index_in(old_keys.take(rows), value_set=new_keys).combine_chunks() if len(rows) else \
+        pa.array([], pa.int32())
+    index = np.full(n, -1, dtype=np.int32)
+    index[rows.to_numpy()] = pc.fill_null(found, -1).to_numpy(zero_copy_only=False)
+    return pa.chunked_array([pa.array(index, mask=index < 0)])
 
 
 class Masks:
@@ -352,10 +384,12 @@ def _last_group_joins_inserts(target: SplicedBaseFile, inserts: int, block_size:
 
 
 def _spliced_footer(options: BaseFileOptions, old_keys: pa.ChunkedArray, keep: pa.Array | None,
-                    insert_keys: pa.ChunkedArray | pa.Array, bloom: Future) -> dict[bytes, bytes]:
+                    insert_keys: pa.ChunkedArray | pa.Array, bloom: Future,
+                    old_range: tuple[str, str] | None = None) -> dict[bytes, bytes]:
     """Hudi's footer entries of a merged file: its keys are the old ones kept (``keep``: None for all; updates
     keep their key and place), then the inserted ones. The filter is ``bloom``'s (the old file's continued)
-    or, when that gives None, one built over the keys."""
+    or, when that gives None, one built over the keys. ``old_range``: the old file's footer key range, a hint
+    (:func:`key_range`)."""
     kept = old_keys if keep is None else old_keys.filter(keep)
     inserted = insert_keys.chunks if isinstance(insert_keys, pa.ChunkedArray) else [insert_keys]
     keys = pa.chunked_array(list(kept.chunks) + list(inserted), pa.string())
@@ -363,8 +397,38 @@ def _spliced_footer(options: BaseFileOptions, old_keys: pa.ChunkedArray, keep: p
     if footer_bloom is None:
         footer_bloom = new_bloom(options)
         footer_bloom.add_all(keys)
-    bounds = pc.min_max(keys) if len(keys) else None
-    return footer_entries(footer_bloom, *((bounds["min"].as_py(), bounds["max"].as_py()) if bounds else (None, None)))
+    return footer_entries(footer_bloom, *(key_range(keys, old_range, insert_keys) or (None, None)))
+
+
+def key_range(keys: pa.ChunkedArray, old_range: tuple[str, str] | None,
+              inserted: pa.ChunkedArray | pa.Array) -> tuple[str, str] | None:
+    """The smallest and largest of ``keys`` (those of a merged file: the old file's kept, then the ``inserted``),
+    as ``pc.min_max`` finds them (byte order); None for no keys. The old file's range (its footer's) widened by
+    the inserted keys is tried first, checked against every key by comparisons (no key outside it, both ends
+    present), which cost half of min_max's string aggregation; a range the check refutes (rows deleted, a
+    footer of another writer) falls back to min_max."""
+    if not len(keys):
+        return None
+    if old_range is not None:
+        low, high = old_range
+        if len(inserted):
+            bounds = pc.min_max(inserted)
+            low, high = min(low, bounds["min"].as_py()), max(high, bounds["max"].as_py())
+        low_s, high_s = pa.scalar(low, pa.string()), pa.scalar(high, pa.string())
+        if not pc.any(pc.less(keys, low_s)).as_py() and not pc.any(pc.greater(keys, high_s)).as_py() \
+                and pc.any(pc.equal(keys, low_s)).as_py() and pc.any(pc.equal(keys, high_s)).as_py():
+            return low, high
+    bounds = pc.min_max(keys)
+    return bounds["min"].as_py(), bounds["max"].as_py()
+
+
+def _footer_range(footer: Mapping[bytes, bytes]) -> tuple[str, str] | None:
+    """The key range a file's footer states, if it states one."""
+    low, high = footer.get(FOOTER_MIN_RECORD_KEY.encode()), footer.get(FOOTER_MAX_RECORD_KEY.encode())
+    try:
+        return (low.decode(), high.decode()) if low is not None and high is not None else None
+    except UnicodeDecodeError:
+        return None
 
 
 def write_spliced(stamp: RowStamp, options: BaseFileOptions, threads: int, target: SplicedBaseFile,
@@ -385,7 +449,8 @@ def write_spliced(stamp: RowStamp, options: BaseFileOptions, threads: int, targe
     appended = executor.submit(new_rows.take, inserted)
     keep = None if not masks.deleted.any() else pa.array(~masks.deleted)
     footer = executor.submit(_spliced_footer, options, split.head.column(RECORD_KEY), keep,
-                             new_rows.column(RECORD_KEY).take(inserted), bloom)
+                             new_rows.column(RECORD_KEY).take(inserted), bloom,
+                             _footer_range(split.head.schema.metadata or {}))
     encoder = EncodeThread(target.put, depth=1, threaded=threads > 1)
     written, last = 0, None
     last_copyable = not _last_group_joins_inserts(target, len(inserted), options.block_size)
@@ -431,6 +496,14 @@ def write_spliced(stamp: RowStamp, options: BaseFileOptions, threads: int, targe
         raise
 
 
+def _close_unused(opening: Future | None) -> None:
+    """Close the old file a spliced writer opened (``opening``: its future) that writes nothing; one that failed
+    to open has nothing to close (the merge fails with its own error, or writes the file whole)."""
+    spliced = opening.result() if opening is not None and opening.exception() is None else None
+    if spliced is not None:
+        spliced.discard()
+
+
 def merge_file_group(ctx: MergeContext, incoming: pa.Table) -> pa.Table:
     """Merge one file group's incoming records; returns a one-row write-stats table."""
     with task_executor(ctx.threads) as executor:
@@ -451,79 +524,86 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
     full_schema = pa.schema(list(meta_schema) + list(ctx.data_schema))
 
     is_delete = pc.equal(incoming.column(OP), OP_DELETE)
-    upserts = incoming.filter(pc.invert(is_delete))
+    upserts = incoming.filter(pc.invert(is_delete)) if pc.any(is_delete).as_py() else incoming  # no copy
     deletes = incoming.filter(is_delete)
     delete_keys = deletes.column(RECORD_KEY).combine_chunks()
     new_keys = upserts.column(RECORD_KEY).combine_chunks()
     new_rows = add_meta_columns(align(upserts, ctx.data_schema), new_keys, partition_path, ctx.instant_time)
 
-    fields = ordering_fields(ctx.ordering_field) if ctx.match_keys else ()
-    footer: dict[bytes, bytes] = {}
-    split = None
-    streamed = _streams(ctx, existing)
-    if existing is not None and ctx.options.virtual_keys is None:
-        # The keys and ordering values first: they are matched while the other columns are read (whole, or
-        # streamed: row group by row group after). The stored file names are not read: finalize stamps the new
-        # one on every row.
-        split = SplitRead(storage.full_path(existing.path), storage.fs, (RECORD_KEY, *fields), executor,
-                          skip=(FILE_NAME,), whole=not streamed)
-        footer = split.head.schema.metadata or {}  # the file's key-value metadata: Hudi's footer entries
-        keyed = align(split.head, pa.schema([full_schema.field(f) for f in (RECORD_KEY, *fields)]))
-    elif existing is not None:  # virtual keys: the file holds none; compute them, as Hudi's readers do
-        stored = pq.read_table(storage.full_path(existing.path), filesystem=storage.fs)
-        footer = stored.schema.metadata or {}
-        old = align(stored, full_schema)
-        keyed = old = old.set_column(old.schema.get_field_index(RECORD_KEY), RECORD_KEY,
-                                     ctx.options.virtual_keys.record_keys_of(old))
-    else:
-        keyed = old = full_schema.empty_table()
-    n_old = keyed.num_rows
-    # Chunked as read: the kernels below take chunks; one array would copy every key of the file (~100 MB at SF 1).
-    old_keys = keyed.column(RECORD_KEY)
-
-    if ctx.match_keys and n_old:
-        match = pc.index_in(old_keys, value_set=new_keys)  # per old row: its incoming update, or null
-        replaced = pc.is_valid(match)
-        old_ord = [keyed.column(f).combine_chunks() for f in fields]
-        if fields:
-            # Event-time ordering: a stored record with a larger ordering value survives the update.
-            new_ord = [new_rows.column(f).combine_chunks().take(match) for f in fields]
-            stale = pc.fill_null(ordering_greater(old_ord, new_ord), False)
-            replaced = pc.and_(replaced, pc.invert(stale))
-        replaced = pc.fill_null(replaced, False)
-        deleted = pc.is_in(old_keys, value_set=delete_keys) if len(delete_keys) else \
-            pa.repeat(pa.scalar(False), n_old)
-        if fields and len(delete_keys):
-            # ... and survives a delete with a smaller ordering value (a late `_hoodie_is_deleted` event).
-            # Deletes without an ordering value (the delete operation) always apply.
-            del_match = pc.index_in(old_keys, value_set=delete_keys)
-            aligned = align(deletes, ctx.data_schema)
-            del_ord = [aligned.column(f).combine_chunks().take(del_match) for f in fields]
-            stale_delete = pc.fill_null(ordering_greater(old_ord, del_ord), False)
-            deleted = pc.and_(deleted, pc.invert(stale_delete))
-        deleted = pc.and_(deleted, pc.invert(replaced))
-        # A new key is in the file iff some old row matched it: look it up among the matched old keys (at most
-        # the batch's size) instead of hashing every key of the file once more (~8% of a merge's CPU).
-        matched_new = pc.is_in(new_keys, value_set=old_keys.filter(pc.is_valid(match)).combine_chunks())
-    else:
-        match = pa.nulls(n_old, pa.int32())
-        replaced = pa.repeat(pa.scalar(False), n_old)
-        deleted = pa.repeat(pa.scalar(False), n_old)
-        matched_new = pa.repeat(pa.scalar(False), new_rows.num_rows)
-
-    inserted = pc.indices_nonzero(pc.invert(matched_new))  # rows of new_rows appended to the file
-    bloom = executor.submit(_continued_bloom, ctx, footer, new_keys, inserted, n_old, deleted)
-    num_deletes = pc.sum(deleted).as_py() or 0
-    num_writes = n_old - num_deletes + len(inserted)
     task_partition, stage_id, attempt_id = task_ids()
     token = write_token(task_partition, stage_id, attempt_id)
     name = base_file_name(file_id, token, ctx.instant_time)
     rel_path = join_partition(partition_path, name)
+    streamed = _streams(ctx, existing)
+    # The spliced writer (the old footer parsed, ~0.1 s of Python) is set up while the keys are matched.
+    opening = executor.submit(SplicedBaseFile.of, storage, rel_path, ctx.options, full_schema, existing.path,
+                              executor if ctx.threads > 1 else None) if streamed and ctx.splice else None
+    try:
+        fields = ordering_fields(ctx.ordering_field) if ctx.match_keys else ()
+        footer: dict[bytes, bytes] = {}
+        split = None
+        if existing is not None and ctx.options.virtual_keys is None:
+            # The keys and ordering values first: they are matched while the other columns are read (whole, or
+            # streamed: row group by row group after). The stored file names are not read: finalize stamps the new
+            # one on every row.
+            split = SplitRead(storage.full_path(existing.path), storage.fs, (RECORD_KEY, *fields), executor,
+                              skip=(FILE_NAME,), whole=not streamed)
+            footer = split.head.schema.metadata or {}  # the file's key-value metadata: Hudi's footer entries
+            keyed = align(split.head, pa.schema([full_schema.field(f) for f in (RECORD_KEY, *fields)]))
+        elif existing is not None:  # virtual keys: the file holds none; compute them, as Hudi's readers do
+            stored = pq.read_table(storage.full_path(existing.path), filesystem=storage.fs)
+            footer = stored.schema.metadata or {}
+            old = align(stored, full_schema)
+            keyed = old = old.set_column(old.schema.get_field_index(RECORD_KEY), RECORD_KEY,
+                                         ctx.options.virtual_keys.record_keys_of(old))
+        else:
+            keyed = old = full_schema.empty_table()
+        n_old = keyed.num_rows
+        # Chunked as read: the kernels below take chunks; one array would copy every key of the file (~100 MB at SF 1).
+        old_keys = keyed.column(RECORD_KEY)
+
+        if ctx.match_keys and n_old:
+            # Per old row: its incoming update, or null.
+            match = matched_rows(old_keys, new_keys, _footer_range(footer))
+            replaced = pc.is_valid(match)
+            old_ord = [keyed.column(f).combine_chunks() for f in fields]
+            if fields:
+                # Event-time ordering: a stored record with a larger ordering value survives the update.
+                new_ord = [new_rows.column(f).combine_chunks().take(match) for f in fields]
+                stale = pc.fill_null(ordering_greater(old_ord, new_ord), False)
+                replaced = pc.and_(replaced, pc.invert(stale))
+            replaced = pc.fill_null(replaced, False)
+            deleted = pc.is_in(old_keys, value_set=delete_keys) if len(delete_keys) else \
+                pa.repeat(pa.scalar(False), n_old)
+            if fields and len(delete_keys):
+                # ... and survives a delete with a smaller ordering value (a late `_hoodie_is_deleted` event).
+                # Deletes without an ordering value (the delete operation) always apply.
+                del_match = pc.index_in(old_keys, value_set=delete_keys)
+                aligned = align(deletes, ctx.data_schema)
+                del_ord = [aligned.column(f).combine_chunks().take(del_match) for f in fields]
+                stale_delete = pc.fill_null(ordering_greater(old_ord, del_ord), False)
+                deleted = pc.and_(deleted, pc.invert(stale_delete))
+            deleted = pc.and_(deleted, pc.invert(replaced))
+            # A new key is in the file iff some old row matched it: look it up among the matched old keys (at most
+            # the batch's size) instead of hashing every key of the file once more (~8% of a merge's CPU).
+            matched_new = pc.is_in(new_keys, value_set=old_keys.filter(pc.is_valid(match)).combine_chunks())
+        else:
+            match = pa.nulls(n_old, pa.int32())
+            replaced = pa.repeat(pa.scalar(False), n_old)
+            deleted = pa.repeat(pa.scalar(False), n_old)
+            matched_new = pa.repeat(pa.scalar(False), new_rows.num_rows)
+
+        inserted = pc.indices_nonzero(pc.invert(matched_new))  # rows of new_rows appended to the file
+        bloom = executor.submit(_continued_bloom, ctx, footer, new_keys, inserted, n_old, deleted)
+        num_deletes = pc.sum(deleted).as_py() or 0
+        num_writes = n_old - num_deletes + len(inserted)
+    except BaseException:
+        _close_unused(opening)
+        raise
     if streamed and num_writes:
         new_rows = new_rows.cast(full_schema)
         masks = Masks(new_rows, match, replaced, deleted)
-        spliced = SplicedBaseFile.of(storage, rel_path, ctx.options, full_schema, existing.path) \
-            if ctx.splice else None
+        spliced = opening.result() if opening is not None else None
         untouched = set() if spliced is None else \
             untouched_groups(spliced, masks, len(inserted), ctx.options.block_size)
         if spliced is not None:  # untouched groups copied; touched ones copied but for their changed columns
@@ -533,6 +613,7 @@ def _merge(ctx: MergeContext, incoming: pa.Table, executor: Executor) -> pa.Tabl
             size = _write_streamed(ctx, storage, rel_path, name, task_partition, split, full_schema, new_rows, masks,
                                    inserted, bloom, executor)
     else:
+        _close_unused(opening)  # every row deleted: no file
         if split is not None:
             old = align(split.whole(), full_schema)
         rows, fresh = merged_rows(old, new_rows.cast(full_schema), match, replaced, deleted, inserted, executor)

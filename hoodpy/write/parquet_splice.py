@@ -186,18 +186,31 @@ class SplicedParquetWriter:
                 return tc.encode(element)
         raise ValueError(f"no top-level column {path} in the file's schema")
 
-    def append(self, encoded: EncodedFile) -> None:
-        """Every row group of ``encoded``, its bytes as pyarrow wrote them."""
-        if schema_elements(encoded.footer) != self._schema:  # its pages would not decode under the file's schema
-            raise ValueError("encoded row groups of another parquet schema than the file's")
-        for group in encoded.row_groups():
-            chunks = group.items(_RG_COLUMNS)
-            ranges = [_chunk_range(c) for c in chunks]
-            start = min(s for s, _ in ranges)
-            end = max(s + n for s, n in ranges)
-            at = self._pos
-            self._write(encoded.data.slice(start, end - start))
-            self._group(group, [_moved(c, at - start) for c in chunks])
+    def append(self, *parts: EncodedFile) -> None:
+        """Every row group of the encoded ``parts``, their bytes as pyarrow wrote them. Several parts: the same rows'
+        columns split in file order (encoded side by side), each group of the file taking its chunks from each
+        part's group in turn; a column's chunk is encoded alone, so the bytes are those of one encoding."""
+        if len(parts) == 1:
+            if schema_elements(parts[0].footer) != self._schema:  # its pages would not decode under the file's schema
+                raise ValueError("encoded row groups of another parquet schema than the file's")
+        elif [e for p in parts for e in schema_elements(p.footer)[1:]] != self._schema[1:]:
+            raise ValueError("encoded column parts that do not make up the file's parquet schema in order")
+        groups = [p.row_groups() for p in parts]
+        if len({len(g) for g in groups}) != 1:
+            raise ValueError("encoded column parts of different row groups")
+        for same in zip(*groups):
+            if len({g.get(_RG_NUM_ROWS) for g in same}) != 1:
+                raise ValueError("encoded column parts of different row groups")
+            columns: list[Struct] = []
+            for part, group in zip(parts, same):
+                chunks = group.items(_RG_COLUMNS)
+                ranges = [_chunk_range(c) for c in chunks]
+                start = min(s for s, _ in ranges)
+                end = max(s + n for s, n in ranges)
+                at = self._pos
+                self._write(part.data.slice(start, end - start))
+                columns.extend(_moved(c, at - start) for c in chunks)
+            self._group(same[0], columns)
 
     @property
     def num_rows(self) -> int:

@@ -4,6 +4,7 @@ Spark."""
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,7 +14,9 @@ from hoodpy.file_group.naming import base_file_name, write_token
 from hoodpy.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileOptions, write_base_file
-from hoodpy.write.merge import OP, OP_DELETE, OP_UPSERT, TARGET_FILE_ID, ExistingFile, MergeContext, merge_file_group
+from hoodpy.write.merge import (
+    OP, OP_DELETE, OP_UPSERT, TARGET_FILE_ID, ExistingFile, MergeContext, key_range, matched_rows, merge_file_group,
+)
 
 OLD, NEW = "20250101000000000", "20250202000000000"
 FILE_ID = "0b1c2d3e-0000-4000-8000-000000000000-0"
@@ -141,3 +144,43 @@ def test_merge_keeps_file_order_across_row_groups(tmp_path_factory, n_old, ops):
 
 def _any_upsert(batch: list[tuple[str, int, int]]) -> bool:
     return any(op == OP_UPSERT for _, _, op in batch)
+
+
+@settings(max_examples=120, deadline=None)
+@given(old=st.lists(st.integers(0, 400), max_size=300), new=st.lists(st.one_of(st.none(), st.integers(0, 400)),
+                                                                      max_size=40),
+       chunk=st.integers(1, 50))
+def test_matched_rows_is_index_in_whether_or_not_the_key_range_prunes(old, new, chunk):
+    # Few batch keys against many file keys: the key range prunes most file keys (the scatter path); many: not.
+    old_keys = pa.chunked_array([pa.array([f"k{v:03d}" for v in old[i:i + chunk]], pa.string())
+                                 for i in range(0, len(old), chunk)] or [pa.array([], pa.string())])
+    new_keys = pa.array([None if v is None else f"k{v:03d}" for v in new], pa.string())
+    got = matched_rows(old_keys, new_keys)
+    assert got.type == pa.int32()
+    assert got.to_pylist() == pc.index_in(old_keys, value_set=new_keys).to_pylist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(kept=st.lists(st.text("abz\u00e9\U0001f600", min_size=1, max_size=3), max_size=30),
+       inserted=st.lists(st.text("abz\u00e9\U0001f600", min_size=1, max_size=3), max_size=5),
+       hint=st.one_of(st.none(), st.tuples(st.text("abz\u00e9", max_size=3), st.text("abz\u00e9", max_size=3))),
+       true_hint=st.booleans())
+def test_key_range_is_min_max_whatever_the_old_footer_states(kept, inserted, hint, true_hint):
+    # The old footer's range is a hint: right (a file without deletes), stale (rows deleted) or another's.
+    if true_hint and kept:
+        hint = (min(kept, key=str.encode), max(kept, key=str.encode))
+    keys = pa.chunked_array([pa.array(kept, pa.string()), pa.array(inserted, pa.string())])
+    expected = None if not len(keys) else tuple(v.as_py() for v in pc.min_max(keys).values())
+    assert key_range(keys, hint, pa.array(inserted, pa.string())) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(old=st.lists(st.integers(0, 400), min_size=1, max_size=100), new=st.lists(st.integers(0, 400), max_size=40),
+       hint=st.tuples(st.integers(0, 400), st.integers(0, 400)))
+def test_matched_rows_with_a_footer_range_is_index_in(old, new, hint):
+    # The footer's range decides only whether to prune; a wrong one (another writer's) changes no match.
+    old_keys = pa.chunked_array([pa.array([f"k{v:03d}" for v in old], pa.string())])
+    new_keys = pa.array([f"k{v:03d}" for v in new], pa.string())
+    expected = pc.index_in(old_keys, value_set=new_keys).to_pylist()
+    for low, high in ((min(old), max(old)), (min(hint), max(hint))):
+        assert matched_rows(old_keys, new_keys, (f"k{low:03d}", f"k{high:03d}")).to_pylist() == expected

@@ -381,3 +381,62 @@ def test_fields_the_codec_does_not_know_are_kept():
     value = tc.Struct({1: (tc.BOOL_TRUE, True), 2: (tc.DOUBLE, 0.25), 16: (tc.STRUCT, inner),
                        17: (tc.LIST, (tc.I64, [1, -(2 ** 40)])), 300: (tc.MAP, (tc.BINARY, tc.I8, [(b"a", -1)]))})
     assert tc.decode(tc.encode(value)) == value
+
+
+@pytest.mark.parametrize("records", [
+    [("k0030", 1030, OP_UPSERT), ("z", 9, OP_UPSERT)],  # a group merged whole, the last group with an insert
+    _ts_updates(list(range(0, 200, 5)), 2),  # groups copied but for their changed columns
+], ids=["merged groups", "changed columns"])
+def test_columns_encoded_side_by_side_write_the_bytes_of_one_encoding(tmp_path, records):
+    # threads=2 encodes a merged group's columns in two runs side by side (SplicedBaseFile's executor) and
+    # a copied group's replaced columns each on their own; threads=1 encodes them in turn.
+    name = _old_file(tmp_path)
+    files = []
+    for threads in (1, 2):
+        stats, path = _merge(tmp_path, name, records, splice=True, threads=threads)
+        files.append(open(path, "rb").read())
+        (tmp_path / stats["path"]).unlink()
+    assert files[0] == files[1]
+
+
+def test_column_halves_split_by_bytes_in_order():
+    rows = pa.table({"a": pa.array([1] * 100, pa.int64()), "b": pa.array(["x" * 50] * 100),
+                     "c": pa.array([2] * 100, pa.int8())})
+    halves = base_file._column_halves(rows)
+    assert [h.column_names for h in halves] == [["a", "b"], ["c"]]
+    assert [h.column_names for h in base_file._column_halves(rows.select(["a"]))] == [["a"]]
+
+
+def test_encoded_parts_must_make_up_the_schema_in_order():
+    table = pa.table({"a": pa.array([1, 2], pa.int64()), "b": pa.array(["x", "y"])})
+    options = base_file._writer_options(OPTIONS, False)
+    template = parquet_splice.template_footer(table.schema, options)
+    parts = [parquet_splice.EncodedFile.of(table.select([c]), lambda _: options, 2) for c in ("a", "b")]
+    sink = pa.BufferOutputStream()
+    writer = parquet_splice.SplicedParquetWriter(sink, template)
+    with pytest.raises(ValueError, match="parquet schema in order"):
+        writer.append(parts[1], parts[0])
+    writer.append(*parts)
+    writer.close({})
+    assert pq.read_table(pa.BufferReader(sink.getvalue())).equals(table)
+
+
+@pytest.mark.parametrize("case", ["matching fails", "every row deleted"])
+def test_the_spliced_writer_opened_during_matching_is_closed_when_unused(tmp_path, monkeypatch, case):
+    # The spliced writer is set up (old file opened) while the keys are matched: a merge that fails there (and
+    # leaves no file) or deletes every row (written as before, whole) closes it.
+    name = _old_file(tmp_path)
+    discarded = []
+    original = base_file.SplicedBaseFile.discard
+    monkeypatch.setattr(base_file.SplicedBaseFile, "discard", lambda self: (discarded.append(1), original(self)))
+    if case == "matching fails":
+        def failing(*_):
+            raise MemoryError("no room")
+        monkeypatch.setattr(merge, "matched_rows", failing)
+        with pytest.raises(MemoryError, match="no room"):
+            _merge(tmp_path, name, [("k0030", 1030, OP_UPSERT)], splice=True)
+        assert sorted(p.name for p in (tmp_path / PARTITION).iterdir()) == [name]
+    else:
+        stats, _ = _merge(tmp_path, name, [(f"k{i:04d}", 0, OP_DELETE) for i in range(200)], splice=True)
+        assert stats["num_writes"] == 0 and stats["num_deletes"] == 200
+    assert discarded == [1]
