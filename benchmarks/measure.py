@@ -124,6 +124,7 @@ class measure:
             last = now
             self._peak = max(self._peak, tree_rss_bytes())
             self._cpu.sample()
+        self._sampler_cpu = time.thread_time()  # this thread's: counted in the driver's CPU, not the operation's
 
     def __exit__(self, *exc) -> None:
         elapsed = time.perf_counter() - self._started
@@ -133,6 +134,7 @@ class measure:
         r.seconds = elapsed
         r.peak_rss_mb = self._peak / 2**20
         r.cpu = self._cpu.totals()
+        r.extra["cpu_sampler_s"] = round(self._sampler_cpu, 2)
         if self.spark is not None:
             r.spark_jobs = len(self.spark.sparkContext.statusTracker().getJobIdsForGroup(self.group))
             self.spark.sparkContext.setJobGroup("bench-idle", "bench-idle")
