@@ -1,7 +1,8 @@
 """CPU split of snapshot reads (Q1-style aggregate) on tables benchmarks/run.py --workloads mor leaves in
 <work>/scratch (mor-read-cow, mor-read-1, mor-read-5): per read, CPU seconds of the driver's Python, the JVM
 and the Python workers (from /proc, so noise from other processes on the machine does not count), Spark jobs
-and stages, wall seconds. Reads alternate between tables (A/B/C, ...), medians reported.
+and stages, wall seconds. Reads alternate between tables (A/B/C, ...), medians reported. ``cpu_sampler_s`` is
+the measuring thread's share of ``cpu_driver_s`` (it grows with wall time, not with the read's work).
 
     python benchmarks/mor_read_profile.py --work /tmp/mr-work --reps 5
 
