@@ -177,8 +177,24 @@ def _repeated(value: str, rows: pa.Table) -> pa.ChunkedArray:
     """``value`` on every row, chunked as ``rows``: one array as long as the longest chunk, sliced per chunk
     (a file's name repeated over millions of rows is hundreds of MB of string data otherwise)."""
     lengths = [len(c) for c in rows.column(0).chunks] if rows.num_columns else [rows.num_rows]
-    whole = pa.repeat(pa.scalar(value, pa.string()), max(lengths, default=0))
+    longest = max(lengths, default=0)
+    cached = _repeated_last.get(value)
+    if cached is not None and len(cached) >= longest:
+        whole = cached
+    else:
+        whole = pa.repeat(pa.scalar(value, pa.string()), longest)
+        # A task stamps one file's name on batch after batch of rows: the array is made once per file, not
+        # per batch (fresh MBs of strings per batch cost a bulk_insert task ~0.1 s per million rows).
+        _repeated_last.clear()
+        if whole.nbytes <= _REPEATED_CACHE_BYTES:  # a batch's worth; not a whole table's hundreds of MB
+            _repeated_last[value] = whole
     return pa.chunked_array([whole.slice(0, n) for n in lengths], pa.string())
+
+
+# The last repeated value's array (one entry: the running task's current file name); immutable, so slices of
+# it are safe to hand out again.
+_repeated_last: dict[str, pa.Array] = {}
+_REPEATED_CACHE_BYTES = 32 << 20
 
 
 def write_stats_row(partition_path: str, file_id: str, path: str, *, prev_commit: str | None, num_writes: int,

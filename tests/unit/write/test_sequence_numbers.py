@@ -41,3 +41,20 @@ def test_finalize_numbers_fresh_rows_from_first():
     out = finalize(rows, pa.array([True] * 3), instant_time="001", file_name="f.parquet", task_partition=4, first=9)
     assert out.column(COMMIT_SEQNO).to_pylist() == ["001_4_9", "001_4_10", "001_4_11"]
     assert out.column("_hoodie_file_name").to_pylist() == ["f.parquet"] * 3
+
+
+def test_file_names_of_successive_batches_and_files():
+    """finalize keeps the last file name's array for the next batch: slices of it stay right when a longer
+    batch, another file's name, or a batch of other chunking comes."""
+    def rows(lengths):
+        chunks = [pa.table({name: pa.nulls(n, pa.string()) for name in
+                            ("_hoodie_commit_time", COMMIT_SEQNO, "_hoodie_record_key", "_hoodie_partition_path",
+                             "_hoodie_file_name")}) for n in lengths]
+        return pa.concat_tables(chunks)
+
+    for name, lengths in (("a.parquet", [3]), ("a.parquet", [2, 5]), ("b.parquet", [4]), ("a.parquet", [1])):
+        out = finalize(rows(lengths), pa.array([True] * sum(lengths)), instant_time="001", file_name=name,
+                       task_partition=0, first=0)
+        column = out.column("_hoodie_file_name")
+        assert column.to_pylist() == [name] * sum(lengths)
+        assert [len(c) for c in column.chunks] == lengths
