@@ -102,13 +102,57 @@ def finalize(rows: pa.Table, fresh: pa.Array, *, instant_time: str, file_name: s
     fresh_count = pc.sum(fresh).as_py() or 0
     prefix = f"{instant_time}_{task_partition}"
     if fresh_count == n:
-        positions = pc.cast(pa.array(np.arange(first, first + n, dtype=np.int64)), pa.string())
-        seqno = pc.binary_join_element_wise(prefix, positions, "_")
+        seqno = numbered(prefix, first, n)
     else:  # numbers for the fresh rows only (a merge rewrites mostly kept rows): row i gets first + i
         seqno = pa.chunked_array([_numbered(chunk, fresh.slice(offset, len(chunk)), first + offset, prefix)
                                   for chunk, offset in _chunks(rows.column(COMMIT_SEQNO))], pa.string())
     rows = rows.set_column(rows.schema.get_field_index(COMMIT_SEQNO), COMMIT_SEQNO, seqno)
     return rows.set_column(rows.schema.get_field_index(FILE_NAME), FILE_NAME, _repeated(file_name, rows))
+
+
+def numbered(prefix: str, first: int, n: int) -> pa.Array:
+    """The strings ``f"{prefix}_{first + i}"`` for ``i`` in ``range(n)`` (``first`` >= 0), written straight into
+    an Arrow string array's buffers: the numbers are consecutive, so they come in runs of one digit count, and
+    each run is a matrix of fixed-width rows filled a column at a time. A cast of the numbers to strings and a
+    join cost ~0.13 s per million rows of a bulk_insert task; this ~0.03 s.
+
+    Example:
+        >>> numbered("20240101000000000_3", 98, 3).to_pylist()
+        ['20240101000000000_3_98', '20240101000000000_3_99', '20240101000000000_3_100']
+    """
+    if first < 0:
+        raise ValueError(f"sequence numbers start at 0 or above, not {first}")
+    head = np.frombuffer(f"{prefix}_".encode(), dtype=np.uint8)
+    last = first + n - 1
+    runs = []  # (first number, count, digits) per digit count
+    start = first
+    while start <= last:
+        digits = len(str(start))
+        stop = min(last, 10 ** digits - 1)
+        runs.append((start, stop - start + 1, digits))
+        start = stop + 1
+    total = sum(count * (len(head) + digits) for _, count, digits in runs)
+    if total > np.iinfo(np.int32).max:  # beyond a string array's 32-bit offsets: Arrow's kernels chunk it
+        positions = pc.cast(pa.array(np.arange(first, first + n, dtype=np.int64)), pa.string())
+        return pc.binary_join_element_wise(prefix, positions, "_")
+    data = np.empty(total, dtype=np.uint8)
+    offsets = np.empty(n + 1, dtype=np.int32)
+    offsets[0] = 0
+    at = row = 0
+    for start, count, digits in runs:
+        width = len(head) + digits
+        block = data[at:at + count * width].reshape(count, width)
+        block[:, :len(head)] = head
+        # uint32 divides several times faster than int64; sequence numbers past 2^32 are not seen in practice.
+        rest = np.arange(start, start + count, dtype=np.uint32 if start + count <= 2**32 else np.uint64)
+        ten, zero = rest.dtype.type(10), rest.dtype.type(48)
+        for column in range(width - 1, len(head) - 1, -1):  # last digit first
+            block[:, column] = rest % ten + zero  # ASCII '0' + digit
+            rest //= ten
+        offsets[row + 1:row + count + 1] = at + width * np.arange(1, count + 1, dtype=np.int32)
+        at += count * width
+        row += count
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 def _chunks(column: pa.ChunkedArray) -> list[tuple[pa.Array, int]]:
@@ -133,8 +177,24 @@ def _repeated(value: str, rows: pa.Table) -> pa.ChunkedArray:
     """``value`` on every row, chunked as ``rows``: one array as long as the longest chunk, sliced per chunk
     (a file's name repeated over millions of rows is hundreds of MB of string data otherwise)."""
     lengths = [len(c) for c in rows.column(0).chunks] if rows.num_columns else [rows.num_rows]
-    whole = pa.repeat(pa.scalar(value, pa.string()), max(lengths, default=0))
+    longest = max(lengths, default=0)
+    cached = _repeated_last.get(value)
+    if cached is not None and len(cached) >= longest:
+        whole = cached
+    else:
+        whole = pa.repeat(pa.scalar(value, pa.string()), longest)
+        # A task stamps one file's name on batch after batch of rows: the array is made once per file, not
+        # per batch (fresh MBs of strings per batch cost a bulk_insert task ~0.1 s per million rows).
+        _repeated_last.clear()
+        if whole.nbytes <= _REPEATED_CACHE_BYTES:  # a batch's worth; not a whole table's hundreds of MB
+            _repeated_last[value] = whole
     return pa.chunked_array([whole.slice(0, n) for n in lengths], pa.string())
+
+
+# The last repeated value's array (one entry: the running task's current file name); immutable, so slices of
+# it are safe to hand out again.
+_repeated_last: dict[str, pa.Array] = {}
+_REPEATED_CACHE_BYTES = 32 << 20
 
 
 def write_stats_row(partition_path: str, file_id: str, path: str, *, prev_commit: str | None, num_writes: int,

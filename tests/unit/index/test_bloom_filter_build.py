@@ -79,3 +79,51 @@ def test_unordered_chain_is_the_chain_in_the_batchs_order():
             h = hash32(data[j], h)
             chain.append(h)
         assert ordered[:, j].tolist() == chain
+
+
+@pytest.mark.parametrize("batch", [7, 64, 1000])
+def test_keys_bound_for_a_full_row_are_not_hashed_and_the_filter_is_unchanged(batch, monkeypatch):
+    """A row with every bit set takes no more hashing: rows of 51 bits and 2 hashes fill after ~100 keys
+    each, at different keys, so batches meet no full row, one full row, and both; the footer text stays the
+    key-by-key reference's."""
+    keys = _keys(1500, seed=11)
+    want = _scalar_reference(keys, 20, 0.3, 40)
+    bloom = BloomFilter.create(20, 0.3, 40)
+    hashed = []
+    set_batch_bits = bloom._set_batch_bits
+    monkeypatch.setattr(bloom, "_set_batch_bits", lambda b, rows: (hashed.append(len(b)), set_batch_bits(b, rows)))
+    array = pa.array(keys, pa.string())
+    for start in range(0, len(keys), batch):
+        bloom.add_all(array.slice(start, batch))
+    assert bloom.serialize() == want
+    assert bloom.num_rows == 2 and bloom._full_rows == {0, 1}
+    assert sum(hashed) <= len(keys) - 500  # the keys of the batches after both rows were full: not hashed
+    assert all(bloom.might_contain_many(keys))
+
+
+def test_a_resumed_filter_with_full_rows_continues_like_a_fresh_one():
+    keys = _keys(900, seed=12)
+    whole = BloomFilter.create(20, 0.3, 40)
+    whole.add_all(pa.array(keys, pa.string()))
+    old = BloomFilter.create(20, 0.3, 40)
+    old.add_all(pa.array(keys[:600], pa.string()))
+    resumed = BloomFilter.resume(old.serialize(), 600, 20, 0.3, 40)
+    resumed.add_all(pa.array(keys[600:], pa.string()))
+    assert resumed.serialize() == whole.serialize() == _scalar_reference(keys, 20, 0.3, 40)
+
+
+def test_round_robin_bits_of_a_deserialized_filter_land_in_its_rows():
+    """A deserialized filter goes round robin at once (no bound): its rows are gathered into one matrix for the
+    one-pass bit setting, and lookups see the bits set through it."""
+    first, more = _keys(300, seed=13), _keys(200, seed=14)
+    bloom = BloomFilter.create(100, 0.01, 200)
+    bloom.add_all(first)
+    loaded = BloomFilter.deserialize(bloom.serialize())
+    loaded.add_all(pa.array(more, pa.string()))
+    reference = BloomFilter.deserialize(bloom.serialize())
+    for key in more:  # key by key, one row at a time
+        row = reference._claim_row()
+        for p in reference._positions_of(key.encode("utf-8")):
+            reference._rows[row][p] = True
+    assert loaded.serialize() == reference.serialize()
+    assert all(loaded.might_contain_many(first + more))
