@@ -29,7 +29,7 @@ from hoodpy.config.index import IndexConfig
 from hoodpy.config.properties import load_table_properties
 from hoodpy.file_group.file_group import BaseFile
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, LOCATED_DDL
-from hoodpy.index.bloom_filter import FOOTER_BLOOM_FILTER_KEY, FOOTER_MAX_RECORD_KEY, FOOTER_MIN_RECORD_KEY, BloomFilter
+from hoodpy.index.bloom_filter import FOOTER_BLOOM_FILTER_KEY, BloomFilter, footer_key_range
 from hoodpy.keygen import KeyGenerator, virtual_keys
 from hoodpy.keygen.stored import stored_record_keys
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
@@ -49,8 +49,7 @@ def _key_range(base_uri: str, rel_path: str) -> tuple[str | None, str | None]:
     storage = Storage(base_uri)
     with storage.fs.open_input_file(storage.full_path(rel_path)) as f:
         meta = pq.read_metadata(f).metadata or {}
-    lo, hi = meta.get(FOOTER_MIN_RECORD_KEY.encode()), meta.get(FOOTER_MAX_RECORD_KEY.encode())
-    return (lo.decode() if lo is not None else None, hi.decode() if hi is not None else None)
+    return footer_key_range(meta)
 
 
 def metadata_key_ranges(storage: Storage, base_files: list[BaseFile]) -> dict[str, tuple[str, str]]:

@@ -37,7 +37,7 @@ import math
 import numbers
 import operator
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -51,6 +51,12 @@ from hoodpy.meta_fields import FOOTER_BLOOM_TYPE_KEY as FOOTER_BLOOM_TYPE_KEY  #
 BLOOM_TYPE_DYNAMIC_V0 = "DYNAMIC_V0"
 FOOTER_MIN_RECORD_KEY = "hoodie_min_record_key"
 FOOTER_MAX_RECORD_KEY = "hoodie_max_record_key"
+
+
+def footer_key_range(meta: Mapping[bytes, bytes]) -> tuple[str | None, str | None]:
+    """The smallest and largest record key a base file's footer key-value metadata states (None where absent)."""
+    lo, hi = meta.get(FOOTER_MIN_RECORD_KEY.encode()), meta.get(FOOTER_MAX_RECORD_KEY.encode())
+    return (lo.decode() if lo is not None else None, hi.decode() if hi is not None else None)
 
 _VERSION = -1  # Hadoop's Filter.VERSION; negative so old non-versioned filters (nbHash first) are told apart.
 _MURMUR_HASH = 1  # Hadoop's Hash.MURMUR_HASH; the only hash Hudi writes.

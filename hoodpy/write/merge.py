@@ -34,7 +34,7 @@ from hoodpy.arrow_rows import (
 )
 from hoodpy.config import ordering_fields
 from hoodpy.file_group.naming import base_file_name, join_partition, write_token
-from hoodpy.index.bloom_filter import FOOTER_MAX_RECORD_KEY, FOOTER_MIN_RECORD_KEY, BloomFilter
+from hoodpy.index.bloom_filter import BloomFilter, footer_key_range
 from hoodpy.meta_fields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import (
@@ -424,11 +424,11 @@ def key_range(keys: pa.ChunkedArray, old_range: tuple[str, str] | None,
 
 def _footer_range(footer: Mapping[bytes, bytes]) -> tuple[str, str] | None:
     """The key range a file's footer states, if it states one."""
-    low, high = footer.get(FOOTER_MIN_RECORD_KEY.encode()), footer.get(FOOTER_MAX_RECORD_KEY.encode())
     try:
-        return (low.decode(), high.decode()) if low is not None and high is not None else None
+        low, high = footer_key_range(footer)
     except UnicodeDecodeError:
         return None
+    return (low, high) if low is not None and high is not None else None
 
 
 def write_spliced(stamp: RowStamp, options: BaseFileOptions, threads: int, target: SplicedBaseFile,
