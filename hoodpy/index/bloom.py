@@ -250,18 +250,26 @@ def _row_groups_in_range(md: pq.FileMetaData, sorted_candidates: pa.Array) -> li
     ``sorted_candidates``; every row group whose statistics are missing. A record key is a string, so a file
     of numeric keys written in numeric order spans nearly every key in its footer range, while most of its row
     groups span narrow ones."""
+    bounds = _row_group_key_bounds(md)
+    if bounds is None:
+        return list(range(md.num_row_groups))
+    keys = _Sorted(sorted_candidates)
+    return [i for i, (lo, hi) in enumerate(bounds)
+            if lo is None or hi is None or bisect.bisect_right(keys, hi) > bisect.bisect_left(keys, lo)]
+
+
+def _row_group_key_bounds(md: pq.FileMetaData) -> list[tuple[str | None, str | None]] | None:
+    """Per row group, the (min, max) of its ``_hoodie_record_key`` statistics (None where missing or not
+    comparable with keys); None for a file without row groups or without the key column."""
     rg0 = md.row_group(0) if md.num_row_groups else None
     column = next((j for j in range(rg0.num_columns) if rg0.column(j).path_in_schema == RECORD_KEY), None) \
         if rg0 is not None else None
     if column is None:
-        return list(range(md.num_row_groups))
-    keys = _Sorted(sorted_candidates)
+        return None
     out = []
     for i in range(md.num_row_groups):
         stats = md.row_group(i).column(column).statistics
-        lo, hi = (_bound(stats.min), _bound(stats.max)) if stats is not None and stats.has_min_max else (None, None)
-        if lo is None or hi is None or bisect.bisect_right(keys, hi) > bisect.bisect_left(keys, lo):
-            out.append(i)
+        out.append((_bound(stats.min), _bound(stats.max)) if stats is not None and stats.has_min_max else (None, None))
     return out
 
 
@@ -329,19 +337,12 @@ def _holds_one(pf: pq.ParquetFile, sorted_candidates: pa.Array, read: dict[int, 
     anyway, and keys it lacks sent to it unconfirmed are inserts riding along; when it does not (a batch of
     inserts, or of updates of other files, sorting into its range), its keys decide, and it may stay untouched.
     The row group's keys are kept in ``read`` (row group -> keys) for that check."""
-    md = pf.metadata
-    rg0 = md.row_group(0) if md.num_row_groups else None
-    column = next((j for j in range(rg0.num_columns) if rg0.column(j).path_in_schema == RECORD_KEY), None) \
-        if rg0 is not None else None
-    if column is None or not len(sorted_candidates):
+    bounds = _row_group_key_bounds(pf.metadata)
+    if bounds is None or not len(sorted_candidates) or any(lo is None or hi is None for lo, hi in bounds):
         return False
     in_order = _Sorted(sorted_candidates)
     best, best_span = None, (0, 0)
-    for i in range(md.num_row_groups):
-        stats = md.row_group(i).column(column).statistics
-        lo, hi = (_bound(stats.min), _bound(stats.max)) if stats is not None and stats.has_min_max else (None, None)
-        if lo is None or hi is None:
-            return False
+    for i, (lo, hi) in enumerate(bounds):
         span = (bisect.bisect_left(in_order, lo), bisect.bisect_right(in_order, hi))
         if span[1] - span[0] > best_span[1] - best_span[0]:
             best, best_span = i, span
