@@ -337,6 +337,9 @@ class Writer:
             # Nothing is looked up, so only the write job must see the batch, and its tasks check the keys they
             # write (bulk_insert_partition). Validation reads the batch once more instead of storing all of it:
             # an initial load is the largest batch a table sees (SF1 lineitem: 12 s of 43 s went to storing it).
+            if bulk_modes.checks_in_tasks(self.config.get(WriteConfig.BULK_INSERT_SORT_MODE), ordering,
+                                          self._combines(operation)):
+                return records, target  # no job before the write: its tasks refuse null keys themselves
             self._upsert_counts = rec.validate_by_partition(records, keygen, ordering)
             self._partitions = sorted(p for p in self._upsert_counts if p is not None)
             self._upsert_count = sum(self._upsert_counts.values())
@@ -895,14 +898,11 @@ class Writer:
 
     def _bulk_insert(self, records: DataFrame, merge_ctx: MergeContext, timeline: Timeline) -> list:
         rows = records.filter(F.col(OP) == OP_UPSERT)
-        counts = self._upsert_counts if self._upsert_count is not None else {
-            r[0]: r[1] for r in rows.groupBy(PARTITION_PATH).count().collect()}
-        counts = {p: n for p, n in counts.items() if p is not None and n}
-        if not counts:
-            return []
         mode = self.config.get(WriteConfig.BULK_INSERT_SORT_MODE)
         warn_unhonoured_sort_columns(self.config)
-        if mode != bulk_modes.GLOBAL_SORT:
+        if mode != bulk_modes.GLOBAL_SORT:  # needs no counts: an empty batch's tasks write nothing
+            if self._upsert_count == 0:
+                return []
             rows, task_keygen, task_partition = bulk_modes.task_columns(rows, mode, self.keygen,
                                                                         merge_ctx.data_schema)
             rows, decimals = decimal_transfer.ship(rows)
@@ -914,8 +914,14 @@ class Writer:
                 ctx = bulk_modes.RollingContext(merge_ctx, None, self._assigner.unmeasured_sizing(),
                                                 self._assigner.bloom_overhead(), task_keygen, task_partition,
                                                 decimals)
-            stats_rows = bulk_modes.write_in_place(rows, mode, self.config.get(WriteConfig.WRITE_PARALLELISM), ctx)
+            stats_rows = bulk_modes.write_in_place(rows, mode, self.config.get(WriteConfig.WRITE_PARALLELISM), ctx,
+                                                   self.keygen.record_key_fields)
             return commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
+        counts = self._upsert_counts if self._upsert_count is not None else {
+            r[0]: r[1] for r in rows.groupBy(PARTITION_PATH).count().collect()}
+        counts = {p: n for p, n in counts.items() if p is not None and n}
+        if not counts:
+            return []
         # One sample serves both the record size (when the table has not measured one) and the key bounds.
         sample = self._assigner.sample(rows, sum(counts.values()))
         sizing = self._assigner.sizing(lambda: sample, sort=True)

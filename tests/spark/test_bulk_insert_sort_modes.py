@@ -222,3 +222,31 @@ def test_keys_made_in_the_tasks_equal_the_jvms(spark, tmp_path, mode):
     assert written[mode] == written["PARTITION_SORT"]
     keys = {r[0] for r in written[mode]}
     assert {"id:7,name:__null__", "id:8,name:__empty__", "id:9,name:9"} <= keys and len(keys) == 5_000
+
+
+@pytest.mark.parametrize("mode", ["NONE", "PARTITION_SORT"])
+def test_without_ordering_field_one_job_writes_and_its_tasks_refuse_null_keys(spark, tmp_path, mode):
+    """With no ordering field to check, no Spark job reads the batch before the write (NONE: the tasks make the
+    keys; PARTITION_SORT: the JVM makes them for the sort): a null key fails the write in its task, as
+    InvalidRecordError, and the aborted instant leaves the table as it was."""
+    from hoodpy_spark_helpers import tree
+    from pyspark.sql import functions as F
+    from spark_jobs import stage_names_by_job
+
+    from hoodpy.errors import InvalidRecordError
+
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="no_ordering", record_key_fields=["id"],
+                           partition_fields=["p"], options={**SIZED, "hoodie.bulkinsert.sort.mode": mode})
+    jobs = stage_names_by_job(spark, f"bulk-one-job-{mode}", lambda: t.bulk_insert(_batch(spark)))
+    assert len(jobs) == 1, jobs
+    assert sorted(r["id"] for r in t.read().select("id").collect()) == list(range(N))
+
+    before = tree(t.base_path)
+    instants = list(t.timeline.instants)
+    bad = _batch(spark, 1000).withColumn("id", F.when(F.col("id") == 17, None).otherwise(F.col("id") + N))
+    with pytest.raises(InvalidRecordError, match="null or empty record key") as info:
+        t.bulk_insert(bad)
+    assert "fields id" in str(info.value)
+    assert tree(t.base_path) == before
+    assert list(t.timeline.instants) == instants
+    assert sorted(r["id"] for r in t.read().select("id").collect()) == list(range(N))
