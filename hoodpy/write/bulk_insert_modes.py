@@ -30,7 +30,7 @@ from hoodpy.arrow_rows import WRITE_STATS_DDL, task_ids, write_stats
 from hoodpy.file_group.naming import base_file_name, join_partition, write_token
 from hoodpy.errors import InvalidRecordError
 from hoodpy.keygen import KeyGenerator
-from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
+from hoodpy.meta_fields import COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
 from hoodpy.write.base_file import BaseFileWriter
 from hoodpy.write.bucket_assignment import SizingConfig, with_measured_record_size
@@ -182,8 +182,10 @@ def rolling_bulk_insert_partition(ctx: RollingContext, batches: Iterator[pa.Reco
         written += 1
         name = base_file_name(file_id, token, m.instant_time)
         rel_path = join_partition(partition, name)
+        # Every row of the file has the commit time, partition path and file name: written as constants.
+        constants = {COMMIT_TIME: m.instant_time, PARTITION_PATH: partition, FILE_NAME: name}
         return OpenFile((None, partition), file_id, name, rel_path, time.monotonic(),
-                         BaseFileWriter(storage, rel_path, m.options))
+                        BaseFileWriter(storage, rel_path, m.options, constants=constants))
 
     def sized(tables: Iterator[pa.Table]) -> Iterator[pa.Table]:
         """``tables``, the first ones held back until ``records_per_file`` is known."""

@@ -157,3 +157,39 @@ def test_insert_task_streams_new_file_groups_as_the_merge_task_wrote_them(tmp_pa
         got, want = pq.read_table(streamed), pq.read_table(tmp_path / "merged" / path)
         assert got.column(RECORD_KEY).to_pylist() == keys.slice(start, end - start).to_pylist()
         assert got.drop_columns([COMMIT_SEQNO]).equals(want.drop_columns([COMMIT_SEQNO]))
+
+
+def test_constant_columns_written_as_one_entry_dictionaries_give_the_same_file_bytes(tmp_path) -> None:
+    # bulk_insert's task hands the writer the commit time, partition path and file name every row holds; the
+    # file must be the one the string columns give, byte for byte (schema, encodings, statistics, row groups).
+    rows = _rows(12_000)
+    constants = {META_COLUMNS[0]: "20240101000000000", PARTITION_PATH: "city=oslo", FILE_NAME: "f1.parquet"}
+    for name, value in constants.items():
+        rows = rows.set_column(rows.schema.get_field_index(name), name, pa.array([value] * rows.num_rows))
+    storage = Storage(str(tmp_path))
+    for path, given in (("plain.parquet", None), ("constants.parquet", constants)):
+        writer = BaseFileWriter(storage, path, OPTIONS, constants=given)
+        for chunk in _chunks(rows, [1000, 37, 2500, 4096]):
+            writer.write(chunk)
+        writer.close()
+    plain, constant = (tmp_path / "plain.parquet").read_bytes(), (tmp_path / "constants.parquet").read_bytes()
+    assert pq.ParquetFile(tmp_path / "plain.parquet").metadata.num_row_groups >= 4
+    assert constant == plain
+    read = pq.read_table(tmp_path / "constants.parquet")
+    assert read.schema.field(FILE_NAME).type == pa.string()
+    assert read.column(FILE_NAME).to_pylist() == ["f1.parquet"] * rows.num_rows
+
+
+def test_virtual_keys_writer_takes_only_the_file_name_as_a_constant(tmp_path) -> None:
+    from hoodpy.keygen import SIMPLE_KEY_GENERATOR, KeyGenerator
+
+    options = replace(OPTIONS, virtual_keys=KeyGenerator(("city",), (), SIMPLE_KEY_GENERATOR))
+    rows = _rows(3000).set_column(len(META_COLUMNS) - 1, FILE_NAME, pa.array(["f2.parquet"] * 3000))
+    storage = Storage(str(tmp_path))
+    writer = BaseFileWriter(storage, "v.parquet", options,
+                            constants={META_COLUMNS[0]: "20240101000000000", FILE_NAME: "f2.parquet"})
+    writer.write(rows)
+    writer.close()
+    read = pq.read_table(tmp_path / "v.parquet")
+    assert read.column(META_COLUMNS[0]).null_count == 3000  # nulled, as Java writes virtual-key files
+    assert read.column(FILE_NAME).to_pylist() == ["f2.parquet"] * 3000
