@@ -39,6 +39,7 @@ _TIMED = [
     ("hoodpy.write.writer", "Writer._insert_buckets"),
     ("hoodpy.write.writer", "Writer._targets_on_driver"),
     ("hoodpy.write.writer", "Writer._inserts_certain"),
+    ("hoodpy.write.writer", "Writer._has_duplicate_keys"),
     ("hoodpy.write.writer", "locate_on_driver"),
     ("hoodpy.write.writer", "rollback_failed_writes"),
     ("hoodpy.write.writer", "append_context"),
