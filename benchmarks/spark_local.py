@@ -7,7 +7,8 @@ import sys
 from contextlib import contextmanager
 
 
-def spark_session(app: str, *, shuffle_partitions: int, driver_memory: str | None = None):
+def spark_session(app: str, *, shuffle_partitions: int, driver_memory: str | None = None,
+                  extra: dict[str, str] | None = None):
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
@@ -18,6 +19,8 @@ def spark_session(app: str, *, shuffle_partitions: int, driver_memory: str | Non
     builder = builder.config(map=spark_conf())  # workers run this interpreter: skip the per-task jar rescan
     if driver_memory:
         builder = builder.config("spark.driver.memory", driver_memory)
+    for key, value in (extra or {}).items():
+        builder = builder.config(key, value)
     spark = (builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
              .config("spark.sql.session.timeZone", "UTC").getOrCreate())

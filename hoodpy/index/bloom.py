@@ -225,7 +225,7 @@ class _Sorted:
         return self._keys[i].as_py()
 
 
-def _sorted_unique(keys: pa.Array) -> pa.Array:
+def sorted_unique(keys: pa.Array) -> pa.Array:
     """``keys`` sorted, each once: a sort, then each key compared with the one before it (pc.unique's hash pass
     cost 2.5x the sort of a 360k-key batch, and Python strings for binary search as much again)."""
     ordered = keys.take(pc.sort_indices(keys))
@@ -390,10 +390,28 @@ def _sole_candidates(storage: Storage, bf: BaseFile, sole: pa.Array, shared: pa.
     return pa.concat_tables([unconfirmed, _check_candidates(storage, bf, shared, virtual, metadata_filter, read)])
 
 
+def saturated_files_keys(storage: Storage, base_files: list[BaseFile]) -> dict[str, dict[int, pa.Array]]:
+    """Per file of ``base_files`` whose footer bloom filter is saturated (passes most absent keys, so
+    :func:`locate_on_driver` confirms any candidate in its key column), that column per row group, by file
+    path: read before the batch's keys are known (``prefetched``), while the job collecting them runs."""
+    out: dict[str, dict[int, pa.Array]] = {}
+    for bf in base_files:
+        with storage.fs.open_input_file(storage.full_path(bf.path)) as f:
+            pf = pq.ParquetFile(f)
+            text = (pf.metadata.metadata or {}).get(FOOTER_BLOOM_FILTER_KEY.encode())
+            if text is None or BloomFilter.deserialize(text.decode()).false_positive_rate() < _SATURATED_FPR:
+                continue
+            out[bf.path] = {i: pf.read_row_group(i, columns=[RECORD_KEY]).column(RECORD_KEY).combine_chunks()
+                            for i in range(pf.metadata.num_row_groups)}
+    return out
+
+
 def locate_on_driver(storage: Storage, keys: pa.Table, base_files: list[BaseFile], *, is_global: bool,
                      prune_by_ranges: bool = True, virtual: KeyGenerator | None = None,
                      use_metadata: bool = False, unconfirmed_max_file_size: int | None = None,
-                     ranged_only: list[BaseFile] = (), confirmed_only: frozenset = frozenset()) -> pa.Table:
+                     ranged_only: list[BaseFile] = (), confirmed_only: frozenset = frozenset(),
+                     prefetched: dict[str, dict[int, pa.Array]] | None = None,
+                     presorted: dict[str, pa.Array] | None = None) -> pa.Table:
     """:meth:`BloomIndex.locate` for a batch whose keys the driver holds (``RECORD_KEY``, ``PARTITION_PATH``).
 
     Same answer, no Spark job: footer key ranges pick each file's candidate keys by binary search over the
@@ -405,6 +423,8 @@ def locate_on_driver(storage: Storage, keys: pa.Table, base_files: list[BaseFile
     taking its inserts) is located in its file when the bloom filter passes it, unconfirmed, where the file's
     merge task can take the keys it lacks as inserts (:func:`_sole_candidates`). The driver reads no key column
     for them. Not for the (partition, file id) of ``confirmed_only`` (pending clustering takes no inserts).
+    ``prefetched``: row groups' keys read already, per file path (:func:`saturated_files_keys`). ``presorted``:
+    per partition, the batch's keys of that partition sorted, each once (:func:`sorted_unique`), when known.
     """
     empty = pa.table({RECORD_KEY: pa.array([], pa.string()), LOC_PARTITION: pa.array([], pa.string()),
                       LOC_FILE_ID: pa.array([], pa.string())})
@@ -413,14 +433,15 @@ def locate_on_driver(storage: Storage, keys: pa.Table, base_files: list[BaseFile
     trusting = unconfirmed_max_file_size is not None and not is_global
     ranged = list(base_files) + (list(ranged_only) if trusting else [])
     ranges = key_ranges(storage, ranged, use_metadata) if prune_by_ranges else [(None, None)] * len(ranged)
-    sorted_keys: dict[str | None, tuple[pa.Array, _Sorted]] = {}
+    sorted_keys: dict[str | None, tuple[pa.Array, _Sorted]] = {
+        p: (unique, _Sorted(unique)) for p, unique in (presorted or {}).items() if not is_global}
 
     def keys_of(partition: str | None) -> tuple[pa.Array, _Sorted]:
         if partition not in sorted_keys:
             column = keys.column(RECORD_KEY)
             if partition is not None:
                 column = column.filter(pc.equal(keys.column(PARTITION_PATH), partition))
-            unique = _sorted_unique(column.combine_chunks())
+            unique = sorted_unique(column.combine_chunks())
             sorted_keys[partition] = (unique, _Sorted(unique))
         return sorted_keys[partition]
 
@@ -453,8 +474,8 @@ def locate_on_driver(storage: Storage, keys: pa.Table, base_files: list[BaseFile
         return empty
     filters = metadata_filters(storage, [item[0] for item in work + sole_work], use_metadata)
     with ThreadPoolExecutor(max_workers=min(8, len(work) + len(sole_work))) as pool:
-        found = [pool.submit(_check_candidates, storage, *item, virtual, filters.get(item[0].path))
-                 for item in work]
+        found = [pool.submit(_check_candidates, storage, *item, virtual, filters.get(item[0].path),
+                             (prefetched or {}).get(item[0].path)) for item in work]
         found += [pool.submit(_sole_candidates, storage, *item, virtual, filters.get(item[0].path),
                               unconfirmed_max_file_size) for item in sole_work]
         return pa.concat_tables([empty, *(f.result() for f in found)])

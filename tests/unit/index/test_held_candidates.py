@@ -70,9 +70,9 @@ def test_held_of_keys_of_many_lengths_in_row_group_chunks(candidates, stored, cu
 def test_sorted_unique_batch_keys(keys):
     """The batch keys the driver lookup searches: sorted as Python sorts strings (code points, as UTF-8 bytes
     sort), each once."""
-    from hoodpy.index.bloom import _sorted_unique
+    from hoodpy.index.bloom import sorted_unique
 
-    assert _sorted_unique(pa.array(keys, pa.string())).to_pylist() == sorted(set(keys))
+    assert sorted_unique(pa.array(keys, pa.string())).to_pylist() == sorted(set(keys))
 
 
 def test_confirming_reuses_the_row_group_the_probe_read(tmp_path):
