@@ -102,8 +102,8 @@ def _timeline(events: list[dict], start: float, end: float, group: str) -> list[
             jobs.add(e["Job ID"])
             for s in e["Stage Infos"]:
                 stages[s["Stage ID"]] = e["Job ID"]
-            rows.append((e["Submission Time"] / 1000 - start, f"job {e['Job ID']} submitted, stages "
-                         f"{[(s['Stage ID'], s['Stage Name'].split(' at ')[0], s['Number of Tasks']) for s in e['Stage Infos']]}"))
+            named = [(s["Stage ID"], s["Stage Name"].split(" at ")[0], s["Number of Tasks"]) for s in e["Stage Infos"]]
+            rows.append((e["Submission Time"] / 1000 - start, f"job {e['Job ID']} submitted, stages {named}"))
         elif kind == "SparkListenerJobEnd" and e["Job ID"] in jobs:
             rows.append((e["Completion Time"] / 1000 - start, f"job {e['Job ID']} completed"))
         elif kind == "SparkListenerStageCompleted" and e["Stage Info"]["Stage ID"] in stages:
@@ -115,7 +115,8 @@ def _timeline(events: list[dict], start: float, end: float, group: str) -> list[
             t, m = e["Task Info"], e.get("Task Metrics") or {}
             rows.append((t["Launch Time"] / 1000 - start, f"    task {e['Stage ID']}.{t['Index']} launched"))
             rows.append((t["Finish Time"] / 1000 - start,
-                         f"    task {e['Stage ID']}.{t['Index']} finished (run {m.get('Executor Run Time', 0) / 1000:.2f}"
+                         f"    task {e['Stage ID']}.{t['Index']} finished "
+                         f"(run {m.get('Executor Run Time', 0) / 1000:.2f}"
                          f" s, cpu {m.get('Executor CPU Time', 0) / 1e9:.2f} s, deser "
                          f"{m.get('Executor Deserialize Time', 0) / 1000:.2f} s)"))
     return rows
