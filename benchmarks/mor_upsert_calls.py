@@ -78,6 +78,35 @@ def _top(profile: cProfile.Profile, n: int = 25) -> str:
     return out.getvalue()
 
 
+def upsert_inputs(spark, data: Path, sf: float, work: Path, load_options: dict[str, str]) -> tuple[Path, Path]:
+    """The concentrated upsert batch (run.py's batch_file) and the MOR table loaded with ``load_options``
+    (golden-mor-sf<SF>[-<option><value>...] under ``work``, kept between runs), made when missing."""
+    from hoodpy.table import HoodieTable
+
+    src = lineitem.generate(data, sf)
+    rows = pq.ParquetFile(src).metadata.num_rows
+    updates, inserts = int(rows * 0.05), int(rows * 0.01)
+    batch = data / f"sf{sf:g}" / f"batch-w2-conc-{updates}-{inserts}.parquet"  # run.py's batch_file name
+    if not batch.exists():
+        pq.write_table(lineitem.upsert_batch(pq.read_table(src), updates=updates, inserts=inserts,
+                                             concentrated=True), batch)
+    suffix = "".join(f"-{k.rsplit('.', 1)[-1]}{v}" for k, v in sorted(load_options.items()))
+    golden = work / f"golden-mor-sf{sf:g}{suffix}"
+    if not (golden / ".done").exists():
+        shutil.rmtree(golden, ignore_errors=True)
+        HoodieTable.create(spark, str(golden), table_name="lineitem", record_key_fields=list(lineitem.RECORD_KEY),
+                           table_type="MERGE_ON_READ").bulk_insert(spark.read.parquet(str(src)), options=load_options)
+        (golden / ".done").touch()
+    return batch, golden
+
+
+def fresh_copy(golden: Path, path: Path) -> Path:
+    """``golden`` copied to ``path`` (replacing what was there), for one run to write into."""
+    shutil.rmtree(path, ignore_errors=True)
+    shutil.copytree(golden, path, ignore=shutil.ignore_patterns(".done"))
+    return path
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sf", type=float, default=0.25)
@@ -98,30 +127,13 @@ def main() -> None:
     spark = spark_session("mor-upsert-calls", shuffle_partitions=8, driver_memory=args.driver_memory)
     if args.profile:
         spark.conf.set("spark.sql.pyspark.udf.profiler", "perf")
-    data = Path(args.data)
-    src = lineitem.generate(data, args.sf)
-    rows = pq.ParquetFile(src).metadata.num_rows
-    updates, inserts = int(rows * 0.05), int(rows * 0.01)
-    batch = data / f"sf{args.sf:g}" / f"batch-w2-conc-{updates}-{inserts}.parquet"  # run.py's batch_file name
-    if not batch.exists():
-        pq.write_table(lineitem.upsert_batch(pq.read_table(src), updates=updates, inserts=inserts,
-                                             concentrated=True), batch)
     work = Path(args.work or tempfile.mkdtemp(prefix="mor-upsert-calls-"))
-    suffix = "".join(f"-{k.rsplit('.', 1)[-1]}{v}" for k, v in sorted(args.load_options.items()))
-    golden = work / f"golden-mor-sf{args.sf:g}{suffix}"
-    if not (golden / ".done").exists():
-        shutil.rmtree(golden, ignore_errors=True)
-        HoodieTable.create(spark, str(golden), table_name="lineitem", record_key_fields=list(lineitem.RECORD_KEY),
-                           table_type="MERGE_ON_READ").bulk_insert(spark.read.parquet(str(src)),
-                                                                                  options=args.load_options)
-        (golden / ".done").touch()
+    batch, golden = upsert_inputs(spark, Path(args.data), args.sf, work, args.load_options)
     clock, tracker = CpuClock(), spark.sparkContext.statusTracker()
     reps, driver_profile = [], None
     try:
         for rep in range(args.reps + 1):  # the first warms up
-            path = work / f"rep{rep}"
-            shutil.rmtree(path, ignore_errors=True)
-            shutil.copytree(golden, path, ignore=shutil.ignore_patterns(".done"))
+            path = fresh_copy(golden, work / f"rep{rep}")
             group = f"mor-upsert-calls-{rep}"
             spark.sparkContext.setJobGroup(group, group)
             profile = cProfile.Profile() if args.profile and rep == args.reps else None

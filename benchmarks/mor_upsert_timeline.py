@@ -25,10 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import pyarrow.parquet as pq  # noqa: E402
-
-import lineitem  # noqa: E402
-from mor_upsert_calls import _options  # noqa: E402
+from mor_upsert_calls import _options, fresh_copy, upsert_inputs  # noqa: E402
 from spark_local import spark_session  # noqa: E402
 
 # (module, attribute path) of the driver functions timed; a name imported into writer.py is patched there.
@@ -143,27 +140,12 @@ def main() -> None:
     spark = spark_session("mor-upsert-timeline", shuffle_partitions=8, driver_memory=args.driver_memory,
                           extra={"spark.eventLog.enabled": "true", "spark.eventLog.dir": str(log_dir),
                                  "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false"})
-    data = Path(args.data)
-    src = lineitem.generate(data, args.sf)
-    rows = pq.ParquetFile(src).metadata.num_rows
-    updates, inserts = int(rows * 0.05), int(rows * 0.01)
-    batch = data / f"sf{args.sf:g}" / f"batch-w2-conc-{updates}-{inserts}.parquet"
-    if not batch.exists():
-        pq.write_table(lineitem.upsert_batch(pq.read_table(src), updates=updates, inserts=inserts,
-                                             concentrated=True), batch)
-    golden = work / f"golden-mor-sf{args.sf:g}"
-    if not (golden / ".done").exists():
-        shutil.rmtree(golden, ignore_errors=True)
-        HoodieTable.create(spark, str(golden), table_name="lineitem", record_key_fields=list(lineitem.RECORD_KEY),
-                           table_type="MERGE_ON_READ").bulk_insert(spark.read.parquet(str(src)))
-        (golden / ".done").touch()
+    batch, golden = upsert_inputs(spark, Path(args.data), args.sf, work, {})
     _instrument()
     spans = []
     try:
         for rep in range(args.reps + 1):  # the first warms up
-            path = work / f"rep{rep}"
-            shutil.rmtree(path, ignore_errors=True)
-            shutil.copytree(golden, path, ignore=shutil.ignore_patterns(".done"))
+            path = fresh_copy(golden, work / f"rep{rep}")
             group = f"timeline-{rep}"
             spark.sparkContext.setJobGroup(group, group)
             _events.clear()
