@@ -387,24 +387,30 @@ class Writer:
         reads its keys, see _insert_files; those whose bloom filter is saturated) are read on a driver thread
         while the Spark job collecting the batch's keys runs (its one task leaves a core free: SF 1's 3M-key
         file's column is ~0.4 CPU s of the driver's lookup, between the two jobs). Files of more than
-        _PREFETCH_MAX_BYTES in all are not: the batch may need few of them."""
+        _PREFETCH_MAX_BYTES in all are not: the batch may need few of them. The files are listed on the thread
+        too, so the job starts without waiting for the listing."""
         from hoodpy.config.index import BLOOM
 
         if not (self.merge_on_read and operation == WriteOperation.UPSERT and not self.keygen.is_partitioned
                 and self.config.get(IndexConfig.TYPE) == BLOOM and virtual_keys(self.config) is None
                 and not self.config.get(IndexConfig.BLOOM_USE_METADATA)):
             return
-        files = FileSystemView.load(self.storage, timeline).latest_base_files()
         limit = self.config.get(StorageConfig.PARQUET_SMALL_FILE_LIMIT)
-        small = [bf for bf in files if bf.size < limit] if limit > 0 else []
-        if small:
-            files = [bf for bf in files if bf is not min(small, key=lambda bf: bf.size)]
-        if files and sum(bf.size for bf in files) <= _PREFETCH_MAX_BYTES:
-            self._prefetched = pool.submit(saturated_files_keys, self.storage, files)
+
+        def prefetch() -> dict[str, dict[int, pa.Array]] | None:
+            files = FileSystemView.load(self.storage, timeline).latest_base_files()
+            small = [bf for bf in files if bf.size < limit] if limit > 0 else []
+            if small:
+                files = [bf for bf in files if bf is not min(small, key=lambda bf: bf.size)]
+            if not files or sum(bf.size for bf in files) > _PREFETCH_MAX_BYTES:
+                return None
+            return saturated_files_keys(self.storage, files)
+
+        self._prefetched = pool.submit(prefetch)
 
     def _prefetched_keys(self) -> dict[str, dict[int, pa.Array]] | None:
-        """The key columns :meth:`_prefetch_lookup_keys` read, if it did and could (a file it failed to read is
-        read by the lookup itself, which reports the error)."""
+        """The key columns :meth:`_prefetch_lookup_keys` read, if it did and could (what it failed to list or read,
+        the write lists and the lookup reads itself, reporting any error)."""
         if self._prefetched is None:
             return None
         try:
