@@ -454,11 +454,11 @@ class BloomFilter:
 
     def _set_bits(self, positions: np.ndarray, rows: np.ndarray) -> None:
         """Set bit ``positions[:, j]`` of row ``rows[j]`` for every key ``j``."""
-        # numpy indexes with intp: uint32 indices are converted element by element inside the assignment,
-        # which made it 2.5x slower than converting them first.
         first = rows[0]
         if (rows == first).all():  # every key went to one row: always so until a file's filter is full
-            self._rows[first][positions.astype(np.intp)] = True
+            # numpy indexes with intp: uint32 indices are converted element by element inside the assignment,
+            # 2.5x slower than converting them first. One flat index: ~10% faster than a 2-D one.
+            self._rows[first][positions.reshape(-1).astype(np.intp)] = True
             return
         if self._reached_max:  # round robin over rows that no longer change in number: one pass
             flat = np.add(positions, (rows * self._vector_size).astype(np.intp), dtype=np.intp)
@@ -494,7 +494,12 @@ class BloomFilter:
         # several times faster than int64.
         np.abs(hashed, out=hashed)
         unsigned = hashed.view(np.uint32)
-        return np.remainder(unsigned, np.uint32(self._vector_size), out=unsigned)
+        # u - (u // d) * d: numpy divides by a scalar with SIMD (libdivide), its remainder divides element by
+        # element, ~6x slower on Hudi's (30, 65536) batches.
+        size = np.uint32(self._vector_size)
+        quotient = np.floor_divide(unsigned, size)
+        quotient *= size
+        return np.subtract(unsigned, quotient, out=unsigned)
 
     def _hits(self, positions: np.ndarray) -> np.ndarray:
         """Per key (column of ``positions``): whether some row has all its bits set."""

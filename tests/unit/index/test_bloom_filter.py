@@ -246,13 +246,18 @@ def test_vectorised_positions_equal_scalar_positions(keys: list[str], sizing: tu
     assert positions.T.tolist() == [bloom._positions_of(data) for data in encoded]
 
 
-def test_position_of_most_negative_hash() -> None:
-    """abs(-2^31) overflows in int32; Java's Math.abs(h % size) never sees it, and neither may we."""
-    bloom = BloomFilter.create(10, 0.1)
-    hashed = np.array([[-(2**31), 2**31 - 1, -1, 0]], dtype=np.int32)
-    got = np.abs(hashed).view(np.uint32) % np.uint32(bloom.vector_size)
-    assert got.ravel().tolist() == [abs(int(h) % bloom.vector_size if h >= 0 else -(abs(int(h)) % bloom.vector_size))
-                                    for h in hashed.ravel()]
+@pytest.mark.parametrize("sizing", [(10, 0.1), (60000, 1e-9), (1, 0.5), (3, 0.5)])
+def test_position_of_extreme_hashes(sizing: tuple[int, float]) -> None:
+    """abs(-2^31) overflows in int32; Java's Math.abs(h % size) never sees it, and neither may we. The batch path
+    (a SIMD division by the vector size) agrees with Java's truncating remainder at the ends of the int range and
+    around multiples of the vector size."""
+    bloom = BloomFilter.create(*sizing)
+    size = bloom.vector_size
+    values = [-(2**31), -(2**31) + 1, 2**31 - 1, 2**31 - 2, -1, 0, 1, size - 1, size, size + 1, -size, -size - 1,
+              (2**31 - 1) // size * size, -((2**31 - 1) // size * size), (2**31 - 1) // size * size - 1]
+    hashed = np.array([values], dtype=np.int32)
+    got = bloom._bit_positions(hashed.copy())
+    assert got.ravel().tolist() == [abs(h % size if h >= 0 else -(abs(h) % size)) for h in values]
 
 
 def test_hash32_stays_in_java_int_range() -> None:
