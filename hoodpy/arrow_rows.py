@@ -146,9 +146,14 @@ def numbered(prefix: str, first: int, n: int) -> pa.Array:
         # uint32 divides several times faster than int64; sequence numbers past 2^32 are not seen in practice.
         rest = np.arange(start, start + count, dtype=np.uint32 if start + count <= 2**32 else np.uint64)
         ten, zero = rest.dtype.type(10), rest.dtype.type(48)
+        quotient = np.empty_like(rest)
         for column in range(width - 1, len(head) - 1, -1):  # last digit first
-            block[:, column] = rest % ten + zero  # ASCII '0' + digit
-            rest //= ten
+            # rest - (rest // 10) * 10: numpy divides by a scalar with SIMD, its % divides element by element.
+            np.floor_divide(rest, ten, out=quotient)
+            rest -= quotient * ten
+            rest += zero  # ASCII '0' + digit
+            block[:, column] = rest
+            rest, quotient = quotient, rest
         offsets[row + 1:row + count + 1] = at + width * np.arange(1, count + 1, dtype=np.int32)
         at += count * width
         row += count
