@@ -198,6 +198,19 @@ class MurmurBatch:
             seeds = self._hash_sorted(seeds, out[i], scratch)
         return out.view(np.int32)
 
+    def hash32_rounds(self, count: int):
+        """The rounds of :meth:`hash32_chain_unordered` one at a time: yields ``count`` ``uint32`` arrays (Java's
+        signed hash read unsigned), each valid until the next is asked for (the buffers are reused). A caller
+        that turns each round into something else (bit positions) does so while the round is still in cache,
+        rather than streaming the whole ``(count, len(self))`` matrix through memory once per step."""
+        seeds = np.zeros(self._size, dtype=np.uint32)
+        spare = np.empty(self._size, dtype=np.uint32)
+        scratch = np.empty(self._size, dtype=np.uint32)
+        for _ in range(count):
+            h = self._hash_sorted(seeds, spare, scratch)
+            yield h
+            seeds, spare = h, seeds
+
     @property
     def order(self) -> np.ndarray:
         """The given position of each key in the batch's own (block-count) order."""

@@ -81,6 +81,13 @@ def test_unordered_chain_is_the_chain_in_the_batchs_order():
         assert ordered[:, j].tolist() == chain
 
 
+def test_rounds_one_at_a_time_are_the_unordered_chain():
+    """hash32_rounds reuses its buffers: each round, copied as it is yielded, is the chain's row."""
+    batch = MurmurBatch([k.encode("utf-8") for k in _keys(300, seed=7)])
+    rounds = [h.view(np.int32).copy() for h in batch.hash32_rounds(30)]
+    assert (np.stack(rounds) == batch.hash32_chain_unordered(30)).all()
+
+
 @pytest.mark.parametrize("batch", [7, 64, 1000])
 def test_keys_bound_for_a_full_row_are_not_hashed_and_the_filter_is_unchanged(batch, monkeypatch):
     """A row with every bit set takes no more hashing: rows of 51 bits and 2 hashes fill after ~100 keys
