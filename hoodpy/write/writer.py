@@ -122,6 +122,8 @@ def _with_bucket_targets(records: DataFrame, slots: list[tuple[str, int, str, bo
 
 def _not_located(keys: pa.Table, located: pa.Table) -> pa.Table:
     """The rows of the collected batch ``keys`` whose key ``located`` lacks: upserts (new records) and deletes."""
+    if not located.num_rows:  # no file holds a batch key: no join (SF 1: 15-25 ms of CPU for 360k keys)
+        return keys.select([RECORD_KEY, PARTITION_PATH, OP])
     joined = keys.join(located, keys=[RECORD_KEY, PARTITION_PATH], right_keys=[RECORD_KEY, LOC_PARTITION],
                        join_type="left outer")
     return joined.filter(pc.is_null(joined.column(LOC_FILE_ID))).select([RECORD_KEY, PARTITION_PATH, OP])
