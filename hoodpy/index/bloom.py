@@ -390,6 +390,33 @@ def _sole_candidates(storage: Storage, bf: BaseFile, sole: pa.Array, shared: pa.
     return pa.concat_tables([unconfirmed, _check_candidates(storage, bf, shared, virtual, metadata_filter, read)])
 
 
+# A filter passing more than this share of absent keys would reject too few of a sample to prove an insert.
+_PROVES_ABSENT_MAX_FPR = 0.999
+# The most keys probed to prove one absent (spread over the batch): ~15 ms of hashing.
+_PROVES_ABSENT_SAMPLE = 16384
+
+
+def lacks_one(storage: Storage, bf: BaseFile, keys: pa.Array) -> bool:
+    """Whether the footer bloom filter of ``bf`` shows that the file lacks one of ``keys`` (a filter has no false
+    negatives: a key it rejects is surely absent). Up to _PROVES_ABSENT_SAMPLE keys are probed, spread over
+    ``keys``; False when none is rejected, the file has no filter, or the filter passes nearly every key. Costs
+    a footer and a sample's hashes (0.02 CPU s), where reading the file's key column to find out cost 0.26 (SF
+    0.25: 713k keys), and a saturated filter still rejects a seventh of absent keys there."""
+    keys = keys.filter(pc.greater(pc.binary_length(keys), 0))  # the filter takes no empty (nor null) key
+    if not len(keys):
+        return False
+    with storage.fs.open_input_file(storage.full_path(bf.path)) as f:
+        text = (pq.ParquetFile(f).metadata.metadata or {}).get(FOOTER_BLOOM_FILTER_KEY.encode())
+    if text is None:
+        return False
+    bloom = BloomFilter.deserialize(text.decode())
+    if bloom.false_positive_rate() > _PROVES_ABSENT_MAX_FPR:
+        return False
+    if len(keys) > _PROVES_ABSENT_SAMPLE:
+        keys = keys.take(pa.array(np.linspace(0, len(keys) - 1, _PROVES_ABSENT_SAMPLE).astype(np.int64)))
+    return not all(bloom.might_contain_many(keys))
+
+
 def saturated_files_keys(storage: Storage, base_files: list[BaseFile]) -> dict[str, dict[int, pa.Array]]:
     """Per file of ``base_files`` whose footer bloom filter is saturated (passes most absent keys, so
     :func:`locate_on_driver` confirms any candidate in its key column), that column per row group, by file

@@ -1,8 +1,9 @@
 """A merge-on-read upsert under the BLOOM index with small-file handling on (the default): the small file taking
 a partition's inserts is merged into a new base file by its task, which reads its keys anyway, so the driver does
 not look its keys up when every insert of the partition goes there and the partition surely has inserts (a key
-outside the file's key range not found elsewhere). Otherwise it looks the file up, so that a partition without
-inserts has no small file and its updates go to logs, as Java's SparkUpsertDeltaCommitPartitioner routes them.
+outside the file's key range, or one its bloom filter rejects, not found elsewhere). Otherwise it looks the file
+up, so that a partition without inserts has no small file and its updates go to logs, as Java's
+SparkUpsertDeltaCommitPartitioner routes them.
 hudi-rs reads every table as hoodpy does."""
 
 from __future__ import annotations
@@ -111,13 +112,32 @@ def test_without_inserts_the_small_file_takes_a_log(spark, table_path, monkeypat
 
 
 def test_inserts_inside_the_small_files_range_are_confirmed(spark, table_path, monkeypatch):
-    """A new key inside the small file's key range could be one of its rows: the small file is looked up; the
-    key is an insert, so the file still takes the partition's inserts and is merged with its update."""
+    """A new key inside the small file's key range that its bloom filter does not rule out (a saturated filter
+    passes most keys) could be one of its rows: the small file is looked up; the key is an insert, so the file
+    still takes the partition's inserts and is merged with its update."""
+    table, small, large = _table(spark, table_path)
+    calls = _looked_up(monkeypatch)
+    probed = []
+    monkeypatch.setattr(writer_module, "lacks_one", lambda storage, bf, keys: probed.append(bf.file_id) or False)
+    changes = [("b05", "a", 2, "u"), ("b05x", "a", 2, "n")]
+    stats = table.upsert(spark.createDataFrame(changes, DDL).coalesce(1)).metadata.write_stats
+    assert probed == [small]
+    assert calls == [{large}, {small}]
+    assert len(stats) == 1 and stats[0].file_id == small and not stats[0].is_log_write
+    assert (stats[0].num_inserts, stats[0].num_update_writes) == (1, 1)
+    assert _values(table) == _expected(changes)
+    assert hudi_rs.df_rows(table.read()) == hudi_rs.snapshot(table_path)
+
+
+def test_inserts_the_bloom_filter_rules_out_need_no_lookup(spark, table_path, monkeypatch):
+    """A new key inside the small file's key range that the file's bloom filter rejects is surely an insert (a
+    filter has no false negatives): the small file is not looked up, and is merged with its update and the
+    insert as when the key lies outside its range."""
     table, small, large = _table(spark, table_path)
     calls = _looked_up(monkeypatch)
     changes = [("b05", "a", 2, "u"), ("b05x", "a", 2, "n")]
     stats = table.upsert(spark.createDataFrame(changes, DDL).coalesce(1)).metadata.write_stats
-    assert calls == [{large}, {small}]
+    assert calls == [{large}]
     assert len(stats) == 1 and stats[0].file_id == small and not stats[0].is_log_write
     assert (stats[0].num_inserts, stats[0].num_update_writes) == (1, 1)
     assert _values(table) == _expected(changes)
