@@ -82,7 +82,9 @@ def read_file_slices(spark: SparkSession, storage: Storage, slices: Sequence[Fil
     if plain:
         parts.append(read_parquet_files(spark, storage, plain, schema, written=written,
                                         file_name_column=file_name_column))
-    return reduce(DataFrame.unionByName, reversed(parts))
+    # The merge parts first: a union's tasks start in order, and a merge task (a Python worker's) is the
+    # stage's longest; started last, it ran alone on one core while the other idled.
+    return reduce(DataFrame.unionByName, parts)
 
 
 _FILE = "_hoodpy_base_file"  # the anti-join's columns: a row's base file name, its position (or file and position)
