@@ -25,7 +25,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import mor_upsert_timeline as tl  # noqa: E402
 from mor_upsert_calls import fresh_copy, upsert_inputs  # noqa: E402
-from spark_local import spark_session  # noqa: E402
 
 
 def _cpu() -> float:
@@ -57,12 +56,7 @@ def main() -> None:
     from hoodpy.table import HoodieTable
 
     work = Path(args.work or tempfile.mkdtemp(prefix="mor-inserts-certain-ab-"))
-    log_dir = work / "events-ab"
-    shutil.rmtree(log_dir, ignore_errors=True)
-    log_dir.mkdir(parents=True)
-    spark = spark_session("mor-inserts-certain-ab", shuffle_partitions=8, driver_memory=args.driver_memory,
-                          extra={"spark.eventLog.enabled": "true", "spark.eventLog.dir": str(log_dir),
-                                 "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false"})
+    spark, log_dir = tl.event_log_session("mor-inserts-certain-ab", work / "events-ab", args.driver_memory)
     batch, golden = upsert_inputs(spark, Path(args.data), args.sf, work, {})
     tl._instrument()
     real = writer_module.lacks_one

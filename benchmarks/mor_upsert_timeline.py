@@ -119,6 +119,16 @@ def _timeline(events: list[dict], start: float, end: float, group: str) -> list[
     return rows
 
 
+def event_log_session(app: str, log_dir: Path, driver_memory: str):
+    """A local Spark session writing its event log, uncompressed and unrolled, to ``log_dir`` (emptied first)."""
+    shutil.rmtree(log_dir, ignore_errors=True)
+    log_dir.mkdir(parents=True)
+    spark = spark_session(app, shuffle_partitions=8, driver_memory=driver_memory,
+                          extra={"spark.eventLog.enabled": "true", "spark.eventLog.dir": str(log_dir),
+                                 "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false"})
+    return spark, log_dir
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sf", type=float, default=1)
@@ -134,12 +144,7 @@ def main() -> None:
     from hoodpy.table import HoodieTable
 
     work = Path(args.work or tempfile.mkdtemp(prefix="mor-upsert-timeline-"))
-    log_dir = work / "events"
-    shutil.rmtree(log_dir, ignore_errors=True)
-    log_dir.mkdir(parents=True)
-    spark = spark_session("mor-upsert-timeline", shuffle_partitions=8, driver_memory=args.driver_memory,
-                          extra={"spark.eventLog.enabled": "true", "spark.eventLog.dir": str(log_dir),
-                                 "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false"})
+    spark, log_dir = event_log_session("mor-upsert-timeline", work / "events", args.driver_memory)
     batch, golden = upsert_inputs(spark, Path(args.data), args.sf, work, {})
     _instrument()
     spans = []
