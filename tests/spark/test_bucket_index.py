@@ -91,11 +91,13 @@ def test_upserts_and_deletes_land_in_their_buckets(spark, table_path):
     assert _layout(t) == layout2
 
 
-def test_upsert_combines_repeated_keys_in_the_merge_tasks(spark, table_path):
+@pytest.mark.parametrize("partition_fields", [["p"], []])
+def test_upsert_combines_repeated_keys_in_the_merge_tasks(spark, table_path, partition_fields):
     """A batch naming a key several times is combined where the key's bucket is merged (no shuffle of the batch):
     the largest ordering value wins, a tie goes to the later record, a later delete removes the key, and a key
-    upserted after its delete stays, in existing and in new buckets alike."""
-    t = _create(spark, table_path)
+    upserted after its delete stays, in existing and in new buckets alike. Unpartitioned, the batch is shuffled
+    by bucket before it is stored: the batch order of ties is the one before that shuffle."""
+    t = _create(spark, table_path, partition_fields=partition_fields)
     t.upsert(spark.createDataFrame([(str(i), "a", 1, f"v{i}", False) for i in range(8)], DDL))
     batch = [("1", "a", 5, "late-wins", False), ("1", "a", 3, "older", False),  # larger ts wins
              ("2", "a", 4, "first", False), ("2", "a", 4, "tie-last", False),  # tie: the later record
@@ -181,6 +183,31 @@ def test_composite_key_and_hash_field_subset(spark, table_path):
     t.upsert(spark.createDataFrame([(0, "Alice", 2), (40, "Alice", 2)], "id int, name string, ts long"))
     assert _layout(t, spec) == layout
     assert len(t.read().collect()) == 19
+
+
+def test_unpartitioned_writes_that_combine_by_a_shuffle_keep_one_group_per_bucket(spark, table_path):
+    """Unpartitioned, the batch is shuffled by bucket before it is stored, so each bucket's merge task reads its
+    stored partition; a delete and an insert with combine.before.insert combine by a shuffle of their own first,
+    and their buckets must still each reach one task: one file group per bucket, every row where it belongs."""
+    t = _create(spark, table_path, partition_fields=[])
+    first = [(f"k{i:02}", "a", 1, f"v{i}", False) for i in range(40)]
+    t.upsert(spark.createDataFrame(first, DDL).repartition(3))
+    layout = _layout(t)
+    assert len(layout) == 4
+    dups = [(f"k{i:02}", "a", 2, f"d{i}", False) for i in range(40, 60)] * 2
+    coalesce = "spark.sql.adaptive.coalescePartitions.enabled"
+    spark.conf.set(coalesce, "false")  # the combine's output in several partitions, as a large batch's is
+    try:
+        t.insert(spark.createDataFrame(dups, DDL).repartition(3), options={"hoodie.combine.before.insert": "true"})
+        assert _layout(t) == layout
+        deletes = [(f"k{i:02}", "a", 3, "", True) for i in range(0, 40, 4)]
+        t.delete(spark.createDataFrame(deletes, DDL).repartition(3))
+        assert _layout(t) == layout
+    finally:
+        spark.conf.unset(coalesce)
+    expected = {(f"k{i:02}", "a", 1, f"v{i}") for i in range(40) if i % 4}
+    expected |= {(f"k{i:02}", "a", 2, f"d{i}") for i in range(40, 60)}
+    assert _data(t) == sorted(expected)
 
 
 @pytest.mark.parametrize("options, message", [
