@@ -89,6 +89,9 @@ _PREFETCH_MAX_BYTES = 256 << 20
 _BUCKET_TARGETS_DDL = "g_partition string, g_bucket int, g_file_id string, g_exists boolean, g_bin int"
 # Up to this many partitions in a BUCKET write, each record's slot comes from literal arrays, not a join.
 _LITERAL_SLOT_PARTITIONS = 16
+# Up to this many buckets, an unpartitioned batch is shuffled by bucket before it is stored (Writer._binned_by_bucket):
+# every bucket then has a merge task, so more would run an empty task per bucket a small batch does not touch.
+_BINNED_MAX_BUCKETS = 16
 
 
 def _with_bucket_targets(records: DataFrame, slots: list[tuple[str, int, str, bool, int]], num_buckets: int,
@@ -367,8 +370,7 @@ class Writer:
         # 360k-row batch) and is never silently recomputed: a lost block fails the write instead.
         if self._bucket_layout is not None and not self._global_lookup(operation):
             records = records.withColumn(_BUCKET_ID, bucket_id_column(F.col(RECORD_KEY), self._bucket_layout))
-            if not keygen.is_partitioned and (self._combines_in_merge_tasks(operation)
-                                              or not self._combines(operation)):  # a combine shuffles again
+            if self._bins_by_bucket(operation):
                 records = self._binned_by_bucket(records, operation)
         # An insert reads the stored batch only to count, sample and write it: keep it on disk, not in the JVM's
         # heap (the default level, memory and disk, holds a whole load's rows there).
@@ -387,6 +389,15 @@ class Writer:
         if operation == WriteOperation.BULK_INSERT:
             self._require_empty_buckets(timeline)  # bucketed bulk_insert (the unbucketed one returned above)
         return rec.drop_working_columns(records), target
+
+    def _bins_by_bucket(self, operation: WriteOperation) -> bool:
+        """Whether :meth:`_binned_by_bucket` applies: an unpartitioned table of few buckets, no more than a set
+        write parallelism, and no combine by a shuffle of its own after the batch is stored (which would undo it)."""
+        parallelism = self.config.get(WriteConfig.WRITE_PARALLELISM)
+        num_buckets = self._bucket_layout.num_buckets
+        return (not self.keygen.is_partitioned and num_buckets <= _BINNED_MAX_BUCKETS
+                and not 0 < parallelism < num_buckets
+                and (self._combines_in_merge_tasks(operation) or not self._combines(operation)))
 
     def _binned_by_bucket(self, records: DataFrame, operation: WriteOperation) -> DataFrame:
         """``records`` of an unpartitioned table, each bucket's in its own Spark partition (bucket b in partition b),
