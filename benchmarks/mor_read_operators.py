@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from run import q1_aggregate  # noqa: E402
-from spark_local import spark_session  # noqa: E402
+from mor_upsert_timeline import event_log_session  # noqa: E402
 
 
 def _metric(value: int, kind: str) -> str:
@@ -90,10 +90,8 @@ def main() -> None:
     p.add_argument("--tables", default="mor-read-cow,mor-read-1")
     p.add_argument("--driver-memory", default="3g")
     args = p.parse_args()
-    logs = Path(tempfile.mkdtemp(prefix="mor-read-operators-"))
-    spark = spark_session("mor-read-operators", shuffle_partitions=8, driver_memory=args.driver_memory,
-                          extra={"spark.eventLog.enabled": "true", "spark.eventLog.dir": str(logs),
-                                 "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false"})
+    spark, logs = event_log_session("mor-read-operators", Path(tempfile.mkdtemp(prefix="mor-read-operators-")),
+                                    args.driver_memory)
     from hoodpy.table import HoodieTable
 
     names = args.tables.split(",")

@@ -478,10 +478,12 @@ class BloomFilter:
     @staticmethod
     def _bit_positions_into(hashed: np.ndarray, work: np.ndarray, quotient: np.ndarray,
                             size: np.uint32) -> np.ndarray:
-        """:meth:`_bit_positions` of ``hashed`` (``int32``, left as it is) in ``work`` (``int32``, returned
-        viewed as ``uint32``), ``quotient`` a ``uint32`` work array."""
+        """:meth:`_bit_positions` of ``hashed`` (``int32``) in ``work`` (``int32``, ``hashed`` itself to compute in
+        place; returned viewed as ``uint32``), ``quotient`` a ``uint32`` work array of the same shape."""
         np.abs(hashed, out=work)
         unsigned = work.view(np.uint32)
+        # u - (u // d) * d: numpy divides by a scalar with SIMD (libdivide), its remainder divides element by
+        # element, ~6x slower on Hudi's (30, 65536) batches.
         np.floor_divide(unsigned, size, out=quotient)
         quotient *= size
         return np.subtract(unsigned, quotient, out=unsigned)
@@ -526,14 +528,8 @@ class BloomFilter:
         # Java's Math.abs(h % vectorSize) with a truncating %, which equals abs(h) % vectorSize. abs in int32
         # wraps -2^31 to itself, which read as uint32 is 2^31, the true absolute value; uint32 division is
         # several times faster than int64.
-        np.abs(hashed, out=hashed)
-        unsigned = hashed.view(np.uint32)
-        # u - (u // d) * d: numpy divides by a scalar with SIMD (libdivide), its remainder divides element by
-        # element, ~6x slower on Hudi's (30, 65536) batches.
-        size = np.uint32(self._vector_size)
-        quotient = np.floor_divide(unsigned, size)
-        quotient *= size
-        return np.subtract(unsigned, quotient, out=unsigned)
+        return self._bit_positions_into(hashed, hashed, np.empty(hashed.shape, dtype=np.uint32),
+                                        np.uint32(self._vector_size))
 
     def _hits(self, positions: np.ndarray) -> np.ndarray:
         """Per key (column of ``positions``): whether some row has all its bits set."""
