@@ -29,7 +29,7 @@ from hoodpy.config.index import IndexConfig
 from hoodpy.config.properties import load_table_properties
 from hoodpy.file_group.file_group import BaseFile
 from hoodpy.index.base import LOC_FILE_ID, LOC_PARTITION, LOCATED_DDL
-from hoodpy.index.bloom_filter import FOOTER_BLOOM_FILTER_KEY, BloomFilter, footer_key_range
+from hoodpy.index.bloom_filter import FOOTER_BLOOM_FILTER_KEY, BloomFilter, footer_bloom_filter, footer_key_range
 from hoodpy.keygen import KeyGenerator, virtual_keys
 from hoodpy.keygen.stored import stored_record_keys
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
@@ -119,8 +119,8 @@ def _check_file(base_uri: str, virtual: KeyGenerator | None, shipped: Broadcast 
         if len(keys):
             with storage.fs.open_input_file(storage.full_path(path)) as f:
                 pf = pq.ParquetFile(f)
-                text = None if path in filters else (pf.metadata.metadata or {}).get(FOOTER_BLOOM_FILTER_KEY.encode())
-                if text is not None and rules_out(BloomFilter.deserialize(text.decode()), keys):
+                bloom = None if path in filters else footer_bloom_filter(pf.metadata.metadata)
+                if bloom is not None and rules_out(bloom, keys):
                     keys = keys.slice(0, 0)
                 if len(keys):
                     keys = keys.take(pc.sort_indices(keys))
@@ -367,9 +367,8 @@ def _sole_candidates(storage: Storage, bf: BaseFile, sole: pa.Array, shared: pa.
     with storage.fs.open_input_file(storage.full_path(bf.path)) as f:
         pf = pq.ParquetFile(f)
         md = pf.metadata
-        text = metadata_filter if metadata_filter is not None else \
-            (md.metadata or {}).get(FOOTER_BLOOM_FILTER_KEY.encode())
-        bloom = BloomFilter.deserialize(text.decode()) if text is not None else None
+        bloom = BloomFilter.deserialize(metadata_filter.decode()) if metadata_filter is not None else \
+            footer_bloom_filter(md.metadata)
         fpr = bloom.false_positive_rate() if bloom is not None else 1.0
         strays = fpr * len(sole)  # the keys expected to pass though the file lacks them: inserts into it
         fits = strays * bf.size / max(1, md.num_rows) <= max_file_size - bf.size
@@ -406,11 +405,8 @@ def lacks_one(storage: Storage, bf: BaseFile, keys: pa.Array) -> bool:
     if not len(keys):
         return False
     with storage.fs.open_input_file(storage.full_path(bf.path)) as f:
-        text = (pq.ParquetFile(f).metadata.metadata or {}).get(FOOTER_BLOOM_FILTER_KEY.encode())
-    if text is None:
-        return False
-    bloom = BloomFilter.deserialize(text.decode())
-    if bloom.false_positive_rate() > _PROVES_ABSENT_MAX_FPR:
+        bloom = footer_bloom_filter(pq.ParquetFile(f).metadata.metadata)
+    if bloom is None or bloom.false_positive_rate() > _PROVES_ABSENT_MAX_FPR:
         return False
     if len(keys) > _PROVES_ABSENT_SAMPLE:
         keys = keys.take(pa.array(np.linspace(0, len(keys) - 1, _PROVES_ABSENT_SAMPLE).astype(np.int64)))
@@ -425,8 +421,8 @@ def saturated_files_keys(storage: Storage, base_files: list[BaseFile]) -> dict[s
     for bf in base_files:
         with storage.fs.open_input_file(storage.full_path(bf.path)) as f:
             pf = pq.ParquetFile(f)
-            text = (pf.metadata.metadata or {}).get(FOOTER_BLOOM_FILTER_KEY.encode())
-            if text is None or BloomFilter.deserialize(text.decode()).false_positive_rate() < _SATURATED_FPR:
+            bloom = footer_bloom_filter(pf.metadata.metadata)
+            if bloom is None or bloom.false_positive_rate() < _SATURATED_FPR:
                 continue
             out[bf.path] = {i: pf.read_row_group(i, columns=[RECORD_KEY]).column(RECORD_KEY).combine_chunks()
                             for i in range(pf.metadata.num_row_groups)}

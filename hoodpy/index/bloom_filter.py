@@ -58,6 +58,12 @@ def footer_key_range(meta: Mapping[bytes, bytes]) -> tuple[str | None, str | Non
     lo, hi = meta.get(FOOTER_MIN_RECORD_KEY.encode()), meta.get(FOOTER_MAX_RECORD_KEY.encode())
     return (lo.decode() if lo is not None else None, hi.decode() if hi is not None else None)
 
+
+def footer_bloom_filter(meta: Mapping[bytes, bytes] | None) -> BloomFilter | None:
+    """The bloom filter a base file's footer key-value metadata holds (None when it has none)."""
+    text = (meta or {}).get(FOOTER_BLOOM_FILTER_KEY.encode())
+    return BloomFilter.deserialize(text.decode()) if text is not None else None
+
 _VERSION = -1  # Hadoop's Filter.VERSION; negative so old non-versioned filters (nbHash first) are told apart.
 _MURMUR_HASH = 1  # Hadoop's Hash.MURMUR_HASH; the only hash Hudi writes.
 _INT32_MAX = 2**31 - 1
