@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import reduce
 
 import pandas as pd
@@ -36,6 +37,8 @@ from hoodpy.write.task_combine import BATCH_SEQ as _BATCH_SEQ
 # In front of a generated key that still lacks its instant time, in an upsert that also carries stored keys (see
 # keyed_records): no key Hudi generates or hoodpy reads from a table starts with it.
 _NEW_KEY_MARK = "\x00"
+# In front of the message of a record a Spark stage refused (checked_in_stage), to find it in Spark's error.
+_REFUSAL = "hoodpy refused a record: "
 # Columns keyed_records adds in front of the data columns.
 WORKING_COLUMNS = (RECORD_KEY, PARTITION_PATH, OP, INVALID_KEY)
 
@@ -265,6 +268,28 @@ def _reject_invalid(records: DataFrame, keygen: KeyGenerator, ordering_field: st
         raise InvalidRecordError(
             f"{bad_ordering} record(s) have a null ordering (precombine) field {ordering_field!r}"
             + (" (every field of the list must be set)" if "," in ordering_field else ""))
+
+
+def checked_in_stage(value: Column, keygen: KeyGenerator, ordering_field: str | None) -> Column:
+    """``value``, computed only for records :func:`validate` accepts: a record with a null or empty key, or an upsert
+    with a null ordering value, fails the Spark task that computes ``value`` (raise_error). Spark's error names
+    the refusal (:func:`refused_in_stage`). The checks of :func:`validate` without a job of their own, for a
+    column that a write's first stage computes for every record."""
+    fields = ", ".join(keygen.record_key_fields or (RECORD_KEY,))
+    checked = F.when(F.col(INVALID_KEY), F.raise_error(
+        F.lit(f"{_REFUSAL}a record has a null or empty record key (fields {fields})")))
+    if ordering_field is not None:
+        several = " (every field of the list must be set)" if "," in ordering_field else ""
+        checked = checked.when((F.col(OP) == OP_UPSERT) & _null_ordering(ordering_field), F.raise_error(
+            F.concat(F.lit(f"{_REFUSAL}a record has a null ordering (precombine) field {ordering_field!r}{several}"
+                           " (record key "), F.col(RECORD_KEY), F.lit(")"))))
+    return checked.otherwise(value)
+
+
+def refused_in_stage(error: BaseException) -> InvalidRecordError | None:
+    """The InvalidRecordError of a record :func:`checked_in_stage` refused, if Spark's ``error`` reports one."""
+    found = re.search(re.escape(_REFUSAL) + r"(.*?)(?: SQLSTATE: \w+)?(?:\n|$)", str(error))
+    return None if found is None else InvalidRecordError(found.group(1).strip())
 
 
 def collect_keys(records: DataFrame, keygen: KeyGenerator, ordering_field: str | None,

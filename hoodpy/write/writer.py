@@ -45,7 +45,7 @@ from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, serialize
 from hoodpy.timeline.compaction_plan import pending_compaction_file_groups
-from hoodpy.timeline.instant import Instant, new_instant_time
+from hoodpy.timeline.instant import Action, Instant, new_instant_time
 from hoodpy.timeline.metadata import CommitMetadata
 from hoodpy.timeline.timeline import Timeline, instant_temp_dir
 from hoodpy.transaction.conflict import pending_clustering_file_groups
@@ -100,7 +100,8 @@ def _with_bucket_targets(records: DataFrame, slots: list[tuple[str, int, str, bo
     (partition, bucket, file id, exists, bin label), looked up in literal arrays indexed by the slot's position
     (partition ordinal * buckets + bucket id), when the slots span at most _LITERAL_SLOT_PARTITIONS partitions:
     no table of slots for Spark to broadcast (a Spark job) and join. None when they span more (or name a null
-    partition): the caller joins. The records' slots are those the validation counted, so every one is there."""
+    partition): the caller joins. The records' slots are those the validation counted (or, not counted, every
+    bucket of the table's one partition), so every one is there."""
     partitions = sorted({p for p, *_ in slots if p is not None})
     if len(partitions) > _LITERAL_SLOT_PARTITIONS or any(p is None for p, *_ in slots):
         return None
@@ -237,7 +238,8 @@ class Writer:
         self._unique_keys = False
         self._upsert_count: int | None = None  # upsert records in the batch, while combining has not changed it
         self._bucket_layout: BucketSpec | None = None  # the bucket layout when the index is BUCKET
-        self._bucket_counts: dict[tuple[str, int], int] = {}  # records per (partition, bucket) of the batch
+        # Records per (partition, bucket) of the batch; None when not counted (Writer._checks_in_binning)
+        self._bucket_counts: dict[tuple[str, int], int] | None = {}
         self._bucket_binned = False  # the stored batch has each bucket's records in its own Spark partition
         self._upsert_counts: dict[str | None, int] = {}  # the same per partition path (bulk_insert)
         self._assigner: BucketAssigner | None = None  # one per write attempt, made once the instant is open
@@ -298,8 +300,11 @@ class Writer:
                     metadata = self._run(records, operation, timeline, inflight, target_schema)
                     transaction.commit(inflight, metadata,
                                        lambda: commit_step.commit(self.storage, inflight, metadata, self.config))
-                except BaseException:
+                except BaseException as e:
                     commit_step.abort(self.storage, inflight)
+                    refused = rec.refused_in_stage(e)  # a record the merge job's first stage refused
+                    if refused is not None:
+                        raise refused from e
                     raise
         finally:
             self._prefetched = None  # the prefetched keys go with the write
@@ -369,7 +374,17 @@ class Writer:
         # checkpoint stores the rows as they are (persist() builds compressed column batches: 3x slower for a
         # 360k-row batch) and is never silently recomputed: a lost block fails the write instead.
         if self._bucket_layout is not None and not self._global_lookup(operation):
-            records = records.withColumn(_BUCKET_ID, bucket_id_column(F.col(RECORD_KEY), self._bucket_layout))
+            bucket = bucket_id_column(F.col(RECORD_KEY), self._bucket_layout)
+            if self._bins_by_bucket(operation) and self._checks_in_binning(operation, timeline):
+                # Only the merge job reads the batch, once: nothing to store. Its first stage, which bins the
+                # batch by bucket, computes every record's bucket and refuses a bad record there, before any merge
+                # task starts (a refusal in a merge task could race the abort with another task's file).
+                bucket = rec.checked_in_stage(bucket, keygen, ordering)
+                records = self._binned_by_bucket(rec.drop_working_columns(records.withColumn(_BUCKET_ID, bucket)),
+                                                 operation)
+                self._partitions = [""]
+                return records, target
+            records = records.withColumn(_BUCKET_ID, bucket)
             if self._bins_by_bucket(operation):
                 records = self._binned_by_bucket(records, operation)
         # An insert reads the stored batch only to count, sample and write it: keep it on disk, not in the JVM's
@@ -409,6 +424,21 @@ class Writer:
         labels = partition_labels(self._bucket_layout.num_buckets)
         self._bucket_binned = True
         return records.repartition(len(labels), F.array(*[F.lit(x) for x in labels])[F.col(_BUCKET_ID)])
+
+    def _checks_in_binning(self, operation: WriteOperation, timeline: Timeline) -> bool:
+        """Whether the stage that bins the batch by bucket checks it (:func:`records.checked_in_stage`), so that no
+        Spark job validates and counts it first and the batch is not stored (SF 1, 2 buckets: two jobs and a
+        local checkpoint): an upsert of a binned unpartitioned batch (:meth:`_bins_by_bucket`) into a table
+        whose buckets all hold a file group, where each bucket's file group, not a count of its records, is all
+        :meth:`_assign_to_buckets` needs. Not with generated keys, nor while a replacecommit is pending (a
+        clustering's update check reads the batch too). Other writes validate first."""
+        if operation != WriteOperation.UPSERT or self.keygen.auto_keys or timeline.pending([Action.REPLACECOMMIT]):
+            return False
+        slices = FileSystemView.load(self.storage, timeline, partitions=[""]).latest_file_slices([""])
+        if len(bucket_file_groups(slices, self._bucket_layout)) != self._bucket_layout.num_buckets:
+            return False
+        self._bucket_counts = None  # not counted: every bucket of the table's one partition is a target
+        return True
 
     def _prefetch_lookup_keys(self, operation: WriteOperation, timeline: Timeline, pool: ThreadPoolExecutor) -> None:
         """A merge-on-read upsert of an unpartitioned table looked up on the driver: the key columns of the base
@@ -669,7 +699,8 @@ class Writer:
                            timeline: Timeline) -> DataFrame:
         """Each record's target under the BUCKET index: the file group of its (partition, bucket), or a new one
         named by the bucket (HoodieSimpleBucketIndex + SparkBucketIndexPartitioner). The bucket id was computed
-        in the executors before validation, which counted the records per (partition, bucket); the file
+        in the executors before validation, which counted the records per (partition, bucket) (or, when the
+        binning stage checks the batch, :meth:`_checks_in_binning`, did not: every bucket is a target); the file
         group of each comes from the file names the driver listed: no key is collected and none looked up.
         Overwrites always start new file groups, as Hudi's do. Each file group gets its own merge task, the
         largest first (:meth:`_place_file_groups`); unpartitioned, its bucket's stored partition
@@ -677,15 +708,18 @@ class Writer:
         latest = view.latest_base_files(self._partitions)
         existing = bucket_file_groups(view.latest_file_slices(self._partitions), self._bucket_layout)
         reuse = not operation.is_overwrite
+        counts = self._bucket_counts
+        if counts is None:  # not counted (_checks_in_binning): every bucket of the one partition is a target
+            counts = {("", b): 0 for b in range(self._bucket_layout.num_buckets)}
         targets = {}
-        for slot in self._bucket_counts:
+        for slot in counts:
             file_id = existing.get(slot) if reuse else None
             targets[slot] = (file_id or new_bucket_file_id(slot[1]), file_id is not None)
         if self.merge_on_read and operation in (WriteOperation.UPSERT, WriteOperation.INSERT):
             # The bucket index indexes log files: a new bucket starts as a log file, as in Hudi.
             self._new_log_groups = {(p, f) for (p, _), (f, exists) in targets.items() if not exists}
         num_bins, label_of = self._place_file_groups(
-            {(p, targets[(p, b)][0]): n for (p, b), n in self._bucket_counts.items()}, latest)
+            {(p, targets[(p, b)][0]): n for (p, b), n in counts.items()}, latest)
         bucketed = records
         if operation.is_overwrite or operation == WriteOperation.BULK_INSERT:
             bucketed = bucketed.filter(F.col(OP) == OP_UPSERT)
