@@ -383,6 +383,7 @@ class Writer:
                 records = self._binned_by_bucket(rec.drop_working_columns(records.withColumn(_BUCKET_ID, bucket)),
                                                  operation)
                 self._partitions = [""]
+                self._bucket_counts = None  # not counted: every bucket of the table's one partition is a target
                 return records, target
             records = records.withColumn(_BUCKET_ID, bucket)
             if self._bins_by_bucket(operation):
@@ -435,10 +436,7 @@ class Writer:
         if operation != WriteOperation.UPSERT or self.keygen.auto_keys or timeline.pending([Action.REPLACECOMMIT]):
             return False
         slices = FileSystemView.load(self.storage, timeline, partitions=[""]).latest_file_slices([""])
-        if len(bucket_file_groups(slices, self._bucket_layout)) != self._bucket_layout.num_buckets:
-            return False
-        self._bucket_counts = None  # not counted: every bucket of the table's one partition is a target
-        return True
+        return len(bucket_file_groups(slices, self._bucket_layout)) == self._bucket_layout.num_buckets
 
     def _prefetch_lookup_keys(self, operation: WriteOperation, timeline: Timeline, pool: ThreadPoolExecutor) -> None:
         """A merge-on-read upsert of an unpartitioned table looked up on the driver: the key columns of the base
