@@ -261,13 +261,20 @@ def _reject_invalid(records: DataFrame, keygen: KeyGenerator, ordering_field: st
         fields = keygen.record_key_fields or (RECORD_KEY,)
         examples = [r.asDict() for r in records.filter(F.col(INVALID_KEY))
                     .select(*[c for c in fields if c in records.columns]).limit(3).collect()]
-        raise InvalidRecordError(
-            f"{bad_keys} record(s) have a null or empty record key "
-            f"(fields {', '.join(fields)})", examples=examples)
+        raise InvalidRecordError(f"{bad_keys} record(s) have {_null_key_problem(keygen)}", examples=examples)
     if bad_ordering:
-        raise InvalidRecordError(
-            f"{bad_ordering} record(s) have a null ordering (precombine) field {ordering_field!r}"
-            + (" (every field of the list must be set)" if "," in ordering_field else ""))
+        raise InvalidRecordError(f"{bad_ordering} record(s) have {_null_ordering_problem(ordering_field)}")
+
+
+def _null_key_problem(keygen: KeyGenerator) -> str:
+    """What a record with a null or empty key lacks, as the refusals name it."""
+    return f"a null or empty record key (fields {', '.join(keygen.record_key_fields or (RECORD_KEY,))})"
+
+
+def _null_ordering_problem(ordering_field: str) -> str:
+    """What an upsert without an ordering value lacks, as the refusals name it."""
+    several = " (every field of the list must be set)" if "," in ordering_field else ""
+    return f"a null ordering (precombine) field {ordering_field!r}{several}"
 
 
 def checked_in_stage(value: Column, keygen: KeyGenerator, ordering_field: str | None) -> Column:
@@ -275,14 +282,11 @@ def checked_in_stage(value: Column, keygen: KeyGenerator, ordering_field: str | 
     with a null ordering value, fails the Spark task that computes ``value`` (raise_error). Spark's error names
     the refusal (:func:`refused_in_stage`). The checks of :func:`validate` without a job of their own, for a
     column that a write's first stage computes for every record."""
-    fields = ", ".join(keygen.record_key_fields or (RECORD_KEY,))
-    checked = F.when(F.col(INVALID_KEY), F.raise_error(
-        F.lit(f"{_REFUSAL}a record has a null or empty record key (fields {fields})")))
+    checked = F.when(F.col(INVALID_KEY), F.raise_error(F.lit(f"{_REFUSAL}a record has {_null_key_problem(keygen)}")))
     if ordering_field is not None:
-        several = " (every field of the list must be set)" if "," in ordering_field else ""
         checked = checked.when((F.col(OP) == OP_UPSERT) & _null_ordering(ordering_field), F.raise_error(
-            F.concat(F.lit(f"{_REFUSAL}a record has a null ordering (precombine) field {ordering_field!r}{several}"
-                           " (record key "), F.col(RECORD_KEY), F.lit(")"))))
+            F.concat(F.lit(f"{_REFUSAL}a record has {_null_ordering_problem(ordering_field)} (record key "),
+                     F.col(RECORD_KEY), F.lit(")"))))
     return checked.otherwise(value)
 
 
