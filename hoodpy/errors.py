@@ -124,6 +124,16 @@ class InvalidRecordError(HoodieError):
         super().__init__(reason + tail)
 
 
+class WriteAbortedError(HoodieError):
+    """A task closed a file after its write was aborted or rolled back (another task failed, or a writer
+    rolled back the instant): the file is deleted, since no commit will name it."""
+
+    def __init__(self, path: str):
+        self.path = path
+        super().__init__(f"The write of {path} was aborted or rolled back while the task wrote it; the file is "
+                         "deleted")
+
+
 class WriteConflictError(HoodieError):
     def __init__(self, instant_time: str, conflicting_instant: str, file_ids: Iterable[str]):
         self.instant_time = instant_time

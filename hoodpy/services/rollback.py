@@ -22,14 +22,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hoodpy.config.concurrency import EAGER, LAZY
+from hoodpy.config.properties import load_table_properties
 from hoodpy.errors import RollbackError
 from hoodpy.file_group.fs_view import list_base_files
-from hoodpy.file_group.markers import marked_log_files
+from hoodpy.file_group.markers import marked_files, marked_log_files, marker_folders
 from hoodpy.metadata_table.writer import complete_instant
 from hoodpy.services.table_service import Options, ServiceContext, TableService, instant_time_of_plan
 from hoodpy.storage import Storage
 from hoodpy.timeline import transitions
 from hoodpy.timeline.avro_models import AvroModel, deserialize, serialize
+from hoodpy.timeline.archived import ARCHIVE_FOLDER
+from hoodpy.timeline.history import history_folder
 from hoodpy.timeline.instant import Action, Instant, State, new_instant_time, plan_instant_time
 from hoodpy.timeline.timeline import Timeline, instant_temp_dir
 from hoodpy.transaction.conflict import pending_clustering_file_groups
@@ -219,7 +222,37 @@ def rollback_failed_writes(transaction: WriteTransaction, timeline: Timeline) ->
                     transaction.policy == LAZY and is_expired(transaction.storage, instant.timestamp,
                                                               transaction.heartbeat_ms, transaction.misses)):
                 rollbacks.execute(rollbacks.schedule(target=instant))
-        return Timeline.load(transaction.storage)
+        folders = marker_folders(transaction.storage)  # before the timeline: see remove_abandoned_files
+        timeline = Timeline.load(transaction.storage)
+        remove_abandoned_files(transaction.storage, folders, timeline)
+        return timeline
+
+
+def remove_abandoned_files(storage: Storage, folders: Iterable[str], timeline: Timeline) -> int:
+    """Delete the files named by marker ``folders`` (instant times, listed before ``timeline`` was loaded) of
+    instants the timeline holds in no state, and those folders: files a task of a failed job marked after the
+    write was aborted (:func:`hoodpy.write.commit.abort`), invisible to readers. A write's instant exists
+    before its first marker, so a write started since the listing is in the timeline. When instants were
+    archived, only folders newer than the active timeline's first instant are taken (an older one may be a
+    completed write's that a crash kept). Returns the files deleted."""
+    known = {i.timestamp for i in timeline.instants}
+    abandoned = [t for t in folders if t not in known]
+    if abandoned and _has_archive(storage):
+        earliest = timeline.earliest_instant_time()
+        abandoned = [t for t in abandoned if earliest is not None and t > earliest]
+    removed = 0
+    for instant_time in abandoned:
+        removed += sum(storage.delete(rel) for rel in marked_files(storage, instant_time))
+        storage.delete_dir(instant_temp_dir(instant_time))
+    return removed
+
+
+def _has_archive(storage: Storage) -> bool:
+    """Whether completed instants were archived (layout 1's archive or layout 2's history holds a file)."""
+    if storage.list_files(ARCHIVE_FOLDER):
+        return True
+    return bool(storage.list_files(history_folder(load_table_properties(storage))))
+
 
 def read_rollback_metadata(storage: Storage, instant: Instant) -> dict:
     completed = transitions.completed_file(storage, instant)

@@ -18,6 +18,8 @@ from hoodpy.arrow_rows import null_columns
 from hoodpy.config import HoodieConfig
 from hoodpy.config.index import IndexConfig
 from hoodpy.config.storage import StorageConfig
+from hoodpy.errors import WriteAbortedError
+from hoodpy.file_group.markers import base_file_marker, still_wanted
 from hoodpy.index.bloom_filter import (
     BLOOM_TYPE_DYNAMIC_V0,
     FOOTER_BLOOM_FILTER_KEY,
@@ -117,7 +119,7 @@ def write_base_file(storage: Storage, rel_path: str, table: pa.Table, options: B
     full = _create_parent(storage, rel_path)
     with storage.fs.open_output_stream(full) as sink:
         encode_parquet(sink, table, options, footer)
-    return storage.fs.get_file_info(full).size
+    return _closed_size(storage, rel_path)
 
 
 def _without_keys(table: pa.Table) -> pa.Table:
@@ -126,9 +128,22 @@ def _without_keys(table: pa.Table) -> pa.Table:
 
 
 def _create_parent(storage: Storage, rel_path: str) -> str:
+    """The full path of a new base file, marked (:mod:`~hoodpy.file_group.markers`) and its folder made."""
+    marker = base_file_marker(rel_path)
+    if marker is not None:
+        storage.write_bytes(marker, b"")
     full = storage.full_path(rel_path)
     storage.fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
     return full
+
+
+def _closed_size(storage: Storage, rel_path: str) -> int:
+    """The size of the base file just closed at ``rel_path``; the file is deleted, and the task fails, when its
+    write was aborted or rolled back meanwhile (its marker is gone: no commit will name the file)."""
+    if not still_wanted(storage, base_file_marker(rel_path)):
+        storage.delete(rel_path)
+        raise WriteAbortedError(rel_path)
+    return storage.fs.get_file_info(storage.full_path(rel_path)).size
 
 
 def encode_parquet(sink, table: pa.Table, options: BaseFileOptions, footer: dict[bytes, bytes]) -> None:
@@ -177,6 +192,7 @@ class BaseFileWriter:
                            if options.virtual_keys is None or c == FILE_NAME}
         self._constant_bytes = sum(len(v.encode()) for v in self._constants.values())  # per row, as strings
         self._storage = storage
+        self._rel_path = rel_path
         self._full = _create_parent(storage, rel_path)
         self._options = options
         self._sink = storage.fs.open_output_stream(self._full)
@@ -244,7 +260,7 @@ class BaseFileWriter:
             self._writer.add_key_value_metadata(footer_entries(bloom, self._min, self._max))
         self._writer.close()
         self._sink.close()
-        return self._storage.fs.get_file_info(self._full).size
+        return _closed_size(self._storage, self._rel_path)
 
     def discard(self) -> None:
         """Drop the unfinished file (a failed task)."""
@@ -402,7 +418,7 @@ class SplicedBaseFile:
         self._writer.close(footer)
         self._sink.close()
         self._source.close()
-        return self._storage.fs.get_file_info(self._full).size
+        return _closed_size(self._storage, self._rel_path)
 
     def discard(self) -> None:
         """Drop the unfinished file (a failed task), or close the old file when nothing was written."""

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 from hoodpy.config import HoodieConfig
 from hoodpy.file_group.fs_view import list_base_files
-from hoodpy.file_group.markers import marked_log_files
+from hoodpy.file_group.markers import marked_files, marked_log_files
 from hoodpy.file_group.naming import PARTITION_METAFILE, join_partition
 from hoodpy.metadata_table.writer import complete_instant
 from hoodpy.storage import Storage
@@ -101,13 +101,18 @@ def commit_extra_metadata(options: Mapping[str, object] | None, prefix: str) -> 
 
 def abort(storage: Storage, instant: Instant) -> int:
     """Remove every base file and log file the instant wrote and its pending instant files; the table is as
-    before."""
+    before.
+
+    The markers go first: a task of the failed job may still be writing, and one that closes its file after
+    that deletes it (:func:`~hoodpy.file_group.markers.still_wanted`); one that closed it before is seen by
+    the listing that follows. One that marks a file after this is found by the next write
+    (:func:`~hoodpy.services.rollback.remove_abandoned_files`)."""
+    marked = marked_files(storage, instant.timestamp)
+    storage.delete_dir(instant_temp_dir(instant.timestamp))
     removed = 0
     for bf in list_base_files(storage):
         if bf.instant_time == instant.timestamp:
-            storage.delete(bf.path)
-            removed += 1
-    removed += sum(storage.delete(rel) for rel in marked_log_files(storage, instant.timestamp))
-    storage.delete_dir(instant_temp_dir(instant.timestamp))
+            removed += storage.delete(bf.path)
+    removed += sum(storage.delete(rel) for rel in marked)
     transitions.delete_pending(storage, instant)
     return removed

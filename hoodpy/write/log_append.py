@@ -38,9 +38,10 @@ from hoodpy.arrow_rows import add_meta_columns, align, finalize, null_columns, t
 from hoodpy.config import HoodieConfig, ordering_fields
 from hoodpy.config.storage import StorageConfig
 from hoodpy.config.table import TableConfig
+from hoodpy.errors import WriteAbortedError
 from hoodpy.file_group import log_writer
 from hoodpy.file_group.fs_view import FileSystemView
-from hoodpy.file_group.markers import create_marker
+from hoodpy.file_group.markers import create_marker, marker_path, still_wanted
 from hoodpy.file_group.naming import LogFileName, join_partition, write_token
 from hoodpy.file_group.ordering_wrappers import delete_orderings
 from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
@@ -226,6 +227,7 @@ def append_file_group(ctx: AppendContext, partition_path: str, file_id: str, tar
             files.append(_delete_block(ctx, deletes), deletes=deletes.num_rows)
     finally:
         files.close()
+    files.confirm()
     elapsed_ms = int((time.monotonic() - started) * 1000)
     return write_stats([{**write_stats_row(partition_path, file_id, f.path, prev_commit=target.base_instant,
                                            num_writes=f.writes, num_inserts=f.inserts, file_size=f.size,
@@ -329,3 +331,13 @@ class _LogFiles:
         if self._sink is not None:
             self._sink.close()
             self._sink = None
+
+    def confirm(self) -> None:
+        """Fail, deleting the closed files, when the write was aborted or rolled back meanwhile (the markers
+        are gone: no commit will name the files)."""
+        for w in self.written:
+            name = w.path.rsplit("/", 1)[-1]
+            if not still_wanted(self._storage, marker_path(self._instant, self._partition, name)):
+                for gone in self.written:
+                    self._storage.delete(gone.path)
+                raise WriteAbortedError(w.path)
