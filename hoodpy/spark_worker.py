@@ -21,7 +21,7 @@ lazily, in the worker, and forked workers allocate from both pools normally (tes
 
 And it turns transparent huge pages off for Arrow's default memory pool (``MIMALLOC_ALLOW_THP=0``, unless the
 environment sets it): mimalloc reserves its arenas advised ``MADV_HUGEPAGE``, so the first time a worker's
-task touches a gigabyte (compacting a 80 MB file slice) the kernel zeroes ~1,600 2 MB pages, 2-4 s of
+task touches a gigabyte (compacting an 80 MB file slice) it faults in ~1,600 2 MB pages, 1.5-5 s of
 system CPU that a reused worker mostly does not pay again (benchmarks/cold_worker.py). With 4 KB pages the
 first task costs what a warm one does.
 """

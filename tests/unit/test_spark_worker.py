@@ -138,3 +138,10 @@ print(os.waitstatus_to_exitcode(status))
                          env={**environ, "PYTHONPATH": repo, "MIMALLOC_VERBOSE": "1"})
     assert out.stdout == "0\n", out.stderr
     assert "option 'allow_thp': 0" in out.stderr
+
+
+def test_the_daemon_module_loads_no_pyarrow_before_it_sets_the_allocator_env(tmp_path):
+    # ``python -m hoodpy.spark_worker`` imports hoodpy first: were libarrow loaded then, mimalloc would have read
+    # its options before set_allocator_env ran.
+    out = _run("import sys, hoodpy.spark_worker; print('pyarrow' in sys.modules)", tmp_path)
+    assert out.stdout == "False\n"
