@@ -18,6 +18,12 @@ idle for a minute) does not pay ~0.4 CPU s of imports (pandas, pyarrow.compute, 
 Fork safety: the only thread these imports add is jemalloc's background purger (pyarrow's default pool is
 mimalloc; numpy's OpenBLAS thread is there under PySpark's own daemon too); Arrow's thread pool starts
 lazily, in the worker, and forked workers allocate from both pools normally (tests/unit/test_spark_worker.py).
+
+And it turns transparent huge pages off for Arrow's default memory pool (``MIMALLOC_ALLOW_THP=0``, unless the
+environment sets it): mimalloc reserves its arenas advised ``MADV_HUGEPAGE``, so the first time a worker's
+task touches a gigabyte (compacting an 80 MB file slice) it faults in ~1,600 2 MB pages, 1.5-5 s of
+system CPU that a reused worker mostly does not pay again (benchmarks/cold_worker.py). With 4 KB pages the
+first task costs what a warm one does.
 """
 
 from __future__ import annotations
@@ -34,6 +40,9 @@ PRELOAD_ENV = "HOODPY_WORKER_PRELOAD"
 # pandas (pyarrow and PySpark's Arrow path import it lazily), pyarrow's compute / parquet / dataset modules
 # (pq.read_table imports the last), fastavro, and hoodpy's task modules, all of which hoodpy.table reaches.
 DEFAULT_PRELOAD = ("pandas", "pyarrow.compute", "pyarrow.parquet", "pyarrow.dataset", "fastavro", "hoodpy.table")
+# mimalloc (Arrow's default pool) reads its options from the environment when libarrow loads: set before the
+# preload imports pyarrow, forked workers inherit it.
+ARROW_ALLOCATOR_ENV = {"MIMALLOC_ALLOW_THP": "0"}
 
 
 def spark_conf(preload: str | None = None) -> dict[str, str]:
@@ -79,6 +88,14 @@ def preload(modules: tuple[str, ...]) -> list[str]:
     return loaded
 
 
+def set_allocator_env(environ=os.environ) -> dict[str, str]:
+    """Set ``ARROW_ALLOCATOR_ENV``'s variables the environment does not set already (a user's
+    ``spark.executorEnv.MIMALLOC_ALLOW_THP=1`` wins); returns those set. No effect on a pyarrow already loaded."""
+    added = {k: v for k, v in ARROW_ALLOCATOR_ENV.items() if k not in environ}
+    environ.update(added)
+    return added
+
+
 def _is_archive(entry: str) -> bool:
     return entry.endswith((".jar", ".zip")) and not entry.endswith(f"python{sys.version_info[0]}{sys.version_info[1]}.zip")
 
@@ -115,6 +132,7 @@ def _spec_outside(name: str, archives: list[str]) -> bool:
 
 
 if __name__ == "__main__":
+    set_allocator_env()
     drop_archives_from_path()
     preload(preload_list(os.environ.get(PRELOAD_ENV)))
     from pyspark import daemon

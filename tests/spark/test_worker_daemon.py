@@ -58,6 +58,22 @@ def test_daemon_preloads_hoodpys_task_modules_and_none_turns_it_off(spark):
         assert _modules_at_fork(spark) == [(False, False)] * 2
 
 
+def _allow_thp(spark) -> list[str | None]:
+    def _seen(_):  # nested: ships by value
+        import os
+
+        yield os.environ.get("MIMALLOC_ALLOW_THP")
+
+    return spark.sparkContext.parallelize(range(2), 2).mapPartitions(_seen).collect()
+
+
+def test_daemon_turns_arrows_huge_pages_off_unless_the_worker_environment_sets_them(spark):
+    with _fresh_daemon(spark):
+        assert _allow_thp(spark) == ["0", "0"]
+    with _fresh_daemon(spark, MIMALLOC_ALLOW_THP="1"):
+        assert _allow_thp(spark) == ["1", "1"]
+
+
 def test_daemon_with_a_module_that_fails_to_import_still_runs_tasks(spark):
     with _fresh_daemon(spark, **{PRELOAD_ENV: "hoodpy_no_such_module,pyarrow.compute"}):
         assert spark.range(0, 10, 1, 2).selectExpr("sum(id) AS s").collect()[0].s == 45

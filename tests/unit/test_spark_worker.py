@@ -10,11 +10,13 @@ import zipfile
 from pathlib import Path
 
 from hoodpy.spark_worker import (
+    ARROW_ALLOCATOR_ENV,
     DAEMON_MODULE_CONF,
     DEFAULT_PRELOAD,
     PRELOAD_ENV,
     drop_archives_from_path,
     preload_list,
+    set_allocator_env,
     spark_conf,
 )
 
@@ -104,3 +106,42 @@ _, status = os.waitpid(pid, 0)
 print(os.waitstatus_to_exitcode(status))
 """
     assert _run(code, tmp_path).stdout == "0\n"
+
+
+def test_allocator_env_is_set_unless_the_environment_sets_it():
+    environ = {"PATH": "/bin"}
+    assert set_allocator_env(environ) == ARROW_ALLOCATOR_ENV == {"MIMALLOC_ALLOW_THP": "0"}
+    assert environ == {"PATH": "/bin", "MIMALLOC_ALLOW_THP": "0"}
+    user = {"MIMALLOC_ALLOW_THP": "1"}  # e.g. spark.executorEnv.MIMALLOC_ALLOW_THP=1
+    assert set_allocator_env(user) == {} and user == {"MIMALLOC_ALLOW_THP": "1"}
+
+
+def test_arrow_pool_of_a_daemon_set_up_process_and_its_forked_child_uses_no_huge_pages(tmp_path):
+    # mimalloc reads its options when libarrow loads (in the daemon, at the preload) and prints them when
+    # verbose: the forked worker's allocations come from an arena that is not advised MADV_HUGEPAGE.
+    code = """
+import os
+from hoodpy.spark_worker import preload, set_allocator_env
+set_allocator_env()
+preload(("pyarrow",))
+import pyarrow as pa
+pid = os.fork()
+if pid == 0:
+    a = pa.allocate_buffer(64 << 20)  # a fresh arena's worth
+    os._exit(0 if a.size == 64 << 20 and pa.default_memory_pool().backend_name == "mimalloc" else 3)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("MIMALLOC_")}
+    repo = str(Path(__file__).resolve().parents[2])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, check=True,
+                         env={**environ, "PYTHONPATH": repo, "MIMALLOC_VERBOSE": "1"})
+    assert out.stdout == "0\n", out.stderr
+    assert "option 'allow_thp': 0" in out.stderr
+
+
+def test_the_daemon_module_loads_no_pyarrow_before_it_sets_the_allocator_env(tmp_path):
+    # ``python -m hoodpy.spark_worker`` imports hoodpy first: were libarrow loaded then, mimalloc would have read
+    # its options before set_allocator_env ran.
+    out = _run("import sys, hoodpy.spark_worker; print('pyarrow' in sys.modules)", tmp_path)
+    assert out.stdout == "False\n"
