@@ -18,8 +18,8 @@ imports what the task needs (pandas, pyarrow.compute, hoodpy ...) and unpickles 
 
 Modes (``--modes``): ``none`` (no preload; huge pages off as in ``default``), ``default`` (hoodpy's daemon as
 shipped), ``thp`` (the default preload with mimalloc's transparent huge pages left on, ``MIMALLOC_ALLOW_THP=1``:
-the daemon before it turned them off). ``busiest_worker`` is the pid of the worker whose CPU the timed step used most (the one that took
-the task).
+the daemon before it turned them off). ``busiest_worker`` is the pid of the worker whose CPU the timed step
+used most (the one that took the task).
 
     .venv/bin/python benchmarks/cold_worker.py --sf 0.1 --reps 3 --out /tmp/cold_worker.json
     .venv/bin/python benchmarks/cold_worker.py --workload compaction --state <work>/scratch/mor-read-1 \
