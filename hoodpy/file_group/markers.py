@@ -5,7 +5,7 @@ creates a file it records it in the write's marker folder, as Java Hudi 0.14 doe
 ``.hoodie/.temp/<instant>/<partition>/<file name>.marker.<IOType>`` (APPEND for a log file, CREATE for a base
 file). From the markers a commit finds the log files of failed task attempts (written, named by no write stat)
 and a rollback those of a failed write. The folder is removed once the write completed (or was rolled back or
-aborted): a task that finds its marker gone after closing its file deletes the file (:func:`still_wanted`),
+aborted): a task that finds its marker gone after closing its file deletes the file (:func:`confirm_marked`),
 since no commit will name it, and a marker folder of an instant the timeline no longer holds names the files
 a task wrote after its write was aborted (:func:`marker_folders`), which the next write removes.
 """
@@ -13,7 +13,9 @@ a task wrote after its write was aborted (:func:`marker_folders`), which the nex
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
+from hoodpy.errors import WriteAbortedError
 from hoodpy.file_group.naming import join_partition, parse_base_file_name, parse_log_file_name
 from hoodpy.storage import Storage
 from hoodpy.timeline.timeline import TEMPFOLDER, instant_temp_dir
@@ -41,11 +43,17 @@ def base_file_marker(rel_path: str) -> str | None:
     return None if parsed is None else marker_path(parsed.instant_time, partition, name, CREATE)
 
 
-def still_wanted(storage: Storage, marker: str | None) -> bool:
-    """Whether a file a task just closed can still be committed: its marker is there. The folder goes when
-    the write completes (after its tasks), is aborted or rolled back; a task still running then (a failed
-    job's other task, a zombie attempt) wrote a file no commit will name."""
-    return marker is None or storage.exists(marker)
+def confirm_marked(storage: Storage, marker: str | None, written: Iterable[str]) -> None:
+    """Check, once a task closed its file, that the file can still be committed: its ``marker`` is there. The
+    folder goes when the write completes (after its tasks), is aborted or rolled back; a task still running then
+    (a failed job's other task, a zombie attempt) wrote files no commit will name: ``written`` (the file and any
+    other the task wrote for it) are deleted and the task fails with :class:`WriteAbortedError`."""
+    if marker is None or storage.exists(marker):
+        return
+    written = list(written)
+    for rel in written:
+        storage.delete(rel)
+    raise WriteAbortedError(written[0])
 
 
 def marked_files(storage: Storage, instant_time: str) -> list[str]:

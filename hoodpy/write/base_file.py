@@ -18,8 +18,7 @@ from hoodpy.arrow_rows import null_columns
 from hoodpy.config import HoodieConfig
 from hoodpy.config.index import IndexConfig
 from hoodpy.config.storage import StorageConfig
-from hoodpy.errors import WriteAbortedError
-from hoodpy.file_group.markers import base_file_marker, still_wanted
+from hoodpy.file_group.markers import base_file_marker, confirm_marked
 from hoodpy.index.bloom_filter import (
     BLOOM_TYPE_DYNAMIC_V0,
     FOOTER_BLOOM_FILTER_KEY,
@@ -140,9 +139,7 @@ def _create_parent(storage: Storage, rel_path: str) -> str:
 def _closed_size(storage: Storage, rel_path: str) -> int:
     """The size of the base file just closed at ``rel_path``; the file is deleted, and the task fails, when its
     write was aborted or rolled back meanwhile (its marker is gone: no commit will name the file)."""
-    if not still_wanted(storage, base_file_marker(rel_path)):
-        storage.delete(rel_path)
-        raise WriteAbortedError(rel_path)
+    confirm_marked(storage, base_file_marker(rel_path), [rel_path])
     return storage.fs.get_file_info(storage.full_path(rel_path)).size
 
 

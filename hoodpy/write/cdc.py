@@ -12,10 +12,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodpy.errors import WriteAbortedError
 from hoodpy.file_group.cdc_log import OP_DELETE, OP_INSERT, OP_UPDATE, cdc_record
 from hoodpy.file_group.log_writer import avro_records, cdc_data_block
-from hoodpy.file_group.markers import create_marker, marker_path, still_wanted
+from hoodpy.file_group.markers import confirm_marked, create_marker, marker_path
 from hoodpy.file_group.naming import cdc_log_file_name, join_partition
 from hoodpy.storage import Storage
 
@@ -74,7 +73,5 @@ def write_cdc_log(storage: Storage, cdc: CdcWrite, partition_path: str, file_id:
     data = cdc_data_block(records, instant_time, cdc.schema_json)
     create_marker(storage, instant_time, partition_path, name)
     storage.write_bytes(rel, data)
-    if not still_wanted(storage, marker_path(instant_time, partition_path, name)):
-        storage.delete(rel)
-        raise WriteAbortedError(rel)
+    confirm_marked(storage, marker_path(instant_time, partition_path, name), [rel])
     return {rel: len(data)}

@@ -104,7 +104,7 @@ def abort(storage: Storage, instant: Instant) -> int:
     before.
 
     The markers go first: a task of the failed job may still be writing, and one that closes its file after
-    that deletes it (:func:`~hoodpy.file_group.markers.still_wanted`); one that closed it before is seen by
+    that deletes it (:func:`~hoodpy.file_group.markers.confirm_marked`); one that closed it before is seen by
     the listing that follows. One that marks a file after this is found by the next write
     (:func:`~hoodpy.services.rollback.remove_abandoned_files`)."""
     marked = marked_files(storage, instant.timestamp)

@@ -38,10 +38,9 @@ from hoodpy.arrow_rows import add_meta_columns, align, finalize, null_columns, t
 from hoodpy.config import HoodieConfig, ordering_fields
 from hoodpy.config.storage import StorageConfig
 from hoodpy.config.table import TableConfig
-from hoodpy.errors import WriteAbortedError
 from hoodpy.file_group import log_writer
 from hoodpy.file_group.fs_view import FileSystemView
-from hoodpy.file_group.markers import create_marker, marker_path, still_wanted
+from hoodpy.file_group.markers import confirm_marked, create_marker, marker_path
 from hoodpy.file_group.naming import LogFileName, join_partition, write_token
 from hoodpy.file_group.ordering_wrappers import delete_orderings
 from hoodpy.meta_fields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
@@ -336,8 +335,5 @@ class _LogFiles:
         """Fail, deleting the closed files, when the write was aborted or rolled back meanwhile (the markers
         are gone: no commit will name the files)."""
         for w in self.written:
-            name = w.path.rsplit("/", 1)[-1]
-            if not still_wanted(self._storage, marker_path(self._instant, self._partition, name)):
-                for gone in self.written:
-                    self._storage.delete(gone.path)
-                raise WriteAbortedError(w.path)
+            marker = marker_path(self._instant, self._partition, w.path.rsplit("/", 1)[-1])
+            confirm_marked(self._storage, marker, [w.path, *(f.path for f in self.written if f is not w)])
