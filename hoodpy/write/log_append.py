@@ -52,6 +52,8 @@ from hoodpy.write.merge import OP, OP_DELETE, TARGET_FILE_ID, MergeContext, merg
 from hoodpy.write.task_combine import combined_in_task
 
 AVRO, PARQUET = "avro", "parquet"
+# The (partition path, file id) all of a task's rows go to, when the rows come without those columns.
+OneTarget = tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -150,24 +152,32 @@ def write_file_group(ctx: AppendContext, incoming: pa.Table) -> pa.Table:
 
 
 def write_partition(ctx: AppendContext, batches: Iterator[pa.RecordBatch], decimals: Shipped = (),
-                    ) -> Iterator[pa.RecordBatch]:
+                    target: OneTarget | None = None) -> Iterator[pa.RecordBatch]:
     """One merge task of a deltacommit (``mapInArrow``): the rows of a Spark partition that holds whole file
     groups (partitioned by their merge bin, or by partition path and file id), written group by group with
     :func:`write_file_group`. Grouping here instead of Spark's ``groupBy().applyInArrow`` spares the JVM a sort
     of the whole batch by group and a per-group Arrow exchange: one pass of the partition's rows, in Arrow.
     ``decimals``: the decimal columns the rows bring as doubles (:func:`hoodpy.write.decimal_transfer.ship`),
-    made decimal again first."""
-    return each_file_group(restored_batches(batches, decimals), partial(write_file_group, ctx))
+    made decimal again first; ``target``: the one file group all rows go to, when the rows come without it."""
+    return each_file_group(restored_batches(batches, decimals), partial(write_file_group, ctx), target)
 
 
 def each_file_group(batches: Iterator[pa.RecordBatch], write: Callable[[pa.Table], pa.Table],
-                    ) -> Iterator[pa.RecordBatch]:
+                    target: OneTarget | None = None) -> Iterator[pa.RecordBatch]:
     """The write stats ``write`` returns for each file group of a task's rows (``batches``: a Spark partition
     holding whole file groups), the groups split in Arrow (:func:`split_file_groups`); the task of a
-    deltacommit (:func:`write_partition`) and of a copy-on-write merge bin (:func:`targets.merge_bin`)."""
+    deltacommit (:func:`write_partition`) and of a copy-on-write merge bin (:func:`targets.merge_bin`).
+    ``target``: the (partition path, file id) of every row, when the rows come without those columns (the JVM
+    converting a constant string per row to Arrow costs it; see ``Writer._tag_and_assign_on_driver``)."""
     batches = list(batches)  # an empty Spark partition sends none (and from_batches needs one for the schema)
     rows = pa.Table.from_batches(batches) if batches else None
     if rows is None or not rows.num_rows:
+        return
+    if target is not None:
+        for name, value in zip((PARTITION_PATH, TARGET_FILE_ID), target, strict=True):
+            rows = rows.append_column(pa.field(name, pa.string(), nullable=False),
+                                      pa.repeat(pa.scalar(value, pa.string()), rows.num_rows))
+        yield from write(rows).to_batches()
         return
     for group in split_file_groups(rows):
         yield from write(group).to_batches()
