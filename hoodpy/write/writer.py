@@ -61,6 +61,7 @@ from hoodpy.write.bulk_insert_modes import warn_unhonoured_sort_columns
 from hoodpy.write.bulk_insert import (BULK_FILE, BulkInsertContext, bulk_insert_partition, file_task_labels,
                                      new_file_groups_partition, plan_files)
 from hoodpy.write.log_append import append_context, write_partition
+from hoodpy.write.arrow_batches import batches_by_records
 from hoodpy.write.merge import (
     OP,
     OP_DELETE,
@@ -643,7 +644,8 @@ class Writer:
                 write = partial(targeted_task, write, self.storage.base_uri, self._targets_in_task)
             elif MERGE_BIN not in merge_input.columns and self._one_target is None:
                 merge_input = merge_input.repartition(PARTITION_PATH, TARGET_FILE_ID)
-            stats_rows = merge_input.mapInArrow(write, WRITE_STATS_DDL).collect()
+            with self._merge_batches():
+                stats_rows = merge_input.mapInArrow(write, WRITE_STATS_DDL).collect()
         else:
             if MERGE_BIN in merge_input.columns or self._one_target is not None:
                 # Targets placed on the driver come partitioned by their bin, whole file groups to a bin: each task
@@ -651,8 +653,9 @@ class Writer:
                 # Decimals of precision <= 15 cross to the tasks as doubles (decimal_transfer: the JVM's
                 # BigDecimal per value is the dearest part of the Arrow transfer), rebuilt exactly there.
                 merge_input, decimals = decimal_transfer.ship(merge_input)
-                stats_rows = merge_input.mapInArrow(partial(merge_bin, merge_ctx, decimals=decimals,
-                                                            target=self._one_target), WRITE_STATS_DDL).collect()
+                with self._merge_batches():
+                    stats_rows = merge_input.mapInArrow(partial(merge_bin, merge_ctx, decimals=decimals,
+                                                                target=self._one_target), WRITE_STATS_DDL).collect()
             else:
                 stats_rows = merge_input.groupBy(PARTITION_PATH, TARGET_FILE_ID).applyInArrow(
                     partial(merge_file_group, merge_ctx), WRITE_STATS_DDL).collect()
@@ -663,6 +666,13 @@ class Writer:
                 stat.prev_base_file = merged.path.rsplit("/", 1)[-1]
         return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced,
                                                extra=self.extra_metadata)
+
+    def _merge_batches(self):
+        """The context of a merge job: Spark's Arrow batches into its tasks bounded by their record count alone
+        where the byte bound cannot bind (:func:`arrow_batches.batches_by_records`: the JVM spares sizing every
+        batch after each row)."""
+        sizing = self._assigner.known_sizing()
+        return batches_by_records(self.spark, sizing.record_size if sizing is not None else None)
 
     def _has_duplicate_keys(self, by_partition: bool) -> bool:
         """Whether two of the collected batch keys are the same (in the same partition, with ``by_partition``).
