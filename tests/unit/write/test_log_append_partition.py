@@ -7,7 +7,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
-from hoodpy.write.log_append import each_file_group, split_file_groups, write_partition
+from hoodpy.write.log_append import CONSTANT_CHUNK, constant_strings, each_file_group, split_file_groups, \
+    write_partition
 from hoodpy.write.merge import TARGET_FILE_ID
 
 
@@ -89,3 +90,12 @@ def test_rows_with_their_targets_are_split_without_one_target():
 def test_no_rows_for_one_target_write_nothing():
     empty = pa.table({RECORD_KEY: pa.array([], pa.string())})
     assert _written(empty, ("", "f1")) == []
+
+
+def test_constant_strings_equal_repeated_values_at_every_length():
+    for value in ("", "f935ea45-b262-4f25-93f7-9f8aac5d675d-0", "p=é/ü"):
+        for n in (0, 1, 7, CONSTANT_CHUNK, CONSTANT_CHUNK + 3, 2 * CONSTANT_CHUNK):
+            column = constant_strings(value, n)
+            column.validate(full=True)
+            assert column.type == pa.string() and len(column) == n and column.null_count == 0
+            assert column.equals(pa.chunked_array([pa.repeat(pa.scalar(value, pa.string()), n)]))
