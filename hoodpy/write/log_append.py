@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -52,6 +53,10 @@ from hoodpy.write.merge import OP, OP_DELETE, TARGET_FILE_ID, MergeContext, merg
 from hoodpy.write.task_combine import combined_in_task
 
 AVRO, PARQUET = "avro", "parquet"
+# The (partition path, file id) all of a task's rows go to, when the rows come without those columns.
+OneTarget = tuple[str, str]
+# Values of a constant string column built at once (offsets in int32 for any value under 32 KB).
+CONSTANT_CHUNK = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -150,27 +155,45 @@ def write_file_group(ctx: AppendContext, incoming: pa.Table) -> pa.Table:
 
 
 def write_partition(ctx: AppendContext, batches: Iterator[pa.RecordBatch], decimals: Shipped = (),
-                    ) -> Iterator[pa.RecordBatch]:
+                    target: OneTarget | None = None) -> Iterator[pa.RecordBatch]:
     """One merge task of a deltacommit (``mapInArrow``): the rows of a Spark partition that holds whole file
     groups (partitioned by their merge bin, or by partition path and file id), written group by group with
     :func:`write_file_group`. Grouping here instead of Spark's ``groupBy().applyInArrow`` spares the JVM a sort
     of the whole batch by group and a per-group Arrow exchange: one pass of the partition's rows, in Arrow.
     ``decimals``: the decimal columns the rows bring as doubles (:func:`hoodpy.write.decimal_transfer.ship`),
-    made decimal again first."""
-    return each_file_group(restored_batches(batches, decimals), partial(write_file_group, ctx))
+    made decimal again first; ``target``: the one file group all rows go to, when the rows come without it."""
+    return each_file_group(restored_batches(batches, decimals), partial(write_file_group, ctx), target)
 
 
 def each_file_group(batches: Iterator[pa.RecordBatch], write: Callable[[pa.Table], pa.Table],
-                    ) -> Iterator[pa.RecordBatch]:
+                    target: OneTarget | None = None) -> Iterator[pa.RecordBatch]:
     """The write stats ``write`` returns for each file group of a task's rows (``batches``: a Spark partition
     holding whole file groups), the groups split in Arrow (:func:`split_file_groups`); the task of a
-    deltacommit (:func:`write_partition`) and of a copy-on-write merge bin (:func:`targets.merge_bin`)."""
+    deltacommit (:func:`write_partition`) and of a copy-on-write merge bin (:func:`targets.merge_bin`).
+    ``target``: the (partition path, file id) of every row, when the rows come without those columns (the JVM
+    converting a constant string per row to Arrow costs it; see ``Writer._tag_and_assign_on_driver``)."""
     batches = list(batches)  # an empty Spark partition sends none (and from_batches needs one for the schema)
     rows = pa.Table.from_batches(batches) if batches else None
     if rows is None or not rows.num_rows:
         return
+    if target is not None:
+        for name, value in zip((PARTITION_PATH, TARGET_FILE_ID), target, strict=True):
+            rows = rows.append_column(pa.field(name, pa.string(), nullable=False),
+                                      constant_strings(value, rows.num_rows))
+        yield from write(rows).to_batches()
+        return
     for group in split_file_groups(rows):
         yield from write(group).to_batches()
+
+
+def constant_strings(value: str, n: int) -> pa.ChunkedArray:
+    """``n`` times ``value``, as chunks of one run of at most CONSTANT_CHUNK values built from buffers (pa.repeat
+    takes ~50 ms for 360k file ids, in the merge task's critical path; this well under 1 ms)."""
+    run = min(n, CONSTANT_CHUNK)
+    data = value.encode()
+    offsets = np.arange(run + 1, dtype=np.int32) * np.int32(len(data))
+    values = pa.Array.from_buffers(pa.string(), run, [None, pa.py_buffer(offsets), pa.py_buffer(data * run)])
+    return pa.chunked_array([values.slice(0, min(run, n - start)) for start in range(0, n, run or 1)], pa.string())
 
 
 def split_file_groups(rows: pa.Table) -> Iterator[pa.Table]:

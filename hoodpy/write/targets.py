@@ -27,7 +27,7 @@ from hoodpy.read.file_scan import read_parquet_files
 from hoodpy.index.murmur_hash import MurmurBatch
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
 from hoodpy.storage import Storage
-from hoodpy.write.log_append import each_file_group
+from hoodpy.write.log_append import OneTarget, each_file_group
 from hoodpy.write.merge import TARGET_FILE_ID, MergeContext, merge_file_group
 from hoodpy.write.bucket_assignment import HASH_SPACE
 from hoodpy.write.decimal_transfer import Shipped, restored_batches
@@ -152,10 +152,11 @@ def attach_targets(spark: SparkSession, records: DataFrame, targets: pa.Table, s
 
 
 def merge_bin(ctx: MergeContext, batches: Iterator[pa.RecordBatch], decimals: Shipped = (),
-              ) -> Iterator[pa.RecordBatch]:
+              target: OneTarget | None = None) -> Iterator[pa.RecordBatch]:
     """One copy-on-write merge task (``mapInArrow`` over the records partitioned by :data:`MERGE_BIN`): the
     rows of a bin, split by file group here and merged group by group (:func:`merge_file_group`). Spark's
     ``groupBy().applyInArrow`` would sort the whole batch by group in the JVM first; a bin holds whole file
     groups already, so one pass of its rows in Arrow groups them. ``decimals``: the decimal columns the rows
-    bring as doubles (:func:`hoodpy.write.decimal_transfer.ship`), made decimal again first."""
-    return each_file_group(restored_batches(batches, decimals), partial(merge_file_group, ctx))
+    bring as doubles (:func:`hoodpy.write.decimal_transfer.ship`), made decimal again first. ``target``: the one
+    file group of every row, when the rows come without it (:func:`each_file_group`)."""
+    return each_file_group(restored_batches(batches, decimals), partial(merge_file_group, ctx), target)

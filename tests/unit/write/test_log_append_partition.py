@@ -1,12 +1,14 @@
 """A deltacommit's merge task gets a Spark partition holding whole file groups and splits it itself
-(log_append.split_file_groups): every group exactly once, each with all and only its rows, in arrival order."""
+(log_append.split_file_groups): every group exactly once, each with all and only its rows, in arrival order.
+Rows that all go to one file group may come without its columns (log_append.each_file_group's ``target``)."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
-from hoodpy.write.log_append import split_file_groups, write_partition
+from hoodpy.write.log_append import CONSTANT_CHUNK, constant_strings, each_file_group, split_file_groups, \
+    write_partition
 from hoodpy.write.merge import TARGET_FILE_ID
 
 
@@ -54,3 +56,46 @@ def test_an_empty_spark_partition_writes_nothing():
     assert list(write_partition(None, iter([]))) == []
     empty = pa.RecordBatch.from_pylist([], schema=_rows([("p", "f1", "a")]).schema)
     assert list(write_partition(None, iter([empty]))) == []
+
+
+def _written(table: pa.Table, target=None) -> list[pa.Table]:
+    seen = []
+
+    def write(group: pa.Table) -> pa.Table:
+        seen.append(group)
+        return pa.table({"n": [group.num_rows]})
+    stats = list(each_file_group(iter(table.to_batches(max_chunksize=2)), write, target))
+    assert [b.column(0)[0].as_py() for b in stats] == [g.num_rows for g in seen]
+    return seen
+
+
+def test_rows_without_their_one_target_get_it_and_are_written_as_one_group():
+    rows = pa.table({RECORD_KEY: ["k3", "k1", "k2", "k5", "k4"], "v": [3, 1, 2, 5, 4]})
+    [group] = _written(rows, ("p=1", "f1"))
+    assert group.column(RECORD_KEY).to_pylist() == ["k3", "k1", "k2", "k5", "k4"]  # arrival order
+    assert group.column("v").to_pylist() == [3, 1, 2, 5, 4]
+    assert group.column(PARTITION_PATH).to_pylist() == ["p=1"] * 5
+    assert group.column(TARGET_FILE_ID).to_pylist() == ["f1"] * 5
+    assert group.schema.field(PARTITION_PATH).type == pa.string()
+    assert group.schema.field(TARGET_FILE_ID).type == pa.string()
+
+
+def test_rows_with_their_targets_are_split_without_one_target():
+    rows = _rows([("p", "f2", "a"), ("p", "f1", "b"), ("p", "f2", "c")])
+    groups = _written(rows)
+    assert sorted((g.column(TARGET_FILE_ID)[0].as_py(), g.column(RECORD_KEY).to_pylist()) for g in groups) == \
+        [("f1", ["b"]), ("f2", ["a", "c"])]
+
+
+def test_no_rows_for_one_target_write_nothing():
+    empty = pa.table({RECORD_KEY: pa.array([], pa.string())})
+    assert _written(empty, ("", "f1")) == []
+
+
+def test_constant_strings_equal_repeated_values_at_every_length():
+    for value in ("", "f935ea45-b262-4f25-93f7-9f8aac5d675d-0", "p=é/ü"):
+        for n in (0, 1, 7, CONSTANT_CHUNK, CONSTANT_CHUNK + 3, 2 * CONSTANT_CHUNK):
+            column = constant_strings(value, n)
+            column.validate(full=True)
+            assert column.type == pa.string() and len(column) == n and column.null_count == 0
+            assert column.equals(pa.chunked_array([pa.repeat(pa.scalar(value, pa.string()), n)]))

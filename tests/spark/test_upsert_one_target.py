@@ -1,0 +1,87 @@
+"""An upsert whose records all go to one file group ships them to their one merge task without the group's
+columns (the task adds the partition path and file id itself, log_append.each_file_group), and runs that job
+with Spark's byte bound on Arrow batches lifted where it cannot bind (arrow_batches.batches_by_records): the
+rows and their meta columns are what they were, copy-on-write and merge-on-read, and the session's setting is
+the user's again after the write."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import pytest
+from hoodpy_spark_helpers import SMALL_BLOOM, by_key
+
+from hoodpy.table import HoodieTable
+from hoodpy.write.writer import Writer
+from hoodpy.write.arrow_batches import MAX_BYTES_KEY, UNBOUNDED, batches_by_records
+
+pytestmark = pytest.mark.spark
+
+DDL = "id int, ts long, v string, p string"
+META = ["_hoodie_commit_time", "_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name"]
+
+
+def _meta(table) -> dict[str, tuple]:
+    return {r["_hoodie_record_key"]: (r["_hoodie_commit_time"], r["_hoodie_partition_path"], r["_hoodie_file_name"])
+            for r in table.read().select(*META).collect()}
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_one_group_upsert_rows_and_meta_columns(spark, tmp_path, table_type, monkeypatch):
+    seen = []
+    merge_batches = Writer._merge_batches
+
+    @contextmanager
+    def spied(self):
+        with merge_batches(self):
+            seen.append((self._one_target, spark.conf.get(MAX_BYTES_KEY, None)))
+            yield
+    monkeypatch.setattr(Writer, "_merge_batches", spied)
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="one_target_t", record_key_fields=["id"],
+                           partition_fields=["p"], precombine_field="ts", table_type=table_type,
+                           options=SMALL_BLOOM)
+    t.upsert(spark.createDataFrame([(i, 1, f"v{i}", "a") for i in range(6)], DDL))
+    [group] = t.file_system_view().latest_base_files()
+    # Updates and inserts of the one partition: all into its one (small) file group.
+    result = t.upsert(spark.createDataFrame([(1, 2, "v1-new", "a"), (4, 2, "v4-new", "a"), (9, 2, "v9", "a")],
+                                            DDL), options={"hoodie.copyonwrite.record.size.estimate": "40"})
+    assert spark.conf.get(MAX_BYTES_KEY, None) is None  # unset again
+    assert result.num_update_writes == 2 and result.num_inserts == 1
+    assert by_key(t.read(), "v") == {"0": ("v0",), "1": ("v1-new",), "2": ("v2",), "3": ("v3",),
+                                     "4": ("v4-new",), "5": ("v5",), "9": ("v9",)}
+    [merged] = t.file_system_view().latest_base_files()
+    assert merged.file_id == group.file_id and merged.partition_path == "a"
+    assert seen[-1] == (("a", group.file_id), str(UNBOUNDED))  # shipped without the group; bound lifted
+    meta = _meta(t)
+    assert {m[1] for m in meta.values()} == {"a"}
+    assert {m[2] for m in meta.values()} == {merged.path.rsplit("/", 1)[-1]}
+    instant = merged.instant_time
+    assert {k for k, m in meta.items() if m[0] == instant} == {"1", "4", "9"}
+
+
+def test_the_users_byte_bound_is_kept(spark, tmp_path):
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="bound_t", record_key_fields=["id"],
+                           partition_fields=["p"], precombine_field="ts", options=SMALL_BLOOM)
+    t.upsert(spark.createDataFrame([(i, 1, f"v{i}", "a") for i in range(4)], DDL))
+    spark.conf.set(MAX_BYTES_KEY, "64m")
+    try:
+        with batches_by_records(spark, 10):
+            assert spark.conf.get(MAX_BYTES_KEY) == "64m"
+        t.upsert(spark.createDataFrame([(2, 2, "v2-new", "a")], DDL))
+        assert spark.conf.get(MAX_BYTES_KEY) == "64m"
+    finally:
+        spark.conf.unset(MAX_BYTES_KEY)
+    assert by_key(t.read(), "v") == {"0": ("v0",), "1": ("v1",), "2": ("v2-new",), "3": ("v3",)}
+
+
+def test_the_bound_is_lifted_only_inside_and_restored_on_failure(spark):
+    with batches_by_records(spark, 28):
+        assert spark.conf.get(MAX_BYTES_KEY) == str(UNBOUNDED)
+    assert spark.conf.get(MAX_BYTES_KEY, None) is None
+    with pytest.raises(RuntimeError):
+        with batches_by_records(spark, 28):
+            raise RuntimeError("the job failed")
+    assert spark.conf.get(MAX_BYTES_KEY, None) is None
+    for record_size in (None, 100_000):  # not known / records too wide for the default bound to be idle
+        with batches_by_records(spark, record_size):
+            assert spark.conf.get(MAX_BYTES_KEY, None) is None
