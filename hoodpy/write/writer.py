@@ -625,8 +625,9 @@ class Writer:
             # as bulk_insert does, not gather a whole group in the JVM and a worker (the last SF1 insert: 9.7 GB).
             # Bucketed targets come partitioned by their merge bin already.
             grouped = merge_input if new_buckets_only else merge_input.repartition(PARTITION_PATH, TARGET_FILE_ID)
-            stats_rows = grouped.sortWithinPartitions(TARGET_FILE_ID, PARTITION_PATH) \
-                .mapInArrow(partial(new_file_groups_partition, merge_ctx), WRITE_STATS_DDL).collect()
+            with self._arrow_batches():
+                stats_rows = grouped.sortWithinPartitions(TARGET_FILE_ID, PARTITION_PATH) \
+                    .mapInArrow(partial(new_file_groups_partition, merge_ctx), WRITE_STATS_DDL).collect()
             stats = commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
             return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced,
                                                    extra=self.extra_metadata)
@@ -644,7 +645,7 @@ class Writer:
                 write = partial(targeted_task, write, self.storage.base_uri, self._targets_in_task)
             elif MERGE_BIN not in merge_input.columns and self._one_target is None:
                 merge_input = merge_input.repartition(PARTITION_PATH, TARGET_FILE_ID)
-            with self._merge_batches():
+            with self._arrow_batches():
                 stats_rows = merge_input.mapInArrow(write, WRITE_STATS_DDL).collect()
         else:
             if MERGE_BIN in merge_input.columns or self._one_target is not None:
@@ -653,7 +654,7 @@ class Writer:
                 # Decimals of precision <= 15 cross to the tasks as doubles (decimal_transfer: the JVM's
                 # BigDecimal per value is the dearest part of the Arrow transfer), rebuilt exactly there.
                 merge_input, decimals = decimal_transfer.ship(merge_input)
-                with self._merge_batches():
+                with self._arrow_batches():
                     stats_rows = merge_input.mapInArrow(partial(merge_bin, merge_ctx, decimals=decimals,
                                                                 target=self._one_target), WRITE_STATS_DDL).collect()
             else:
@@ -667,12 +668,12 @@ class Writer:
         return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced,
                                                extra=self.extra_metadata)
 
-    def _merge_batches(self):
-        """The context of a merge job: Spark's Arrow batches into its tasks bounded by their record count alone
-        where the byte bound cannot bind (:func:`arrow_batches.batches_by_records`: the JVM spares sizing every
-        batch after each row)."""
-        sizing = self._assigner.known_sizing()
-        return batches_by_records(self.spark, sizing.record_size if sizing is not None else None)
+    def _arrow_batches(self):
+        """The context of a job feeding the batch's rows to Python tasks: Spark's Arrow batches bounded by their
+        record count alone where the byte bound cannot bind (:func:`arrow_batches.batches_by_records`: the JVM
+        spares sizing every batch after each row), by the table's bytes per record, else Hudi's estimate."""
+        sizing = self._assigner.known_sizing() or self._assigner.unmeasured_sizing()
+        return batches_by_records(self.spark, sizing.record_size)
 
     def _has_duplicate_keys(self, by_partition: bool) -> bool:
         """Whether two of the collected batch keys are the same (in the same partition, with ``by_partition``).
@@ -1062,8 +1063,9 @@ class Writer:
                 ctx = bulk_modes.RollingContext(merge_ctx, None, self._assigner.unmeasured_sizing(),
                                                 self._assigner.bloom_overhead(), task_keygen, task_partition,
                                                 decimals)
-            stats_rows = bulk_modes.write_in_place(rows, mode, self.config.get(WriteConfig.WRITE_PARALLELISM), ctx,
-                                                   self.keygen.record_key_fields)
+            with self._arrow_batches():
+                stats_rows = bulk_modes.write_in_place(rows, mode, self.config.get(WriteConfig.WRITE_PARALLELISM),
+                                                       ctx, self.keygen.record_key_fields)
             return commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)
         counts = self._upsert_counts if self._upsert_count is not None else {
             r[0]: r[1] for r in rows.groupBy(PARTITION_PATH).count().collect()}
@@ -1090,5 +1092,6 @@ class Writer:
             .sortWithinPartitions(BULK_FILE, PARTITION_PATH, RECORD_KEY)
         ordered, decimals = decimal_transfer.ship(ordered)
         ctx = BulkInsertContext(merge_ctx, decimals)
-        stats_rows = ordered.mapInArrow(lambda it: bulk_insert_partition(ctx, it), WRITE_STATS_DDL).collect()
+        with self._arrow_batches():
+            stats_rows = ordered.mapInArrow(lambda it: bulk_insert_partition(ctx, it), WRITE_STATS_DDL).collect()
         return commit_step.write_stats_from_rows(r.asDict() for r in stats_rows)

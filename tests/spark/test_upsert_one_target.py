@@ -13,7 +13,7 @@ from hoodpy_spark_helpers import SMALL_BLOOM, by_key
 
 from hoodpy.table import HoodieTable
 from hoodpy.write.writer import Writer
-from hoodpy.write.arrow_batches import MAX_BYTES_KEY, UNBOUNDED, batches_by_records
+from hoodpy.write.arrow_batches import MAX_BYTES_KEY, MAX_RECORDS_KEY, UNBOUNDED, batches_by_records
 
 pytestmark = pytest.mark.spark
 
@@ -29,14 +29,14 @@ def _meta(table) -> dict[str, tuple]:
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_one_group_upsert_rows_and_meta_columns(spark, tmp_path, table_type, monkeypatch):
     seen = []
-    merge_batches = Writer._merge_batches
+    arrow_batches = Writer._arrow_batches
 
     @contextmanager
     def spied(self):
-        with merge_batches(self):
+        with arrow_batches(self):
             seen.append((self._one_target, spark.conf.get(MAX_BYTES_KEY, None)))
             yield
-    monkeypatch.setattr(Writer, "_merge_batches", spied)
+    monkeypatch.setattr(Writer, "_arrow_batches", spied)
     t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="one_target_t", record_key_fields=["id"],
                            partition_fields=["p"], precombine_field="ts", table_type=table_type,
                            options=SMALL_BLOOM)
@@ -82,6 +82,41 @@ def test_the_bound_is_lifted_only_inside_and_restored_on_failure(spark):
         with batches_by_records(spark, 28):
             raise RuntimeError("the job failed")
     assert spark.conf.get(MAX_BYTES_KEY, None) is None
-    for record_size in (None, 100_000):  # not known / records too wide for the default bound to be idle
-        with batches_by_records(spark, record_size):
-            assert spark.conf.get(MAX_BYTES_KEY, None) is None
+    with batches_by_records(spark, 100_000):  # records too wide for the default bound to be idle
+        assert spark.conf.get(MAX_BYTES_KEY, None) is None
+
+
+def test_a_first_load_takes_fewer_records_a_batch_then_the_users_bound_is_back(spark):
+    with batches_by_records(spark, 1024):  # Hudi's record size estimate, before any commit measured one
+        assert spark.conf.get(MAX_BYTES_KEY) == str(UNBOUNDED)
+        assert spark.conf.get(MAX_RECORDS_KEY) == "4096"
+    assert spark.conf.get(MAX_RECORDS_KEY, None) is None and spark.conf.get(MAX_BYTES_KEY, None) is None
+    spark.conf.set(MAX_RECORDS_KEY, "20000")
+    try:
+        with batches_by_records(spark, 1024):
+            assert spark.conf.get(MAX_RECORDS_KEY) == "4096"
+        assert spark.conf.get(MAX_RECORDS_KEY) == "20000"
+    finally:
+        spark.conf.unset(MAX_RECORDS_KEY)
+
+
+@pytest.mark.parametrize("sort_mode", ["NONE", "GLOBAL_SORT"])
+def test_a_first_bulk_insert_feeds_its_tasks_by_record_count(spark, tmp_path, monkeypatch, sort_mode):
+    seen = []
+    arrow_batches = Writer._arrow_batches
+
+    @contextmanager
+    def spied(self):
+        with arrow_batches(self):
+            seen.append((spark.conf.get(MAX_BYTES_KEY, None), spark.conf.get(MAX_RECORDS_KEY, None)))
+            yield
+    monkeypatch.setattr(Writer, "_arrow_batches", spied)
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="bulk_bound_t", record_key_fields=["id"],
+                           partition_fields=["p"], precombine_field="ts", options=SMALL_BLOOM)
+    t.bulk_insert(spark.createDataFrame([(i, 1, f"v{i}", "ab"[i % 2]) for i in range(50)], DDL),
+                  options={"hoodie.bulkinsert.sort.mode": sort_mode})
+    # NONE: no record size measured yet, Hudi's 1024-byte estimate, so 4096 records a batch and no byte check;
+    # GLOBAL_SORT measured one on its sample (a few bytes a record), so Spark's record bound stays.
+    assert seen == [(str(UNBOUNDED), "4096" if sort_mode == "NONE" else None)]
+    assert spark.conf.get(MAX_BYTES_KEY, None) is None and spark.conf.get(MAX_RECORDS_KEY, None) is None
+    assert by_key(t.read(), "v") == {str(i): (f"v{i}",) for i in range(50)}
