@@ -26,17 +26,25 @@ def _meta(table) -> dict[str, tuple]:
             for r in table.read().select(*META).collect()}
 
 
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_one_group_upsert_rows_and_meta_columns(spark, tmp_path, table_type, monkeypatch):
+def _spy_arrow_batches(monkeypatch, spark) -> list[tuple]:
+    """What each write job ran with: (the writer's one target, the byte bound, the record bound) inside
+    Writer._arrow_batches."""
     seen = []
     arrow_batches = Writer._arrow_batches
 
     @contextmanager
     def spied(self):
         with arrow_batches(self):
-            seen.append((self._one_target, spark.conf.get(MAX_BYTES_KEY, None)))
+            conf = spark.conf
+            seen.append((self._one_target, conf.get(MAX_BYTES_KEY, None), conf.get(MAX_RECORDS_KEY, None)))
             yield
     monkeypatch.setattr(Writer, "_arrow_batches", spied)
+    return seen
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_one_group_upsert_rows_and_meta_columns(spark, tmp_path, table_type, monkeypatch):
+    seen = _spy_arrow_batches(monkeypatch, spark)
     t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="one_target_t", record_key_fields=["id"],
                            partition_fields=["p"], precombine_field="ts", table_type=table_type,
                            options=SMALL_BLOOM)
@@ -51,7 +59,8 @@ def test_one_group_upsert_rows_and_meta_columns(spark, tmp_path, table_type, mon
                                      "4": ("v4-new",), "5": ("v5",), "9": ("v9",)}
     [merged] = t.file_system_view().latest_base_files()
     assert merged.file_id == group.file_id and merged.partition_path == "a"
-    assert seen[-1] == (("a", group.file_id), str(UNBOUNDED))  # shipped without the group; bound lifted
+    # Shipped without the group; byte bound lifted, record bound Spark's (10,000 of the estimate's 40 bytes fit).
+    assert seen[-1] == (("a", group.file_id), str(UNBOUNDED), None)
     meta = _meta(t)
     assert {m[1] for m in meta.values()} == {"a"}
     assert {m[2] for m in meta.values()} == {merged.path.rsplit("/", 1)[-1]}
@@ -102,21 +111,13 @@ def test_a_first_load_takes_fewer_records_a_batch_then_the_users_bound_is_back(s
 
 @pytest.mark.parametrize("sort_mode", ["NONE", "GLOBAL_SORT"])
 def test_a_first_bulk_insert_feeds_its_tasks_by_record_count(spark, tmp_path, monkeypatch, sort_mode):
-    seen = []
-    arrow_batches = Writer._arrow_batches
-
-    @contextmanager
-    def spied(self):
-        with arrow_batches(self):
-            seen.append((spark.conf.get(MAX_BYTES_KEY, None), spark.conf.get(MAX_RECORDS_KEY, None)))
-            yield
-    monkeypatch.setattr(Writer, "_arrow_batches", spied)
+    seen = _spy_arrow_batches(monkeypatch, spark)
     t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="bulk_bound_t", record_key_fields=["id"],
                            partition_fields=["p"], precombine_field="ts", options=SMALL_BLOOM)
     t.bulk_insert(spark.createDataFrame([(i, 1, f"v{i}", "ab"[i % 2]) for i in range(50)], DDL),
                   options={"hoodie.bulkinsert.sort.mode": sort_mode})
     # NONE: no record size measured yet, Hudi's 1024-byte estimate, so 4096 records a batch and no byte check;
     # GLOBAL_SORT measured one on its sample (a few bytes a record), so Spark's record bound stays.
-    assert seen == [(str(UNBOUNDED), "4096" if sort_mode == "NONE" else None)]
+    assert seen == [(None, str(UNBOUNDED), "4096" if sort_mode == "NONE" else None)]
     assert spark.conf.get(MAX_BYTES_KEY, None) is None and spark.conf.get(MAX_RECORDS_KEY, None) is None
     assert by_key(t.read(), "v") == {str(i): (f"v{i}",) for i in range(50)}
