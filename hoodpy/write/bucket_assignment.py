@@ -174,12 +174,15 @@ class BucketAssigner:
         # Existing file groups that took inserts as small files (merge-on-read: merged into a new base file, not
         # appended to).
         self.small_file_groups: set[tuple[str, str]] = set()
+        # The (partition path, file id) of every group :meth:`assign_inserts` sent inserts to, in plan order.
+        self.insert_groups: list[tuple[str, str]] = []
         self._sizing: SizingConfig | None = None
 
     def assign_inserts(self, inserts: DataFrame, view: FileSystemView | None) -> DataFrame:
         """``inserts`` with a target file group each (small files of ``view`` first, then new groups)."""
         counts = {r[0]: r[1] for r in inserts.groupBy(PARTITION_PATH).count().collect()}
         buckets = self.insert_buckets(counts, view, (lambda: inserts, sum(counts.values())))
+        self.insert_groups = [(b.partition_path, b.file_id) for b in buckets]
         if not buckets:
             return inserts.limit(0)
         ranges = self.spark.createDataFrame(hash_ranges(buckets), "b_partition string, b_file_id string, "

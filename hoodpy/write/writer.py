@@ -93,6 +93,9 @@ _LITERAL_SLOT_PARTITIONS = 16
 # Up to this many buckets, an unpartitioned batch is shuffled by bucket before it is stored (Writer._binned_by_bucket):
 # every bucket then has a merge task, so more would run an empty task per bucket a small batch does not touch.
 _BINNED_MAX_BUCKETS = 16
+# New file groups an insert places on tasks by a literal map from file id to task label (a map of thousands of
+# literals is still a small plan); more are hashed (Writer._one_task_per_new_group).
+_PLACED_MAX_GROUPS = 1024
 
 
 def _with_bucket_targets(records: DataFrame, slots: list[tuple[str, int, str, bool, int]], num_buckets: int,
@@ -624,7 +627,7 @@ class Writer:
             # Every target is a file group this write creates from inserts: stream each one's rows into its file
             # as bulk_insert does, not gather a whole group in the JVM and a worker (the last SF1 insert: 9.7 GB).
             # Bucketed targets come partitioned by their merge bin already.
-            grouped = merge_input if new_buckets_only else merge_input.repartition(PARTITION_PATH, TARGET_FILE_ID)
+            grouped = merge_input if new_buckets_only else self._one_task_per_new_group(merge_input)
             with self._arrow_batches():
                 stats_rows = grouped.sortWithinPartitions(TARGET_FILE_ID, PARTITION_PATH) \
                     .mapInArrow(partial(new_file_groups_partition, merge_ctx), WRITE_STATS_DDL).collect()
@@ -667,6 +670,22 @@ class Writer:
                 stat.prev_base_file = merged.path.rsplit("/", 1)[-1]
         return commit_step.new_commit_metadata(operation.operation_type, stats, schema_json, replaced,
                                                extra=self.extra_metadata)
+
+    def _one_task_per_new_group(self, records: DataFrame) -> DataFrame:
+        """``records`` of an insert that only creates file groups, each group's in a Spark partition of its own
+        (consecutive groups share one when hoodie.*.shuffle.parallelism is set lower), as bulk_insert places its
+        files. Hashing (partition path, file id) into spark.sql.shuffle.partitions can put groups in one
+        partition, and adaptive execution coalesces such a shuffle's small partitions: SF 1's two new file
+        groups were written one after the other by one task. A repartition into a set number of partitions is
+        not coalesced. Beyond _PLACED_MAX_GROUPS groups, hashing spreads them well enough."""
+        groups = self._assigner.insert_groups
+        if not groups or len(groups) > _PLACED_MAX_GROUPS:
+            return records.repartition(PARTITION_PATH, TARGET_FILE_ID)
+        configured = self.config.get(WriteConfig.WRITE_PARALLELISM)
+        tasks = min(configured, len(groups)) if configured > 0 else len(groups)
+        labels = file_task_labels(len(groups), tasks)
+        label_of = F.create_map(*[F.lit(x) for (_, file_id), label in zip(groups, labels) for x in (file_id, label)])
+        return records.repartition(max(1, min(tasks, len(groups))), label_of[F.col(TARGET_FILE_ID)])
 
     def _arrow_batches(self):
         """The context of a job feeding the batch's rows to Python tasks: Spark's Arrow batches bounded by their

@@ -96,6 +96,33 @@ def test_large_insert_is_cut_by_max_file_size_over_record_estimate(spark, tmp_pa
     assert all(10 <= c <= 40 for c in counts), counts
 
 
+
+def test_each_new_file_group_of_an_insert_is_written_by_its_own_task(spark, tmp_path, monkeypatch):
+    from pyspark.sql import functions as F
+
+    from hoodpy.write.merge import TARGET_FILE_ID
+    from hoodpy.write.writer import Writer
+
+    placed = Writer._one_task_per_new_group
+    tasks = []
+
+    def spied(self, records):
+        out = placed(self, records)
+        tasks.extend(out.select(F.spark_partition_id().alias("task"), TARGET_FILE_ID).distinct().collect())
+        return out
+    monkeypatch.setattr(Writer, "_one_task_per_new_group", spied)
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="tasks_t", record_key_fields=["id"],
+                           options=SMALL_BLOOM)
+    r = t.insert(spark.createDataFrame([(i, 1, "x") for i in range(100)], DDL),
+                 options={"hoodie.parquet.max.file.size": str(25 * 1024),
+                          "hoodie.copyonwrite.record.size.estimate": "1024"})
+    # Four new groups, each one task's (hashing them into shuffle partitions could put two in one, and adaptive
+    # execution coalesces small shuffle partitions: SF 1's two groups were written by one task).
+    assert r.files_added == 4
+    assert len(tasks) == 4 and len({x["task"] for x in tasks}) == 4
+    assert {x[TARGET_FILE_ID] for x in tasks} == {fid for _, fid in latest_files(t)}
+    assert sum(read_base_file(t, p).num_rows for p in latest_files(t).values()) == 100
+
 # A fresh load is sized by bytes: a sample of the batch encoded as its files would be, plus each file's bloom
 # filter (Hudi's default one: ~431 KB up to 60k keys, a large share of this small target).
 TARGET = 1024 * 1024
