@@ -675,9 +675,9 @@ class Writer:
         """``records`` of an insert that only creates file groups, each group's in a Spark partition of its own
         (consecutive groups share one when hoodie.*.shuffle.parallelism is set lower), as bulk_insert places its
         files. Hashing (partition path, file id) into spark.sql.shuffle.partitions can put groups in one
-        partition, and adaptive execution coalesces such a shuffle's small partitions: SF 1's two new file
-        groups were written one after the other by one task. A repartition into a set number of partitions is
-        not coalesced. Beyond _PLACED_MAX_GROUPS groups, hashing spreads them well enough."""
+        partition (and adaptive execution coalesces small ones): SF 1's two new file groups were written one after
+        the other by one task. A repartition into a set number of partitions is not coalesced. Beyond
+        _PLACED_MAX_GROUPS groups, hashing spreads them well enough."""
         groups = self._assigner.insert_groups
         if not groups or len(groups) > _PLACED_MAX_GROUPS:
             return records.repartition(PARTITION_PATH, TARGET_FILE_ID)
@@ -685,7 +685,7 @@ class Writer:
         tasks = min(configured, len(groups)) if configured > 0 else len(groups)
         labels = file_task_labels(len(groups), tasks)
         label_of = F.create_map(*[F.lit(x) for (_, file_id), label in zip(groups, labels) for x in (file_id, label)])
-        return records.repartition(max(1, min(tasks, len(groups))), label_of[F.col(TARGET_FILE_ID)])
+        return records.repartition(tasks, label_of[F.col(TARGET_FILE_ID)])
 
     def _arrow_batches(self):
         """The context of a job feeding the batch's rows to Python tasks: Spark's Arrow batches bounded by their
