@@ -7,14 +7,15 @@ which walks every vector of the row's struct). Feeding SF 1's 360k-row upsert ba
 check is ~0.2 of ~0.78 JVM CPU s; feeding bulk_insert's 6M rows to its tasks, ~4 of ~10. At Int.MaxValue Spark
 skips it, and the batches are bounded by ``spark.sql.execution.arrow.maxRecordsPerBatch`` alone.
 
-Safe because the byte bound is only lifted where it cannot bind: the user left it at its default, a record bound
+Lifted only where, by the table's size per record, it cannot bind: the user left it at its default, a record bound
 is set, and that many records of the table's size per record (bytes on disk from its commits, see
 ``BucketAssigner.known_sizing``; before the table has any, Hudi's ``hoodie.copyonwrite.record.size.estimate``,
 1024 by default) times :data:`EXPANSION` (parquet's compression, in-memory Arrow overhead) stay within the
 default. Where the user's record bound is too many for that, the job takes fewer records a batch (no fewer than
 :data:`MIN_BATCH_RECORDS`): SF 1 lineitem, ~28 bytes a record on disk, keeps 10,000 records a batch (18 MB by
 that bound, ~2.7 MB measured); a first load at the estimate's 1024 bytes takes 4,096. Records too wide even for
-that keep Spark's check (it costs little beside converting them). The settings are the session's for the one job
+that keep Spark's check (it costs little beside converting them). Records far wider than a first load's estimate
+would get batches past 256 MB (as every batch could before Spark 4.0): such a table sets the estimate. The settings are the session's for the one job
 and restored after it (unset again), whatever the job's outcome; a query run meanwhile from another thread of the
 same session sees them too.
 """
