@@ -15,9 +15,9 @@ default. Where the user's record bound is too many for that, the job takes fewer
 :data:`MIN_BATCH_RECORDS`): SF 1 lineitem, ~28 bytes a record on disk, keeps 10,000 records a batch (18 MB by
 that bound, ~2.7 MB measured); a first load at the estimate's 1024 bytes takes 4,096. Records too wide even for
 that keep Spark's check (it costs little beside converting them). Records far wider than a first load's estimate
-would get batches past 256 MB (as every batch could before Spark 4.0): such a table sets the estimate. The settings are the session's for the one job
-and restored after it (unset again), whatever the job's outcome; a query run meanwhile from another thread of the
-same session sees them too.
+would get batches past 256 MB (as every batch could before Spark 4.0): such a table sets the estimate. The
+settings are the session's for the one job and restored after it (unset again), whatever the job's outcome; a
+query run meanwhile from another thread of the same session sees them too.
 """
 
 from __future__ import annotations
