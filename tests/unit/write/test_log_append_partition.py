@@ -7,8 +7,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from hoodpy.meta_fields import PARTITION_PATH, RECORD_KEY
-from hoodpy.write.log_append import CONSTANT_CHUNK, constant_strings, each_file_group, split_file_groups, \
-    write_partition
+from hoodpy.arrow_rows import repeated
+from hoodpy.write.log_append import each_file_group, split_file_groups, write_partition
 from hoodpy.write.merge import TARGET_FILE_ID
 
 
@@ -92,10 +92,15 @@ def test_no_rows_for_one_target_write_nothing():
     assert _written(empty, ("", "f1")) == []
 
 
-def test_constant_strings_equal_repeated_values_at_every_length():
+def test_repeated_strings_equal_repeated_values_at_every_length():
+    # Chunked as the rows are (a task's rows come as Spark's Arrow batches), empty and long chunks included.
     for value in ("", "f935ea45-b262-4f25-93f7-9f8aac5d675d-0", "p=é/ü"):
-        for n in (0, 1, 7, CONSTANT_CHUNK, CONSTANT_CHUNK + 3, 2 * CONSTANT_CHUNK):
-            column = constant_strings(value, n)
+        for chunks in ([0], [1], [7], [10_000, 10_000, 3], [0, 65_536, 5], [131_072]):
+            rows = pa.Table.from_batches([pa.record_batch([pa.array(range(n), pa.int64())], names=["i"])
+                                          for n in chunks])
+            n = sum(chunks)
+            column = repeated(value, rows)
             column.validate(full=True)
             assert column.type == pa.string() and len(column) == n and column.null_count == 0
             assert column.equals(pa.chunked_array([pa.repeat(pa.scalar(value, pa.string()), n)]))
+            assert [len(c) for c in column.chunks] == chunks
