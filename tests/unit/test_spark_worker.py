@@ -3,13 +3,17 @@ import without them, and preloads hoodpy's task modules before it forks workers.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from hoodpy.spark_worker import (
+    _PR_SET_THP_DISABLE,
     ARROW_ALLOCATOR_ENV,
     DAEMON_MODULE_CONF,
     DEFAULT_PRELOAD,
@@ -145,3 +149,40 @@ def test_the_daemon_module_loads_no_pyarrow_before_it_sets_the_allocator_env(tmp
     # its options before set_allocator_env ran.
     out = _run("import sys, hoodpy.spark_worker; print('pyarrow' in sys.modules)", tmp_path)
     assert out.stdout == "False\n"
+
+
+
+_THP_STATE = """
+{first}
+import hoodpy
+import pyarrow as pa
+pa.allocate_buffer(1 << 20)
+status = open("/proc/self/status").read()
+print(status.split("THP_enabled:")[1].split()[0], pa.default_memory_pool().backend_name)
+"""
+_LINUX_THP = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or "THP_enabled:" not in open("/proc/self/status").read(),
+    reason="the process's huge-page state is Linux's /proc/self/status")
+
+
+def _thp_state(first: str, **env) -> list[str]:
+    """(THP_enabled, Arrow's pool) of a process importing ``first`` then hoodpy and pyarrow. It starts with huge
+    pages allowed: children inherit the setting, and this test process imported hoodpy."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("MIMALLOC_")}
+    out = subprocess.run([sys.executable, "-c", _THP_STATE.format(first=first)], capture_output=True, text=True,
+                         check=True, env={**environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), **env},
+                         preexec_fn=lambda: ctypes.CDLL(None).prctl(_PR_SET_THP_DISABLE, 0, 0, 0, 0))
+    return out.stdout.split()
+
+
+@_LINUX_THP
+@pytest.mark.parametrize("first", ["", "import pyarrow"])
+def test_the_driver_importing_hoodpy_turns_huge_pages_off_for_arrows_pool_whether_pyarrow_loaded_first(first):
+    # mimalloc turns them off for the process when libarrow loads with MIMALLOC_ALLOW_THP=0; a pyarrow loaded
+    # before hoodpy read no such setting, so hoodpy does what mimalloc would have done.
+    assert _thp_state(first) == ["0", "mimalloc"]
+
+
+@_LINUX_THP
+def test_an_environment_allowing_huge_pages_wins_in_the_driver():
+    assert _thp_state("import pyarrow", MIMALLOC_ALLOW_THP="1") == ["1", "mimalloc"]
