@@ -260,6 +260,10 @@ class Writer:
         self._prefetched: Future | None = None
         # The batch's keys sorted, each once, by partition path, when _has_duplicate_keys sorted them.
         self._sorted_keys: dict[str, pa.Array] | None = None
+        # The prepared records, and (their one-target merge input, it shipped) built while the keys are collected
+        # (see _build_one_target_input).
+        self._prepared: DataFrame | None = None
+        self._one_target_input: Future | None = None
 
     # -- entry point -------------------------------------------------------------------------
     def write(self, df: DataFrame, operation: WriteOperation) -> CommitResult:
@@ -279,6 +283,7 @@ class Writer:
             self._one_target = None
             self._prefetched = None
             self._sorted_keys = None
+            self._prepared = self._one_target_input = None
             try:
                 return self._write_once(df, operation)
             except WriteConflictError:
@@ -315,7 +320,7 @@ class Writer:
                         raise refused from e
                     raise
         finally:
-            self._prefetched = None  # the prefetched keys go with the write
+            self._prefetched = self._one_target_input = None  # the prefetched keys go with the write
             for cached in self._cached:
                 cached.unpersist()
             self._cached.clear()
@@ -401,9 +406,13 @@ class Writer:
         records = records.localCheckpoint(
             eager=False, storageLevel=None if operation.uses_index else StorageLevel.DISK_ONLY)
         self._cached.append(records)
+        prepared = rec.drop_working_columns(records)
         if self._driver_lookup(operation):
             with ThreadPoolExecutor(max_workers=1) as pool:  # joined before the keys are looked up
                 self._prefetch_lookup_keys(operation, timeline, pool)
+                if not self._global_lookup(operation):  # after the prefetch: not while the key job is planned
+                    self._prepared = prepared
+                    self._one_target_input = pool.submit(self._build_one_target_input, prepared)
                 self._batch_keys, self._partitions = rec.collect_keys(records, keygen, ordering)
         elif _BUCKET_ID in records.columns:
             self._partitions, self._upsert_count, self._bucket_counts = rec.validate(
@@ -412,7 +421,7 @@ class Writer:
             self._partitions, self._upsert_count = rec.validate(records, keygen, ordering)
         if operation == WriteOperation.BULK_INSERT:
             self._require_empty_buckets(timeline)  # bucketed bulk_insert (the unbucketed one returned above)
-        return rec.drop_working_columns(records), target
+        return prepared, target
 
     def _bins_by_bucket(self, operation: WriteOperation) -> bool:
         """Whether :meth:`_binned_by_bucket` applies: an unpartitioned table of few buckets, no more than a set
@@ -472,6 +481,32 @@ class Writer:
             return saturated_files_keys(self.storage, files)
 
         self._prefetched = pool.submit(prefetch)
+
+    @staticmethod
+    def _build_one_target_input(records: DataFrame) -> tuple[DataFrame, tuple[DataFrame, Any]]:
+        """The merge input of a write whose records all go to one file group (see _tag_and_assign_on_driver), and
+        it shipped (:func:`decimal_transfer.ship`): built on a driver thread while the job collecting the batch's
+        keys runs, as the JVM's analysis of each step (and the schema it returns) took 15-95 ms between the
+        lookup and the merge job (SF 1). Unused when the records do not all go to one group, or were combined."""
+        one = records.drop(PARTITION_PATH).coalesce(1)
+        return one, decimal_transfer.ship(one)
+
+    def _one_target_rows(self, records: DataFrame) -> DataFrame:
+        """``records`` without the partition path, in one Spark partition: built while the keys were collected
+        when ``records`` are the prepared ones (and that build did not fail)."""
+        if records is self._prepared and self._one_target_input is not None:
+            try:
+                return self._one_target_input.result()[0]
+            except Exception:  # noqa: BLE001 - built again here, reporting any error
+                self._one_target_input = None
+        return records.drop(PARTITION_PATH).coalesce(1)
+
+    def _ship(self, rows: DataFrame) -> tuple[DataFrame, Any]:
+        """:func:`decimal_transfer.ship`, or what _build_one_target_input built of ``rows`` already."""
+        if self._one_target_input is not None and self._one_target_input.done() \
+                and self._one_target_input.exception() is None and rows is self._one_target_input.result()[0]:
+            return self._one_target_input.result()[1]
+        return decimal_transfer.ship(rows)
 
     def _prefetched_keys(self) -> dict[str, dict[int, pa.Array]] | None:
         """The key columns :meth:`_prefetch_lookup_keys` read, if it did and could (what it failed to list or read,
@@ -642,7 +677,7 @@ class Writer:
             # on the driver come partitioned by their bin already; others take one shuffle by file group.
             # Decimals of precision <= 15 cross as doubles, rebuilt exactly in the task (as the copy-on-write
             # merge's): the JVM's BigDecimal per value is the dearest part of feeding the task its rows.
-            merge_input, decimals = decimal_transfer.ship(merge_input)
+            merge_input, decimals = self._ship(merge_input)
             write = partial(write_partition, append_ctx, decimals=decimals, target=self._one_target)
             if self._targets_in_task is not None:  # one task: it joins the records with their targets itself
                 write = partial(targeted_task, write, self.storage.base_uri, self._targets_in_task)
@@ -656,7 +691,7 @@ class Writer:
                 # splits its rows by group itself (merge_bin), no sort of the batch by group in the JVM.
                 # Decimals of precision <= 15 cross to the tasks as doubles (decimal_transfer: the JVM's
                 # BigDecimal per value is the dearest part of the Arrow transfer), rebuilt exactly there.
-                merge_input, decimals = decimal_transfer.ship(merge_input)
+                merge_input, decimals = self._ship(merge_input)
                 with self._arrow_batches():
                     stats_rows = merge_input.mapInArrow(partial(merge_bin, merge_ctx, decimals=decimals,
                                                                 target=self._one_target), WRITE_STATS_DDL).collect()
@@ -887,7 +922,7 @@ class Writer:
             # file id are not shipped either: the task adds them (log_append.each_file_group), where the JVM would
             # convert two constant strings per record to Arrow (SF 1: ~0.05 JVM CPU s of ~0.7 s of hand-off).
             self._one_target = (partitions[0].as_py(), file_ids[0].as_py())
-            return records.drop(PARTITION_PATH).coalesce(1)
+            return self._one_target_rows(records)
         if tasks_group_rows and self._one_deltacommit_task(partitions, file_ids):
             self._targets_in_task = write_targets(self.storage, instant_temp_dir(inflight.timestamp), targets)
             return records.coalesce(1)

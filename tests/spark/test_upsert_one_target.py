@@ -121,3 +121,52 @@ def test_a_first_bulk_insert_feeds_its_tasks_by_record_count(spark, tmp_path, mo
     assert seen == [(None, str(UNBOUNDED), "4096" if sort_mode == "NONE" else None)]
     assert spark.conf.get(MAX_BYTES_KEY, None) is None and spark.conf.get(MAX_RECORDS_KEY, None) is None
     assert by_key(t.read(), "v") == {str(i): (f"v{i}",) for i in range(50)}
+
+
+def _spy_prebuilt(monkeypatch) -> dict[str, list]:
+    """The merge inputs Writer._build_one_target_input built (and on which thread), and every
+    decimal_transfer.ship call's input."""
+    import threading
+
+    from hoodpy.write import decimal_transfer
+
+    seen: dict[str, list] = {"built": [], "shipped": []}
+    build, ship = Writer._build_one_target_input, decimal_transfer.ship
+
+    def built(records):
+        one, shipped = build(records)
+        seen["built"].append((threading.current_thread() is threading.main_thread(), shipped[0]))
+        return one, shipped
+
+    def shipping(rows):
+        seen["shipped"].append(rows)
+        return ship(rows)
+    monkeypatch.setattr(Writer, "_build_one_target_input", staticmethod(built))
+    monkeypatch.setattr(decimal_transfer, "ship", shipping)
+    return seen
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_one_target_input_is_built_while_the_keys_are_collected(spark, tmp_path, table_type, monkeypatch):
+    from decimal import Decimal
+
+    ddl = "id int, ts long, amount decimal(12,2), p string"
+    t = HoodieTable.create(spark, str(tmp_path / "t"), table_name="prebuilt_t", record_key_fields=["id"],
+                           partition_fields=["p"], precombine_field="ts", table_type=table_type, options=SMALL_BLOOM)
+    t.upsert(spark.createDataFrame([(i, 1, Decimal(f"{i}.10"), "a") for i in range(6)], ddl))
+    seen = _spy_prebuilt(monkeypatch)
+    t.upsert(spark.createDataFrame([(1, 2, Decimal("1.23"), "a"), (9, 2, Decimal("9999999999.99"), "a")], ddl))
+    assert by_key(t.read(), "amount") == {
+        **{str(i): (Decimal(f"{i}.10"),) for i in range(6)}, "1": (Decimal("1.23"),), "9": (Decimal("9999999999.99"),)}
+    # Built off the main thread and shipped there, once: the merge job ran on that DataFrame, not shipped again.
+    [(on_main, _)] = seen["built"]
+    assert not on_main and len(seen["shipped"]) == 1
+
+    # A batch repeating a key is combined first: the records differ from those prepared, the input built for them
+    # goes unused, and the latest value of the key wins.
+    seen["built"].clear()
+    t.upsert(spark.createDataFrame([(2, 3, Decimal("2.50"), "a"), (2, 4, Decimal("2.75"), "a")], ddl))
+    assert by_key(t.read(), "amount") == {
+        **{str(i): (Decimal(f"{i}.10"),) for i in (0, 3, 4, 5)}, "1": (Decimal("1.23"),), "2": (Decimal("2.75"),),
+        "9": (Decimal("9999999999.99"),)}
+    assert len(seen["built"]) == 1
