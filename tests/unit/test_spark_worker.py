@@ -151,7 +151,6 @@ def test_the_daemon_module_loads_no_pyarrow_before_it_sets_the_allocator_env(tmp
     assert out.stdout == "False\n"
 
 
-
 _THP_STATE = """
 {first}
 import hoodpy
