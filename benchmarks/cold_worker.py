@@ -46,7 +46,8 @@ from cpu_split import _TICK, _cmdline  # noqa: E402
 from measure import _thread_children, measure  # noqa: E402
 from spark_local import report, spark_session  # noqa: E402
 
-from hoodpy.spark_worker import ARROW_ALLOCATOR_ENV, PRELOAD_ENV  # noqa: E402
+from hoodpy.arrow_pool import ARROW_ALLOCATOR_ENV  # noqa: E402
+from hoodpy.spark_worker import PRELOAD_ENV  # noqa: E402
 
 # The worker environment of each mode (variables of MODE_VARS not named: unset).
 MODES = {"none": {PRELOAD_ENV: "none"}, "default": {}, "thp": {"MIMALLOC_ALLOW_THP": "1"}}
@@ -58,7 +59,7 @@ KEY = list(lineitem.RECORD_KEY)
 _FORK_CHILDREN = r"""
 import os, sys, time
 from hoodpy.spark_worker import drop_archives_from_path, preload, preload_list
-from hoodpy.spark_worker import set_allocator_env
+from hoodpy.arrow_pool import set_allocator_env
 start = time.process_time()
 set_allocator_env()
 drop_archives_from_path()

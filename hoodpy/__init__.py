@@ -8,7 +8,7 @@ top of it, and the dbt adapter sits on top of both; nothing here imports either.
 import importlib
 from typing import TYPE_CHECKING
 
-from hoodpy.spark_worker import set_driver_allocator
+from hoodpy.arrow_pool import set_driver_allocator
 
 set_driver_allocator()  # transparent huge pages off for Arrow's memory pool, as in the workers
 

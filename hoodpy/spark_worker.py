@@ -19,11 +19,10 @@ Fork safety: the only thread these imports add is jemalloc's background purger (
 mimalloc; numpy's OpenBLAS thread is there under PySpark's own daemon too); Arrow's thread pool starts
 lazily, in the worker, and forked workers allocate from both pools normally (tests/unit/test_spark_worker.py).
 
-And it turns transparent huge pages off for Arrow's default memory pool (``MIMALLOC_ALLOW_THP=0``, unless the
-environment sets it): mimalloc reserves its arenas advised ``MADV_HUGEPAGE``, so the first time a worker's
-task touches a gigabyte (compacting an 80 MB file slice) it faults in ~1,600 2 MB pages, 1.5-5 s of
-system CPU that a reused worker mostly does not pay again (benchmarks/cold_worker.py). With 4 KB pages the
-first task costs what a warm one does.
+And it turns transparent huge pages off for Arrow's default memory pool in its workers
+(:mod:`hoodpy.arrow_pool`): the first time a worker's task touches a gigabyte (compacting an 80 MB file slice)
+it would fault in ~1,600 2 MB pages, 1.5-5 s of system CPU that a reused worker mostly does not pay again
+(benchmarks/cold_worker.py). With 4 KB pages the first task costs what a warm one does.
 """
 
 from __future__ import annotations
@@ -34,15 +33,16 @@ import os
 import sys
 import warnings
 
+# mimalloc (Arrow's default pool) reads its options from the environment when libarrow loads: set before the
+# preload imports pyarrow, forked workers inherit it.
+from hoodpy.arrow_pool import set_allocator_env
+
 DAEMON_MODULE_CONF = "spark.python.daemon.module"
 PRELOAD_ENV = "HOODPY_WORKER_PRELOAD"
 # What a cold worker's first hoodpy task imported (cProfile of the upsert's merge task in a fresh worker):
 # pandas (pyarrow and PySpark's Arrow path import it lazily), pyarrow's compute / parquet / dataset modules
 # (pq.read_table imports the last), fastavro, and hoodpy's task modules, all of which hoodpy.table reaches.
 DEFAULT_PRELOAD = ("pandas", "pyarrow.compute", "pyarrow.parquet", "pyarrow.dataset", "fastavro", "hoodpy.table")
-# mimalloc (Arrow's default pool) reads its options from the environment when libarrow loads: set before the
-# preload imports pyarrow, forked workers inherit it.
-ARROW_ALLOCATOR_ENV = {"MIMALLOC_ALLOW_THP": "0"}
 
 
 def spark_conf(preload: str | None = None) -> dict[str, str]:
@@ -86,36 +86,6 @@ def preload(modules: tuple[str, ...]) -> list[str]:
         os.dup2(saved, 1)
         os.close(saved)
     return loaded
-
-
-def set_allocator_env(environ=os.environ) -> dict[str, str]:
-    """Set ``ARROW_ALLOCATOR_ENV``'s variables the environment does not set already (a user's
-    ``spark.executorEnv.MIMALLOC_ALLOW_THP=1`` wins); returns those set. No effect on a pyarrow already loaded."""
-    added = {k: v for k, v in ARROW_ALLOCATOR_ENV.items() if k not in environ}
-    environ.update(added)
-    return added
-
-
-def set_driver_allocator(environ=os.environ) -> bool:
-    """:func:`set_allocator_env` for the driver (hoodpy's import calls it), where pyarrow may be loaded already (a
-    script that imported it first): mimalloc, reading ``MIMALLOC_ALLOW_THP=0`` when libarrow loads, turns
-    transparent huge pages off for the process (``prctl(PR_SET_THP_DISABLE)``); done here when libarrow loaded
-    before the variable was set. Returns whether they were turned off now. Why: the driver's Arrow work on a
-    batch's keys (sorting, locating and targeting SF 1's 360k keys) faulted its buffers in as 2 MB pages, 0-380
-    ms of system CPU per upsert varying with the machine's memory, against 0-40 ms with 4 KB pages. Processes
-    started after (a local session's JVM) inherit the setting; an environment that sets the variable wins."""
-    if not set_allocator_env(environ) or "pyarrow" not in sys.modules or not sys.platform.startswith("linux"):
-        return False
-    import ctypes
-
-    import pyarrow as pa
-
-    if pa.default_memory_pool().backend_name != "mimalloc":
-        return False
-    return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0
-
-
-_PR_SET_THP_DISABLE = 41  # linux/prctl.h
 
 
 def _is_archive(entry: str) -> bool:

@@ -20,8 +20,8 @@ SOURCE_ROOTS = ("hoodpy", "sql_ext", "dbt/adapters/hoodpy")
 # Bottom first. Each layer is a group of module prefixes (a prefix covers its submodules); a module belongs
 # to the layer of its longest matching prefix, so a module can sit apart from its package.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    # The exception types every layer raises.
-    ("errors", ("hoodpy.errors",)),
+    # The exception types every layer raises, and Arrow's memory pool settings for the process.
+    ("errors", ("hoodpy.errors", "hoodpy.arrow_pool")),
     # Typed hoodie.* options and hoodie.properties.
     ("config", ("hoodpy.config",)),
     # File systems and paths under a table's base URI (file system options come from config).

@@ -12,15 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from hoodpy.arrow_pool import ARROW_ALLOCATOR_ENV, PR_SET_THP_DISABLE, set_allocator_env
 from hoodpy.spark_worker import (
-    _PR_SET_THP_DISABLE,
-    ARROW_ALLOCATOR_ENV,
     DAEMON_MODULE_CONF,
     DEFAULT_PRELOAD,
     PRELOAD_ENV,
     drop_archives_from_path,
     preload_list,
-    set_allocator_env,
     spark_conf,
 )
 
@@ -125,7 +123,8 @@ def test_arrow_pool_of_a_daemon_set_up_process_and_its_forked_child_uses_no_huge
     # verbose: the forked worker's allocations come from an arena that is not advised MADV_HUGEPAGE.
     code = """
 import os
-from hoodpy.spark_worker import preload, set_allocator_env
+from hoodpy.arrow_pool import set_allocator_env
+from hoodpy.spark_worker import preload
 set_allocator_env()
 preload(("pyarrow",))
 import pyarrow as pa
@@ -170,7 +169,7 @@ def _thp_state(first: str, **env) -> list[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("MIMALLOC_")}
     out = subprocess.run([sys.executable, "-c", _THP_STATE.format(first=first)], capture_output=True, text=True,
                          check=True, env={**environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), **env},
-                         preexec_fn=lambda: ctypes.CDLL(None).prctl(_PR_SET_THP_DISABLE, 0, 0, 0, 0))
+                         preexec_fn=lambda: ctypes.CDLL(None).prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0))
     return out.stdout.split()
 
 
