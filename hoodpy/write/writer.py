@@ -320,7 +320,7 @@ class Writer:
                         raise refused from e
                     raise
         finally:
-            self._prefetched = self._one_target_input = None  # the prefetched keys go with the write
+            self._prefetched = self._prepared = self._one_target_input = None  # they go with the write
             for cached in self._cached:
                 cached.unpersist()
             self._cached.clear()
@@ -410,7 +410,7 @@ class Writer:
         if self._driver_lookup(operation):
             with ThreadPoolExecutor(max_workers=1) as pool:  # joined before the keys are looked up
                 self._prefetch_lookup_keys(operation, timeline, pool)
-                if not self._global_lookup(operation):  # after the prefetch: not while the key job is planned
+                if not self._global_lookup(operation):  # queued behind the prefetch, if any, on the one thread
                     self._prepared = prepared
                     self._one_target_input = pool.submit(self._build_one_target_input, prepared)
                 self._batch_keys, self._partitions = rec.collect_keys(records, keygen, ordering)
