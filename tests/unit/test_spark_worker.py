@@ -150,6 +150,14 @@ def test_the_daemon_module_loads_no_pyarrow_before_it_sets_the_allocator_env(tmp
     assert out.stdout == "False\n"
 
 
+def test_the_package_import_leaves_the_daemon_module_to_run_as_main(tmp_path):
+    # `python -m hoodpy.spark_worker` imports the package first: had the package imported the daemon module, runpy
+    # would run it a second time as __main__ (its RuntimeWarning, and two copies of its state).
+    out = _run("import runpy, sys, warnings; warnings.simplefilter('error'); import hoodpy; "
+               "print('hoodpy.spark_worker' in sys.modules)", tmp_path)
+    assert out.stdout == "False\n"
+
+
 _THP_STATE = """
 {first}
 import hoodpy
