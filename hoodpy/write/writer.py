@@ -260,10 +260,9 @@ class Writer:
         self._prefetched: Future | None = None
         # The batch's keys sorted, each once, by partition path, when _has_duplicate_keys sorted them.
         self._sorted_keys: dict[str, pa.Array] | None = None
-        # The prepared records, and (their one-target merge input, it shipped) built while the keys are collected
-        # (see _build_one_target_input).
-        self._prepared: DataFrame | None = None
-        self._one_target_input: Future | None = None
+        # The prepared records, and a future of (their one-target merge input, it shipped), built while the keys
+        # are collected (see _build_one_target_input).
+        self._one_target_input: tuple[DataFrame, Future] | None = None
 
     # -- entry point -------------------------------------------------------------------------
     def write(self, df: DataFrame, operation: WriteOperation) -> CommitResult:
@@ -283,7 +282,7 @@ class Writer:
             self._one_target = None
             self._prefetched = None
             self._sorted_keys = None
-            self._prepared = self._one_target_input = None
+            self._one_target_input = None
             try:
                 return self._write_once(df, operation)
             except WriteConflictError:
@@ -320,7 +319,7 @@ class Writer:
                         raise refused from e
                     raise
         finally:
-            self._prefetched = self._prepared = self._one_target_input = None  # they go with the write
+            self._prefetched = self._one_target_input = None  # they go with the write
             for cached in self._cached:
                 cached.unpersist()
             self._cached.clear()
@@ -411,8 +410,7 @@ class Writer:
             with ThreadPoolExecutor(max_workers=1) as pool:  # joined before the keys are looked up
                 self._prefetch_lookup_keys(operation, timeline, pool)
                 if not self._global_lookup(operation):  # queued behind the prefetch, if any, on the one thread
-                    self._prepared = prepared
-                    self._one_target_input = pool.submit(self._build_one_target_input, prepared)
+                    self._one_target_input = (prepared, pool.submit(self._build_one_target_input, prepared))
                 self._batch_keys, self._partitions = rec.collect_keys(records, keygen, ordering)
         elif _BUCKET_ID in records.columns:
             self._partitions, self._upsert_count, self._bucket_counts = rec.validate(
@@ -488,24 +486,30 @@ class Writer:
         it shipped (:func:`decimal_transfer.ship`): built on a driver thread while the job collecting the batch's
         keys runs, as the JVM's analysis of each step (and the schema it returns) took 15-95 ms between the
         lookup and the merge job (SF 1). Unused when the records do not all go to one group, or were combined."""
-        one = records.drop(PARTITION_PATH).coalesce(1)
+        one = Writer._one_group_rows(records)
         return one, decimal_transfer.ship(one)
 
+    @staticmethod
+    def _one_group_rows(records: DataFrame) -> DataFrame:
+        """``records`` that all go to one file group, as its merge job takes them: without the partition path (the
+        task adds it), in one Spark partition."""
+        return records.drop(PARTITION_PATH).coalesce(1)
+
     def _one_target_rows(self, records: DataFrame) -> DataFrame:
-        """``records`` without the partition path, in one Spark partition: built while the keys were collected
-        when ``records`` are the prepared ones (and that build did not fail)."""
-        if records is self._prepared and self._one_target_input is not None:
+        """:meth:`_one_group_rows`: built while the keys were collected when ``records`` are the prepared ones (and
+        that build did not fail)."""
+        if self._one_target_input is not None and records is self._one_target_input[0]:
             try:
-                return self._one_target_input.result()[0]
+                return self._one_target_input[1].result()[0]
             except Exception:  # noqa: BLE001 - built again here, reporting any error
                 self._one_target_input = None
-        return records.drop(PARTITION_PATH).coalesce(1)
+        return self._one_group_rows(records)
 
     def _ship(self, rows: DataFrame) -> tuple[DataFrame, Any]:
         """:func:`decimal_transfer.ship`, or what _build_one_target_input built of ``rows`` already."""
-        if self._one_target_input is not None and self._one_target_input.done() \
-                and self._one_target_input.exception() is None and rows is self._one_target_input.result()[0]:
-            return self._one_target_input.result()[1]
+        built = self._one_target_input[1] if self._one_target_input is not None else None
+        if built is not None and built.done() and built.exception() is None and rows is built.result()[0]:
+            return built.result()[1]
         return decimal_transfer.ship(rows)
 
     def _prefetched_keys(self) -> dict[str, dict[int, pa.Array]] | None:
